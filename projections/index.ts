@@ -1,0 +1,4 @@
+import { accountsProjection } from './accounts.js';
+import type { Projection } from './projection.js';
+
+export const projections: Projection[] = [accountsProjection];

@@ -1,0 +1,215 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { DomainEvent } from '../src/domain-events.js';
+import type { EventCatalog, Recorded } from '../src/event-catalog.js';
+import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
+import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/read-models/port.js';
+import type { Projection } from './projection.js';
+
+export interface RunnerOptions {
+  batchSize?: number;
+  /** Wait before resubscribing after the feed failed. */
+  retryMs?: number;
+}
+
+/** Another process moved a checkpoint back (a rebuild): the feed must be read again from there. */
+class FeedRewound extends Error {}
+
+const WRITE_ATTEMPTS = 10;
+
+/**
+ * Feeds the global event feed to every projection. Each projection keeps its
+ * own checkpoint, moved compare-and-set in the same transaction as its
+ * operations, so an event is applied once even when it is delivered twice or
+ * when the server and the admin CLI run projections at the same time.
+ */
+export class ProjectionRunner {
+  private readonly checkpoints = new Map<string, bigint>();
+  private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private subscription: EventSubscription | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private readonly batchSize: number;
+  private readonly retryMs: number;
+  /** True once the runner has applied everything stored when it started. */
+  caughtUp = false;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly catalog: EventCatalog<DomainEvent>,
+    private readonly projections: Projection[],
+    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
+    options: RunnerOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 500;
+    this.retryMs = options.retryMs ?? 1000;
+  }
+
+  async init(): Promise<void> {
+    await this.readModels.ensureCollections(this.projections.flatMap((p) => p.collections));
+    await this.loadCheckpoints();
+  }
+
+  /** The feed position every projection has reached. */
+  get position(): bigint {
+    let min: bigint | undefined;
+    for (const projection of this.projections) {
+      const checkpoint = this.checkpoints.get(projection.name) ?? 0n;
+      if (min === undefined || checkpoint < min) min = checkpoint;
+    }
+    return min ?? 0n;
+  }
+
+  /** Applies everything stored now, then returns (the admin CLI's way of running projections). */
+  async catchUp(): Promise<number> {
+    let applied = 0;
+    for (;;) {
+      const after = this.position;
+      const batch = await this.events.readAll({ after, limit: this.batchSize });
+      if (batch.length === 0) break;
+      try {
+        await this.apply(batch, after);
+      } catch (error) {
+        if (!(error instanceof FeedRewound)) throw error;
+      }
+      applied += batch.length;
+    }
+    this.caughtUp = true;
+    this.release();
+    return applied;
+  }
+
+  /** Catches up, then follows the feed live until stop(). */
+  start(): void {
+    if (this.loop) return;
+    this.loop = this.follow();
+  }
+
+  private async follow(): Promise<void> {
+    await this.catchUp().catch((error: unknown) => this.logger.error({ err: error }, 'projection catch-up failed'));
+    while (!this.stopped) {
+      let after = this.position;
+      this.subscription = this.events.subscribe({ after, batchSize: this.batchSize });
+      try {
+        for await (const batch of this.subscription) {
+          await this.apply(batch, after);
+          after = batch[batch.length - 1]!.position;
+          if (this.stopped) break;
+        }
+      } catch (error) {
+        if (this.stopped) break;
+        if (!(error instanceof FeedRewound)) {
+          this.logger.error({ err: error }, 'projection feed failed; resubscribing');
+          await new Promise((resolve) => setTimeout(resolve, this.retryMs));
+        }
+      } finally {
+        await this.subscription.close().catch(() => undefined);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.subscription?.close();
+    await this.loop;
+    for (const waiter of this.waiters) waiter.resolve();
+    this.waiters = [];
+  }
+
+  /**
+   * Resolves once every projection has reached the position, or after the
+   * timeout (the answer then says false): a command's reply waits here so
+   * that its caller reads its own writes.
+   */
+  waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
+    if (this.position >= position) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(this.position >= position);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  /**
+   * Brings the read models to the position: by waiting for the live loop when
+   * it runs (the server), else by catching up here (the admin CLI).
+   */
+  async reach(position: bigint, timeoutMs: number): Promise<boolean> {
+    if (this.loop) return this.waitFor(position, timeoutMs);
+    await this.catchUp();
+    return this.position >= position;
+  }
+
+  /** Empties every read model and replays the whole feed into it. */
+  async rebuild(): Promise<number> {
+    await this.readModels.reset(
+      this.projections.flatMap((p) => p.collections.map((c) => c.name)),
+      this.projections.map((p) => p.name),
+    );
+    this.checkpoints.clear();
+    return this.catchUp();
+  }
+
+  private async loadCheckpoints(): Promise<void> {
+    const stored = await this.readModels.checkpoints();
+    this.checkpoints.clear();
+    for (const projection of this.projections) {
+      this.checkpoints.set(projection.name, stored.get(projection.name) ?? 0n);
+    }
+  }
+
+  /** `after` is the position the batch was read after: a checkpoint behind it means events are missing here. */
+  private async apply(batch: StoredEvent[], after: bigint): Promise<void> {
+    const last = batch[batch.length - 1]!.position;
+    const parsed = batch.map((event) => this.parse(event));
+    for (let attempt = 1; ; attempt++) {
+      const ops: ReadModelOp[] = [];
+      const moves: CheckpointMove[] = [];
+      for (const projection of this.projections) {
+        const checkpoint = this.checkpoints.get(projection.name) ?? 0n;
+        if (checkpoint >= last) continue;
+        if (checkpoint < after) throw new FeedRewound();
+        for (const event of parsed) {
+          if (event && event.position > checkpoint) ops.push(...projection.project(event));
+        }
+        moves.push({ name: projection.name, expected: checkpoint, next: last });
+      }
+      if (moves.length === 0) break;
+      if (await this.readModels.write(ops, moves)) {
+        for (const move of moves) this.checkpoints.set(move.name, move.next);
+        break;
+      }
+      // Someone else moved a checkpoint: read them again and apply only what is still missing.
+      if (attempt >= WRITE_ATTEMPTS) throw new Error('projection checkpoints keep moving under this runner');
+      await this.loadCheckpoints();
+    }
+    this.release();
+  }
+
+  private parse(event: StoredEvent): Recorded<DomainEvent> | undefined {
+    try {
+      return this.catalog.parse(event);
+    } catch (error) {
+      // Appends are validated, so this is a schema bug; skipping keeps every other read model live.
+      this.logger.error({ err: error, position: String(event.position), type: event.type }, 'unreadable event skipped');
+      return undefined;
+    }
+  }
+
+  private release(): void {
+    const position = this.position;
+    const ready = this.waiters.filter((w) => w.position <= position);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.position > position);
+    for (const waiter of ready) waiter.resolve();
+  }
+}

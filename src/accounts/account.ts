@@ -1,0 +1,71 @@
+import type { Aggregate } from '../aggregate.js';
+import { AppError } from '../errors.js';
+import type { AccountEvent, Plan, Scope } from './events.js';
+
+export interface NewKey {
+  key_id: string;
+  name: string;
+  key_hash: string;
+  prefix: string;
+  scopes: Scope[];
+}
+
+export type AccountCommand =
+  | { type: 'OpenAccount'; account_id: string; name: string; plan: Plan; key: NewKey; at: string }
+  | { type: 'IssueApiKey'; key: NewKey; at: string }
+  | { type: 'RevokeApiKey'; key_id: string; at: string }
+  | { type: 'ChangePlan'; plan: Plan; at: string };
+
+export type AccountState =
+  | { status: 'none' }
+  | { status: 'open'; account_id: string; plan: Plan; keys: Map<string, { revoked: boolean }> };
+
+export function evolve(state: AccountState, event: AccountEvent): AccountState {
+  switch (event.type) {
+    case 'AccountOpened':
+      return { status: 'open', account_id: event.data.account_id, plan: event.data.plan, keys: new Map() };
+    case 'AccountPlanChanged':
+      return state.status === 'open' ? { ...state, plan: event.data.to } : state;
+    case 'ApiKeyIssued':
+    case 'ApiKeyRevoked': {
+      if (state.status !== 'open') return state;
+      const keys = new Map(state.keys);
+      keys.set(event.data.key_id, { revoked: event.type === 'ApiKeyRevoked' });
+      return { ...state, keys };
+    }
+  }
+}
+
+export function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
+  if (command.type === 'OpenAccount') {
+    if (state.status !== 'none') throw new AppError('account_exists', `account ${command.account_id} exists already`);
+    const { account_id, name, plan, key, at } = command;
+    return [
+      { type: 'AccountOpened', data: { account_id, name, plan, opened_at: at } },
+      { type: 'ApiKeyIssued', data: { account_id, ...key, issued_at: at } },
+    ];
+  }
+  if (state.status !== 'open') throw new AppError('account_not_found', 'no such account');
+  const { account_id } = state;
+  switch (command.type) {
+    case 'IssueApiKey':
+      return [{ type: 'ApiKeyIssued', data: { account_id, ...command.key, issued_at: command.at } }];
+    case 'RevokeApiKey': {
+      const key = state.keys.get(command.key_id);
+      if (!key) throw new AppError('key_not_found', `no key ${command.key_id} on this account`);
+      // Revoking twice changes nothing and is not an error.
+      if (key.revoked) return [];
+      return [{ type: 'ApiKeyRevoked', data: { account_id, key_id: command.key_id, revoked_at: command.at } }];
+    }
+    case 'ChangePlan':
+      if (state.plan === command.plan) return [];
+      return [{ type: 'AccountPlanChanged', data: { account_id, from: state.plan, to: command.plan, changed_at: command.at } }];
+  }
+}
+
+export const account: Aggregate<AccountState, AccountEvent, AccountCommand> = {
+  streamId: (id) => `account-${id}`,
+  initial: () => ({ status: 'none' }),
+  evolve,
+  decide,
+};

@@ -1,0 +1,181 @@
+/**
+ * The admin command line of decision D1: provisioning of accounts and keys,
+ * the audit feed, and rebuilds. It opens the same stores as the server (same
+ * environment) and works while the server runs.
+ *
+ * Exit status: 0 done, 1 the stores failed or the configuration is invalid,
+ * 2 bad arguments (including ids that do not exist).
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
+import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/events.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { AppError } from '../errors.js';
+import type { StoredEvent } from '../infra/event-store/port.js';
+import { createLogger, openServices, type Services } from '../services.js';
+
+const USAGE = `usage: admin <command> [options]
+
+  create-account --name NAME --plan free|pro|business [--scopes LIST]
+  create-key --account ID --name NAME [--scopes LIST]
+  revoke-key --key KEY_ID
+  list-keys --account ID
+  set-plan --account ID --plan free|pro|business
+  events [--stream STREAM] [--from N]   the event history as NDJSON (N: revision with --stream, else global position)
+  rebuild                               rebuild every read model from the event history
+
+LIST is comma-separated, from: ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')}).`;
+
+class UsageError extends Error {}
+
+type Output = (line: string) => void;
+
+const Scopes = z
+  .string()
+  .transform((list) => list.split(',').map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(Scope, { error: `scopes must come from ${Scope.options.join(', ')}` }).min(1, 'give at least one scope'))
+  .transform((scopes) => [...new Set(scopes)]);
+const Name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const Id = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'is not a valid id');
+const Position = z.string().regex(/^\d{1,20}$/, 'must be a whole number').transform(BigInt);
+
+const COMMANDS = {
+  'create-account': {
+    options: { name: { type: 'string' }, plan: { type: 'string' }, scopes: { type: 'string' } },
+    schema: z.object({ name: Name, plan: Plan, scopes: Scopes.optional() }),
+  },
+  'create-key': {
+    options: { account: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
+    schema: z.object({ account: Id, name: Name, scopes: Scopes.optional() }),
+  },
+  'revoke-key': { options: { key: { type: 'string' } }, schema: z.object({ key: Id }) },
+  'list-keys': { options: { account: { type: 'string' } }, schema: z.object({ account: Id }) },
+  'set-plan': {
+    options: { account: { type: 'string' }, plan: { type: 'string' } },
+    schema: z.object({ account: Id, plan: Plan }),
+  },
+  events: {
+    options: { stream: { type: 'string' }, from: { type: 'string' } },
+    schema: z.object({ stream: z.string().min(1).max(300).optional(), from: Position.optional() }),
+  },
+  rebuild: { options: {}, schema: z.object({}) },
+} satisfies Record<string, { options: Record<string, { type: 'string' }>; schema: z.ZodType }>;
+
+type Commands = typeof COMMANDS;
+type Parsed = { [K in keyof Commands]: { command: K; values: z.output<Commands[K]['schema']> } }[keyof Commands];
+const isCommand = (name: string): name is keyof Commands => Object.hasOwn(COMMANDS, name);
+
+/** Parses argv into a command and its validated options; throws UsageError. */
+function parseCommand(argv: string[]): Parsed {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help') throw new UsageError('');
+  if (!isCommand(command)) throw new UsageError(`unknown command: ${command}`);
+  const spec: { options: Record<string, { type: 'string' }>; schema: z.ZodType } = COMMANDS[command];
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: rest, options: spec.options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const parsed = spec.schema.safeParse(values);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const option = issue.path.length ? `--${String(issue.path[0])}` : command;
+    const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+    throw new UsageError(`${option} ${message}`);
+  }
+  return { command, values: parsed.data } as Parsed;
+}
+
+const auditLine = (e: StoredEvent) =>
+  JSON.stringify({
+    position: String(e.position),
+    stream: e.streamId,
+    revision: Number(e.revision),
+    id: e.id,
+    type: e.type,
+    recorded_at: e.recordedAt,
+    data: e.data,
+    metadata: e.metadata,
+  });
+
+async function printEvents(services: Services, values: { stream?: string; from?: bigint }, out: Output) {
+  if (values.stream) {
+    for (const e of await services.events.readStream(values.stream, { fromRevision: values.from ?? 0n })) out(auditLine(e));
+    return;
+  }
+  let after = values.from && values.from > 0n ? values.from - 1n : 0n;
+  for (;;) {
+    const page = await services.events.readAll({ after, limit: 1000 });
+    if (page.length === 0) return;
+    for (const e of page) out(auditLine(e));
+    after = page[page.length - 1]!.position;
+  }
+}
+
+async function run(services: Services, { command, values: v }: Parsed, out: Output) {
+  switch (command) {
+    case 'create-account':
+      return out(JSON.stringify(await openAccount(services, { name: v.name, plan: v.plan, scopes: v.scopes ?? DEFAULT_SCOPES })));
+    case 'create-key':
+      return out(JSON.stringify(await createKey(services, { accountId: v.account, name: v.name, scopes: v.scopes ?? DEFAULT_SCOPES })));
+    case 'revoke-key':
+      // The key's account is found through the read models: bring them up to date first.
+      await services.projections.catchUp();
+      return out(JSON.stringify(await revokeKey(services, v.key)));
+    case 'list-keys':
+      await services.projections.catchUp();
+      return out(JSON.stringify(await listKeys(services, v.account)));
+    case 'set-plan':
+      return out(JSON.stringify(await changePlan(services, v.account, v.plan)));
+    case 'events':
+      return printEvents(services, v, out);
+    case 'rebuild': {
+      const started = performance.now();
+      const events = await services.projections.rebuild();
+      const seconds = (performance.now() - started) / 1000;
+      return out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
+    }
+  }
+}
+
+/** Runs one CLI invocation and answers its exit status. */
+async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: Output): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseCommand(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    err(error.message ? `admin: ${error.message}\n\n${USAGE}` : USAGE);
+    return error.message ? 2 : 0;
+  }
+  let services: Services;
+  try {
+    const config = loadConfig(env);
+    services = await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, process.stderr) });
+  } catch (error) {
+    err(error instanceof ConfigError ? error.message : `admin: could not open the stores: ${(error as Error).message}`);
+    return 1;
+  }
+  try {
+    await run(services, parsed, out);
+    return 0;
+  } catch (error) {
+    if (error instanceof AppError && error.statusCode < 500) {
+      err(`admin: ${error.message}`);
+      return 2;
+    }
+    err(`admin: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    await services.close();
+  }
+}
+
+process.exitCode = await admin(
+  process.argv.slice(2),
+  process.env,
+  (line) => process.stdout.write(`${line}\n`),
+  (line) => process.stderr.write(`${line}\n`),
+);

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/** An empty variable counts as unset, as in most twelve-factor services. */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const PORT_RANGE = 'must be a whole number from 1 to 65535';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * TRUST_PROXY as fastify's trustProxy takes it: `true`/`false`, a hop count,
+ * or a comma-separated list of addresses and CIDR ranges.
+ */
+const TrustProxy = z.string().transform((value, ctx): boolean | number | string => {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  if (/^[0-9a-fA-F:.,/\s]+$/.test(value)) return value;
+  ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count or a list of addresses' });
+  return z.NEVER;
+});
+
+export const ConfigSchema = z.object({
+  PORT: optional(z.coerce.number(PORT_RANGE).int(PORT_RANGE).min(1, PORT_RANGE).max(65535, PORT_RANGE)).default(3000),
+  HOST: optional(z.string()).default('127.0.0.1'),
+  DATA_DIR: optional(z.string()).default('./data'),
+  EVENTSTORE_URL: optional(
+    z.string().regex(/^(esdb|kurrentdb|kurrent)(\+discover)?:\/\/\S+$/, 'must be an esdb:// or kurrentdb:// connection string'),
+  ),
+  MONGODB_URL: optional(z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'must be a mongodb:// connection string')),
+  SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
+  TRUST_PROXY: optional(TrustProxy),
+  LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
+  PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+/** Values that may hold credentials are never echoed back. */
+const SENSITIVE = new Set(['SECRET', 'EVENTSTORE_URL', 'MONGODB_URL']);
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const result = ConfigSchema.safeParse(env);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const name = String(issue.path[0]);
+  const value = env[name];
+  const shown = SENSITIVE.has(name) || value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
+  throw new ConfigError(`invalid configuration: ${name} ${issue.message}${shown}`);
+}

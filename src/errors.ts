@@ -1,0 +1,56 @@
+/**
+ * The one error type of the service. Its code decides the HTTP status (in
+ * STATUS, the only place that mapping lives) and the CLI's message.
+ */
+export const STATUS = {
+  validation_error: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  plan_required: 403,
+  insufficient_scope: 403,
+  invalid_token: 403,
+  domain_not_allowed: 403,
+  widget_not_published: 403,
+  widget_closed: 403,
+  form_not_published: 403,
+  form_closed: 403,
+  poll_not_published: 403,
+  poll_closed: 403,
+  not_found: 404,
+  account_not_found: 404,
+  key_not_found: 404,
+  widget_not_found: 404,
+  form_not_found: 404,
+  poll_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  account_exists: 409,
+  duplicate_submission: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  not_ready: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+
+  get statusCode(): number {
+    return STATUS[this.code];
+  }
+}

@@ -1,0 +1,43 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Services } from '../services.js';
+import { registerErrorHandling } from './errors.js';
+import { healthRoutes } from './health.js';
+
+export const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+
+/** TRUST_PROXY as fastify takes it; a hop count trusts that many proxies nearest to us. */
+function trustProxy(setting: boolean | number | string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting ?? false;
+}
+
+/** The whole HTTP API over the given services; tests drive it with `app.inject`. */
+export async function buildApp(services: Services): Promise<App> {
+  const app = Fastify({
+    loggerInstance: services.logger,
+    trustProxy: trustProxy(services.config.TRUST_PROXY),
+    bodyLimit: BODY_LIMIT,
+    // A well-formed incoming X-Request-Id is kept so logs correlate across hops.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : services.ids('req');
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  healthRoutes(app, services);
+  return app;
+}

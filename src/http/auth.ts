@@ -1,0 +1,46 @@
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { authenticate, type Caller } from '../accounts/authenticate.js';
+import type { Plan, Scope } from '../accounts/events.js';
+import { AppError } from '../errors.js';
+import type { Services } from '../services.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: Caller;
+  }
+}
+
+export interface KeyRequirement {
+  scope: Scope;
+  /** D4: API access is a Business feature; a route may name other plans. */
+  plans?: Plan[];
+}
+
+const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
+
+/**
+ * The preHandler of every K endpoint: 401 without a valid key, then 403
+ * `plan_required`, then 403 `insufficient_scope`, in that order.
+ */
+export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): preHandlerAsyncHookHandler {
+  const plans = requirement.plans ?? ['business'];
+  return async (request: FastifyRequest) => {
+    const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    const caller = presented ? await authenticate(services.readModels, presented) : null;
+    if (!caller) throw new AppError('unauthorized', 'Missing or invalid API key: send `Authorization: Bearer svc_…`');
+    services.keyUsage.touch(caller.keyId);
+    if (!plans.includes(caller.plan)) {
+      throw new AppError('plan_required', `This endpoint needs the ${plans.join(' or ')} plan; the account is on ${caller.plan}`);
+    }
+    if (!caller.scopes.includes(requirement.scope)) {
+      throw new AppError('insufficient_scope', `This endpoint needs the ${requirement.scope} scope`);
+    }
+    request.caller = caller;
+  };
+}
+
+/** The authenticated caller of a K endpoint (requireKey ran before the handler). */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error('route is missing requireKey');
+  return request.caller;
+}

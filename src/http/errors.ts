@@ -1,0 +1,67 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { STATUS as CODE_STATUS } from '../errors.js';
+import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * D3: every error leaves in Fastify's shape with our code. This is the one
+ * place where errors become HTTP; nothing from a driver, SQLite or a stack
+ * trace gets past it.
+ */
+export interface ErrorBody {
+  statusCode: number;
+  code: ErrorCode;
+  error: string;
+  message: string;
+  details?: ErrorDetail[];
+}
+
+export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
+  const statusCode = CODE_STATUS[code];
+  return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details ? { details } : {}) };
+}
+
+/** Fastify's own client errors (bad JSON, wrong content type, too large) by status. */
+const FASTIFY_CODES: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+function toBody(error: unknown, request: FastifyRequest): ErrorBody {
+  if (error instanceof AppError) return errorBody(error.code, error.message, error.details);
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const where = (error as FastifyError).validationContext ?? 'body';
+    const details = error.validation.map((issue) => ({
+      path: [where, ...issue.instancePath.split('/').filter(Boolean)].join('.'),
+      message: issue.message ?? 'is invalid',
+    }));
+    return errorBody('validation_error', `The request ${where} is invalid`, details);
+  }
+  const fastifyError = error as Partial<FastifyError>;
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500 && typeof fastifyError.code === 'string' && fastifyError.code.startsWith('FST_')) {
+    const code = FASTIFY_CODES[status] ?? 'validation_error';
+    if (code === 'payload_too_large') return errorBody(code, 'The request body is larger than 1 MiB');
+    if (code === 'validation_error') {
+      return errorBody(code, 'The request body is not valid JSON', [{ path: 'body', message: fastifyError.message ?? 'is invalid' }]);
+    }
+    return errorBody(code, fastifyError.message ?? CODE_STATUS[code].toString());
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return errorBody('internal_error', 'Something went wrong on our side; the request id identifies it in our logs');
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply: FastifyReply) => {
+    const body = toBody(error, request);
+    if (body.statusCode >= 500) reply.header('cache-control', 'no-store');
+    return reply.code(body.statusCode).send(body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(errorBody('not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}

@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import { errorBody } from './errors.js';
+import type { Services } from '../services.js';
+
+export function healthRoutes(app: FastifyInstance, services: Services): void {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  /** Ready when both stores answer and the projections have caught up once since start. */
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const [events, readModels] = await Promise.allSettled([services.events.headPosition(), services.readModels.ping()]);
+    const head = events.status === 'fulfilled' ? events.value : undefined;
+    const position = services.projections.position;
+    const body = {
+      status: 'ready' as 'ready' | 'not_ready',
+      event_store: { kind: services.events.kind, reachable: events.status === 'fulfilled' },
+      read_models: { kind: services.readModels.kind, reachable: readModels.status === 'fulfilled' },
+      projections: {
+        caught_up: services.projections.caughtUp,
+        position: String(position),
+        head: head === undefined ? null : String(head),
+        behind: head === undefined ? null : head > position,
+      },
+    };
+    if (events.status === 'rejected' || readModels.status === 'rejected' || !services.projections.caughtUp) {
+      body.status = 'not_ready';
+      return reply.code(503).send({ ...errorBody('not_ready', 'The service is not ready'), ...body, status: 'not_ready' });
+    }
+    return body;
+  });
+}

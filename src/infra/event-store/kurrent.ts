@@ -1,0 +1,615 @@
+/**
+ * KurrentDB / EventStoreDB adapter of the event store port, on top of
+ * `@kurrent/kurrentdb-client` (v1.3). The client takes two paths to the
+ * server: appends, deletes and subscriptions use gRPC through grpc-js, while
+ * readStream and readAll go through the Rust bridge (`@kurrent/bridge`). Both
+ * are built from the same connection string.
+ *
+ * Positions: the port's position is the commit position. For events written
+ * through gRPC (implicit transactions) the server reports commit == prepare
+ * for every event (AllReader in KurrentDB builds the position of such an
+ * event from its own log position), so one bigint identifies an event and
+ * `{ commit: p, prepare: p }` points back at it.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  ANY,
+  BACKWARDS,
+  END,
+  FORWARDS,
+  KurrentDBClient,
+  NO_STREAM,
+  START,
+  StreamDeletedError,
+  StreamNotFoundError,
+  StreamTombstonedError,
+  UnavailableError,
+  WrongExpectedVersionError,
+  excludeSystemEvents,
+  jsonEvent,
+} from '@kurrent/kurrentdb-client';
+import type {
+  AllStreamResolvedEvent,
+  AllStreamSubscription,
+  AppendStreamState,
+  EventData,
+  Position,
+  ReadPosition,
+} from '@kurrent/kurrentdb-client';
+import {
+  WrongExpectedRevision,
+  type AppendResult,
+  type EventStore,
+  type EventSubscription,
+  type ExpectedRevision,
+  type JsonObject,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type StoredEvent,
+  type SubscribeOptions,
+} from './port.js';
+
+/** How long opening may take before we give up on the server. */
+const OPEN_TIMEOUT_MS = 30_000;
+/** Page size of the backwards scan that finds the head of the feed. */
+const HEAD_PAGE = 32;
+/** How long close() waits for the client to cancel a subscription call. */
+const UNSUBSCRIBE_WAIT_MS = 2_000;
+/** The server reports this commit position when it does not know it (stream reads before 22.6). */
+const UNKNOWN_POSITION = 0xffff_ffff_ffff_ffffn;
+
+/**
+ * Opens the adapter and checks at once that the server answers (one read of
+ * the newest record of $all, which also needs the $all read permission every
+ * feed operation needs). Fails with an error that names the server without
+ * its credentials.
+ */
+export async function openKurrentEventStore(url: string): Promise<EventStore> {
+  const conn = prepareConnectionString(url);
+  let client: KurrentDBClient;
+  try {
+    client = KurrentDBClient.connectionString(conn.connectionString);
+  } catch (err) {
+    throw new Error(`KurrentDB: invalid connection string ${conn.redacted}: ${conn.redact(describe(err))}`);
+  }
+  try {
+    await withTimeout(
+      (async () => {
+        for await (const _ of client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 })) {
+          // one record (or none on an empty database) is enough
+        }
+      })(),
+      OPEN_TIMEOUT_MS,
+      `no answer within ${OPEN_TIMEOUT_MS / 1000} s`,
+    );
+  } catch (err) {
+    await client.dispose().catch(() => undefined);
+    throw new Error(`KurrentDB: cannot read from ${conn.redacted}: ${conn.redact(describe(err))}`);
+  }
+  return new KurrentEventStore(client);
+}
+
+export class KurrentEventStore implements EventStore {
+  readonly kind = 'kurrentdb' as const;
+  readonly #client: KurrentDBClient;
+  readonly #subscriptions = new Set<KurrentSubscription>();
+  #closed = false;
+
+  constructor(client: KurrentDBClient) {
+    this.#client = client;
+  }
+
+  async append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    this.#assertOpen();
+    if (events.length === 0) throw new Error(`append to ${streamId}: no events given`);
+    // appendToStream (gRPC v1 Append / BatchAppend) stores custom metadata as
+    // opaque JSON bytes, so any JSON object is fine. Only multiStreamAppend
+    // (v2 API) restricts metadata to string values; it is not used here.
+    const proposed: EventData[] = events.map((e) =>
+      jsonEvent({ id: randomUUID(), type: e.type, data: e.data, metadata: e.metadata }),
+    );
+    let result;
+    try {
+      result = await this.#client.appendToStream(streamId, proposed, {
+        streamState: toStreamState(expectedRevision),
+      });
+    } catch (err) {
+      if (isWrongExpectedVersion(err)) {
+        throw new WrongExpectedRevision(streamId, expectedRevision, toActual(err.actualState));
+      }
+      throw err;
+    }
+    if (!result.success) {
+      // Only reachable with throwOnAppendFailure=false, which
+      // prepareConnectionString removes; kept so a failed check never passes.
+      throw new WrongExpectedRevision(streamId, expectedRevision, toActual(result.nextExpectedRevision));
+    }
+    const position = result.position?.commit ?? (await this.#lastPosition(streamId));
+    return { nextRevision: result.nextExpectedRevision, position };
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    this.#assertOpen();
+    const maxCount = options.maxCount ?? Number.MAX_SAFE_INTEGER;
+    if (maxCount <= 0) return [];
+    const out: StoredEvent[] = [];
+    try {
+      for await (const resolved of this.#client.readStream(streamId, {
+        direction: FORWARDS,
+        fromRevision: options.fromRevision ?? START,
+        maxCount,
+      })) {
+        const event = toStoredEvent(resolved);
+        if (event) out.push(event);
+      }
+    } catch (err) {
+      // Missing, soft-deleted (StreamNotFound) and tombstoned (StreamDeleted) streams read as empty.
+      if (isMissingStream(err)) return [];
+      throw err;
+    }
+    return out;
+  }
+
+  async readAll({ after = 0n, limit }: ReadAllOptions): Promise<StoredEvent[]> {
+    this.#assertOpen();
+    if (limit <= 0) return [];
+    const out: StoredEvent[] = [];
+    // A forward read of $all from a position includes the event at that
+    // position (KurrentDB AllReader: `new TFPos(p, p) >= pos`; the client's
+    // own readAll test reads an event back from its position), so the event at
+    // the cursor is dropped. The server filter drops system event types; events
+    // in $-streams with other types are dropped here, and the loop reads on
+    // until `limit` events are found or the log ends.
+    let cursor = after;
+    for (;;) {
+      const want = limit - out.length + 1;
+      let got = 0;
+      let last: bigint | undefined;
+      for await (const resolved of this.#client.readAll({
+        direction: FORWARDS,
+        fromPosition: positionOf(cursor),
+        maxCount: want,
+        filter: excludeSystemEvents(),
+      })) {
+        got++;
+        const event = toStoredEvent(resolved);
+        if (!event) continue;
+        last = event.position;
+        if (event.position <= cursor || isSystemEvent(event)) continue;
+        out.push(event);
+      }
+      if (out.length >= limit || got < want || last === undefined || last <= cursor) break;
+      cursor = last;
+    }
+    return out.slice(0, limit);
+  }
+
+  subscribe({ after, batchSize }: SubscribeOptions): EventSubscription {
+    this.#assertOpen();
+    const subscription = new KurrentSubscription(this.#client, after, batchSize, (s) => {
+      this.#subscriptions.delete(s);
+    });
+    this.#subscriptions.add(subscription);
+    return subscription;
+  }
+
+  /**
+   * Hard delete (tombstone): the stream can never be written again and reads
+   * of it fail as deleted (mapped to an empty read). That suits erasure of
+   * personal data. A stream that never existed is tombstoned too (the server
+   * accepts ANY on a missing stream); tombstoning an already tombstoned stream
+   * fails with StreamDeleted (or StreamTombstoned on newer servers), which is
+   * ignored.
+   *
+   * KurrentDB keeps the events in $all until a scavenge runs: reads of $all
+   * bypass the index and its deletion checks, so deleted events stay readable
+   * there (and reach subscriptions to $all) until a scavenge removes them
+   * (documented on the server's "Deleting streams and events" page). The
+   * tombstone record itself ($streamDeleted, carrying the stream name) is
+   * never scavenged, so stream names must not hold personal data.
+   */
+  async deleteStream(streamId: string): Promise<void> {
+    this.#assertOpen();
+    try {
+      await this.#client.tombstoneStream(streamId, { expectedRevision: ANY });
+    } catch (err) {
+      if (isMissingStream(err)) return;
+      throw err;
+    }
+  }
+
+  /** Commit position of the newest non-system event, 0n when there is none. */
+  async headPosition(): Promise<bigint> {
+    this.#assertOpen();
+    let from: ReadPosition = END;
+    for (;;) {
+      let got = 0;
+      let last: Position | undefined;
+      // A backwards read from a position returns only events before it, so
+      // paging on from the last seen event always makes progress.
+      for await (const resolved of this.#client.readAll({
+        direction: BACKWARDS,
+        fromPosition: from,
+        maxCount: HEAD_PAGE,
+        filter: excludeSystemEvents(),
+      })) {
+        got++;
+        const event = resolved.event;
+        if (!event?.position) continue;
+        if (!event.type.startsWith('$') && !event.streamId.startsWith('$')) return event.position.commit;
+        last = event.position;
+      }
+      if (got < HEAD_PAGE || last === undefined) return 0n;
+      from = last;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#subscriptions].map((s) => s.close()));
+    await this.#client.dispose();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('KurrentDB event store is closed');
+  }
+
+  /** Fallback when an append reply carries no position: the position of the stream's last event. */
+  async #lastPosition(streamId: string): Promise<bigint> {
+    for await (const resolved of this.#client.readStream(streamId, {
+      direction: BACKWARDS,
+      fromRevision: END,
+      maxCount: 1,
+    })) {
+      const event = toStoredEvent(resolved);
+      if (event && event.position >= 0n) return event.position;
+    }
+    throw new Error(`append to ${streamId}: KurrentDB reported no position for the appended events`);
+  }
+}
+
+/**
+ * Catch-up-then-live subscription to $all. Events are buffered from the
+ * client's readable stream ('data' events) and handed out in batches of what
+ * is buffered, up to batchSize; the stream is paused while the buffer is full.
+ */
+class KurrentSubscription implements EventSubscription {
+  readonly #stream: AllStreamSubscription;
+  readonly #after: bigint;
+  readonly #batchSize: number;
+  readonly #highWater: number;
+  readonly #onClosed: (s: KurrentSubscription) => void;
+  readonly #buffer: StoredEvent[] = [];
+  #waiters: Array<() => void> = [];
+  #paused = false;
+  #failure: { error: unknown } | undefined;
+  #ended = false;
+  #closed = false;
+
+  constructor(
+    client: KurrentDBClient,
+    after: bigint,
+    batchSize: number,
+    onClosed: (s: KurrentSubscription) => void,
+  ) {
+    this.#after = after;
+    this.#batchSize = Math.max(1, Math.floor(batchSize));
+    this.#highWater = Math.max(this.#batchSize * 4, 256);
+    this.#onClosed = onClosed;
+    // fromPosition is exclusive for subscribeToAll (the client's own tests
+    // subscribe from an append's position and do not receive that event);
+    // the event at `after` is still dropped below in case a server differs.
+    this.#stream = client.subscribeToAll({
+      fromPosition: positionOf(after),
+      resolveLinkTos: false,
+      filter: excludeSystemEvents(),
+    });
+    this.#stream.on('data', (resolved: AllStreamResolvedEvent) => this.#onData(resolved));
+    this.#stream.on('error', (err: Error) => {
+      if (this.#closed || this.#failure) return;
+      this.#failure = { error: err };
+      this.#wake();
+    });
+    const onEnd = () => {
+      if (this.#closed) return;
+      this.#ended = true;
+      this.#wake();
+    };
+    this.#stream.on('end', onEnd);
+    this.#stream.on('close', onEnd);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StoredEvent[]> {
+    return {
+      next: () => this.#next(),
+      return: async () => {
+        await this.close();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#buffer.length = 0;
+    this.#wake();
+    this.#onClosed(this);
+    // unsubscribe() cancels the gRPC call once the call exists; do not hang
+    // if it never came to be (e.g. the server could not be reached).
+    await Promise.race([this.#stream.unsubscribe().catch(() => undefined), delay(UNSUBSCRIBE_WAIT_MS)]);
+    this.#stream.destroy();
+  }
+
+  #onData(resolved: AllStreamResolvedEvent): void {
+    if (this.#closed) return;
+    const event = toStoredEvent(resolved);
+    if (!event || event.position <= this.#after || isSystemEvent(event)) return;
+    this.#buffer.push(event);
+    if (this.#buffer.length >= this.#highWater && !this.#paused) {
+      this.#paused = true;
+      this.#stream.pause();
+    }
+    this.#wake();
+  }
+
+  async #next(): Promise<IteratorResult<StoredEvent[]>> {
+    for (;;) {
+      if (this.#closed) return { value: undefined, done: true };
+      if (this.#buffer.length > 0) {
+        const batch = this.#buffer.splice(0, this.#batchSize);
+        if (this.#paused && this.#buffer.length <= this.#highWater / 2) {
+          this.#paused = false;
+          this.#stream.resume();
+        }
+        return { value: batch, done: false };
+      }
+      if (this.#failure) {
+        const { error } = this.#failure;
+        await this.close();
+        throw error;
+      }
+      if (this.#ended) {
+        await this.close();
+        throw new Error('KurrentDB subscription to $all ended unexpectedly');
+      }
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Mapping
+
+interface RecordedLike {
+  streamId: string;
+  id: string;
+  revision: bigint;
+  type: string;
+  created: Date;
+  data: unknown;
+  metadata: unknown;
+  position?: Position | undefined;
+}
+
+function toStoredEvent(resolved: { event?: RecordedLike | undefined; commitPosition?: bigint | undefined }): StoredEvent | undefined {
+  const e = resolved.event;
+  if (!e) return undefined;
+  let position = e.position?.commit ?? resolved.commitPosition;
+  // Stream reads on servers before 22.6 carry no position: -1n marks it unknown.
+  if (position === undefined || position === UNKNOWN_POSITION) position = -1n;
+  const created = e.created instanceof Date && !Number.isNaN(e.created.getTime()) ? e.created : new Date(0);
+  return {
+    id: e.id,
+    streamId: e.streamId,
+    revision: e.revision,
+    position,
+    type: e.type,
+    data: toJsonObject(e.data),
+    metadata: toJsonObject(e.metadata),
+    recordedAt: created.toISOString(),
+  };
+}
+
+/**
+ * Events written by this adapter always hold JSON objects. Events written by
+ * others may not: binary payloads that are not JSON become `{ $binary: base64 }`
+ * and JSON values that are not objects become `{ value }`, so the feed never
+ * stops on a foreign event.
+ */
+function toJsonObject(value: unknown): JsonObject {
+  if (value instanceof Uint8Array) {
+    if (value.length === 0) return {};
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    try {
+      value = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      return { $binary: bytes.toString('base64') };
+    }
+  }
+  if (value === undefined || value === null) return {};
+  if (typeof value === 'object' && !Array.isArray(value)) return value as JsonObject;
+  return { value };
+}
+
+function isSystemEvent(event: StoredEvent): boolean {
+  return event.type.startsWith('$') || event.streamId.startsWith('$');
+}
+
+function positionOf(after: bigint): ReadPosition {
+  return after <= 0n ? START : { commit: after, prepare: after };
+}
+
+function toStreamState(expected: ExpectedRevision): AppendStreamState {
+  if (expected === 'no_stream') return NO_STREAM;
+  if (expected === 'any') return ANY;
+  return expected;
+}
+
+/** The client reports 'no_stream' or a revision; negative revisions (no stream, deleted) mean no stream. */
+function toActual(actual: bigint | 'no_stream' | string): bigint | 'no_stream' {
+  return typeof actual === 'bigint' && actual >= 0n ? actual : 'no_stream';
+}
+
+function isWrongExpectedVersion(err: unknown): err is WrongExpectedVersionError {
+  return err instanceof WrongExpectedVersionError || (err as { type?: unknown } | null)?.type === 'wrong-expected-version';
+}
+
+function isMissingStream(err: unknown): boolean {
+  if (
+    err instanceof StreamNotFoundError ||
+    err instanceof StreamDeletedError ||
+    err instanceof StreamTombstonedError
+  ) {
+    return true;
+  }
+  const type = (err as { type?: unknown } | null)?.type;
+  return type === 'stream-not-found' || type === 'stream-deleted' || type === 'stream-tombstoned';
+}
+
+// ---------------------------------------------------------------------------
+// Connection string
+
+/**
+ * Query keys the client's connection string parser knows (compared the way it
+ * compares them: case-insensitive, without '-' and '_'). An unknown key makes
+ * the client print the whole connection string, credentials included, with
+ * console.warn, so unknown keys are refused here instead.
+ */
+const KNOWN_KEYS = new Set([
+  'usercertfile',
+  'userkeyfile',
+  'maxdiscoverattempts',
+  'connectionname',
+  'defaultdeadline',
+  'discoveryinterval',
+  'gossiptimeout',
+  'nodepreference',
+  'tls',
+  'tlsverifycert',
+  'tlscafile',
+  'throwonappendfailure',
+  'keepaliveinterval',
+  'keepalivetimeout',
+]);
+
+/**
+ * Schemes the client parses (dist/Client/parseConnectionString.js, and the
+ * Rust bridge accepts them too). `esdb` works like `kurrentdb` but makes the
+ * client print a deprecation warning, so it is rewritten.
+ */
+const SCHEMES: Record<string, string> = {
+  esdb: 'kurrentdb',
+  'esdb+discover': 'kurrentdb+discover',
+  kurrentdb: 'kurrentdb',
+  'kurrentdb+discover': 'kurrentdb+discover',
+  kurrent: 'kurrent',
+  'kurrent+discover': 'kurrent+discover',
+  kdb: 'kdb',
+  'kdb+discover': 'kdb+discover',
+};
+
+interface PreparedConnection {
+  connectionString: string;
+  /** The connection string with its credentials masked. */
+  redacted: string;
+  /** Masks the credentials wherever they occur in a text. */
+  redact: (text: string) => string;
+}
+
+function prepareConnectionString(url: string): PreparedConnection {
+  const trimmed = url.trim().replace(/\/+$/, '');
+  const scheme = /^([^:/?#]+):\/\//.exec(trimmed);
+  // Credentials are matched with the client's own rule: `user:password@` right after the scheme.
+  const rest = scheme ? trimmed.slice(scheme[0].length) : trimmed;
+  const credentials = /^([^:]+):([^@]+)@/.exec(rest);
+  const secrets = new Set<string>();
+  if (credentials) {
+    secrets.add(credentials[0]);
+    for (const raw of [credentials[1]!, credentials[2]!]) {
+      secrets.add(raw);
+      try {
+        secrets.add(decodeURIComponent(raw));
+      } catch {
+        // not percent-encoded
+      }
+    }
+  }
+  const redact = (text: string): string => {
+    let out = text;
+    for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+      if (secret.length >= 3) out = out.split(secret).join('***');
+    }
+    return out;
+  };
+  const afterCredentials = credentials ? rest.slice(credentials[0].length) : rest;
+  const redacted = `${scheme ? scheme[0] : ''}${credentials ? '***:***@' : ''}${afterCredentials}`;
+
+  const schemeName = scheme?.[1]?.toLowerCase();
+  const mapped = schemeName === undefined ? undefined : SCHEMES[schemeName];
+  if (mapped === undefined) {
+    throw new Error(
+      `KurrentDB: unsupported connection string ${redacted}: expected one of ${Object.keys(SCHEMES)
+        .map((s) => `${s}://`)
+        .join(', ')}`,
+    );
+  }
+
+  const q = afterCredentials.indexOf('?');
+  const hosts = q < 0 ? afterCredentials : afterCredentials.slice(0, q);
+  const params = q < 0 ? [] : afterCredentials.slice(q + 1).split('&');
+  const kept: string[] = [];
+  for (const param of params) {
+    const key = param.split('=', 1)[0]!;
+    const flat = key.trim().toLowerCase().replace(/[_-]/g, '');
+    if (!KNOWN_KEYS.has(flat) && key !== 'dnsDiscover') {
+      throw new Error(`KurrentDB: unknown option "${redact(key)}" in connection string ${redacted}`);
+    }
+    // The adapter must throw on a failed expected-revision check, so the
+    // client's non-throwing mode is never turned on.
+    if (flat === 'throwonappendfailure') continue;
+    kept.push(param);
+  }
+  const connectionString = `${mapped}://${credentials ? credentials[0] : ''}${hosts}${
+    kept.length > 0 ? `?${kept.join('&')}` : ''
+  }`;
+  return { connectionString, redacted, redact };
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  // The client's error classes keep name 'Error'; their class name says more.
+  const name = err.name === 'Error' && err.constructor.name ? err.constructor.name : err.name;
+  const text = err.message && err.message !== name ? `${name}: ${err.message}` : name;
+  return err instanceof UnavailableError
+    ? `${text} (is the server running and reachable, and does the tls setting match it?)`
+    : text;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { Statement } from 'better-sqlite3';
+import { openDatabase, type SqliteDatabase } from '../sqlite.js';
+import {
+  WrongExpectedRevision,
+  type AppendResult,
+  type EventStore,
+  type EventSubscription,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type StoredEvent,
+  type SubscribeOptions,
+} from './port.js';
+
+/** How often a live subscription looks for events appended by another process. */
+const POLL_MS = 100;
+
+interface EventRow {
+  position: number;
+  id: string;
+  stream_id: string;
+  revision: number;
+  type: string;
+  data: string;
+  metadata: string;
+  recorded_at: string;
+}
+
+const toStored = (row: EventRow): StoredEvent => ({
+  id: row.id,
+  streamId: row.stream_id,
+  revision: BigInt(row.revision),
+  position: BigInt(row.position),
+  type: row.type,
+  data: JSON.parse(row.data),
+  metadata: JSON.parse(row.metadata),
+  recordedAt: row.recorded_at,
+});
+
+/**
+ * The embedded event store: one table in the shared SQLite file, written with
+ * synchronous=FULL so an acknowledged append is on disk. AUTOINCREMENT keeps
+ * positions from ever being reused after a stream is deleted.
+ */
+export class SqliteEventStore implements EventStore {
+  readonly kind = 'sqlite' as const;
+  private readonly appended = new EventEmitter();
+  private readonly statements: {
+    lastRevision: Statement<[string], { revision: number | null }>;
+    insert: Statement<[string, string, number, string, string, string, string]>;
+    readStream: Statement<[string, number, number], EventRow>;
+    readAll: Statement<[number, number], EventRow>;
+    deleteStream: Statement<[string]>;
+    head: Statement<[], { position: number | null }>;
+  };
+
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS events (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        stream_id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        recorded_at TEXT NOT NULL,
+        UNIQUE (stream_id, revision)
+      )`);
+    this.statements = {
+      lastRevision: db.prepare('SELECT max(revision) AS revision FROM events WHERE stream_id = ?'),
+      insert: db.prepare(
+        'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      readStream: db.prepare(
+        'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
+      ),
+      readAll: db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      deleteStream: db.prepare('DELETE FROM events WHERE stream_id = ?'),
+      head: db.prepare('SELECT max(position) AS position FROM events'),
+    };
+    this.appended.setMaxListeners(0);
+  }
+
+  private readonly appendTransaction = (streamId: string, events: NewEvent[], expected: ExpectedRevision) => {
+    const last = this.statements.lastRevision.get(streamId)?.revision ?? null;
+    const actual = last === null ? ('no_stream' as const) : BigInt(last);
+    if (expected === 'no_stream' ? actual !== 'no_stream' : expected !== 'any' && actual !== expected) {
+      throw new WrongExpectedRevision(streamId, expected, actual);
+    }
+    const recordedAt = new Date().toISOString();
+    let revision = last ?? -1;
+    let position = 0;
+    for (const event of events) {
+      revision += 1;
+      const info = this.statements.insert.run(
+        randomUUID(),
+        streamId,
+        revision,
+        event.type,
+        JSON.stringify(event.data),
+        JSON.stringify(event.metadata),
+        recordedAt,
+      );
+      position = Number(info.lastInsertRowid);
+    }
+    return { nextRevision: BigInt(revision), position: BigInt(position) };
+  };
+
+  async append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    // IMMEDIATE takes the write lock before the revision check, so another
+    // process cannot slip an event in between the check and the insert.
+    const result = this.db.transaction(this.appendTransaction).immediate(streamId, events, expectedRevision);
+    this.appended.emit('append');
+    return result;
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    const from = Number(options.fromRevision ?? 0n);
+    return this.statements.readStream.all(streamId, from, options.maxCount ?? -1).map(toStored);
+  }
+
+  async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
+    return this.readAllNow(options.after ?? 0n, options.limit);
+  }
+
+  private readAllNow(after: bigint, limit: number): StoredEvent[] {
+    return this.statements.readAll.all(Number(after), limit).map(toStored);
+  }
+
+  subscribe({ after, batchSize }: SubscribeOptions): EventSubscription {
+    let closed = false;
+    let wake: (() => void) | undefined;
+    const onAppend = () => wake?.();
+    const store = this;
+    async function* batches(): AsyncGenerator<StoredEvent[]> {
+      store.appended.on('append', onAppend);
+      let from = after;
+      try {
+        while (!closed) {
+          const batch = store.readAllNow(from, batchSize);
+          if (batch.length > 0) {
+            from = batch[batch.length - 1]!.position;
+            yield batch;
+            continue;
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, POLL_MS);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+        }
+      } finally {
+        store.appended.off('append', onAppend);
+      }
+    }
+    const iterator = batches();
+    return {
+      [Symbol.asyncIterator]: () => iterator,
+      close: async () => {
+        closed = true;
+        wake?.();
+      },
+    };
+  }
+
+  async deleteStream(streamId: string): Promise<void> {
+    this.statements.deleteStream.run(streamId);
+  }
+
+  async headPosition(): Promise<bigint> {
+    return BigInt(this.statements.head.get()?.position ?? 0);
+  }
+
+  async close(): Promise<void> {
+    this.appended.removeAllListeners();
+    if (this.db.open) this.db.close();
+  }
+}
+
+export function openSqliteEventStore(dataDir: string): SqliteEventStore {
+  return new SqliteEventStore(openDatabase(dataDir, 'FULL'));
+}

@@ -1,0 +1,73 @@
+/**
+ * The read-model port: the few document operations projections and queries
+ * need. Two adapters (embedded SQLite, MongoDB) and one contract suite
+ * (test/contracts/read-models.ts).
+ *
+ * Documents are flat-ish JSON objects with a string `id`. Collection and field
+ * names come from code, never from a request, and are checked against NAME.
+ * Filter values are plain scalars, so nothing a client sends can become an
+ * operator.
+ */
+
+export type Scalar = string | number | boolean | null;
+export type Doc = { id: string; [field: string]: unknown };
+/** Equality on top-level fields, all of which must match. */
+export type Filter = Record<string, Scalar>;
+export type SortSpec = Array<[field: string, direction: 1 | -1]>;
+
+export interface CollectionSpec {
+  name: string;
+  /** Compound indexes as lists of top-level field names. */
+  indexes: string[][];
+}
+
+export type ReadModelOp =
+  /** Insert or replace the whole document. */
+  | { op: 'put'; collection: string; doc: Doc }
+  /** Set top-level fields on every matching document (none matching is fine). */
+  | { op: 'patch'; collection: string; where: Filter; set: Record<string, unknown> }
+  /** Add `by` to a numeric top-level field of one existing document; a missing document is left missing. */
+  | { op: 'increment'; collection: string; id: string; field: string; by: number }
+  /** Delete every matching document. */
+  | { op: 'delete'; collection: string; where: Filter };
+
+/** Moves one projection's checkpoint from `expected` to `next` (compare-and-set). */
+export interface CheckpointMove {
+  name: string;
+  expected: bigint;
+  next: bigint;
+}
+
+export interface FindOptions {
+  sort?: SortSpec;
+  offset?: number;
+  limit?: number;
+}
+
+export interface ReadModelStore {
+  readonly kind: 'sqlite' | 'mongodb';
+  /** Creates the collections and their indexes if missing (idempotent). */
+  ensureCollections(specs: CollectionSpec[]): Promise<void>;
+  /**
+   * Applies the ops and moves the checkpoints in one transaction. When any
+   * checkpoint is not at its `expected` value, nothing is applied and the
+   * answer is false; the caller re-reads the checkpoints and retries.
+   */
+  write(ops: ReadModelOp[], checkpoints?: CheckpointMove[]): Promise<boolean>;
+  /** Every stored checkpoint by projection name; a projection never run is absent (read it as 0n). */
+  checkpoints(): Promise<Map<string, bigint>>;
+  get(collection: string, id: string): Promise<Doc | null>;
+  find(collection: string, filter: Filter, options?: FindOptions): Promise<Doc[]>;
+  count(collection: string, filter: Filter): Promise<number>;
+  /** Empties the collections and removes the named checkpoints in one step (rebuild). */
+  reset(collections: string[], checkpointNames: string[]): Promise<void>;
+  /** Throws when the store cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+export function assertName(kind: string, name: string): void {
+  if (!NAME.test(name)) throw new Error(`invalid ${kind} name: ${JSON.stringify(name)}`);
+}

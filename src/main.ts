@@ -1,0 +1,44 @@
+import { ConfigError, loadConfig } from './config.js';
+import { buildApp } from './http/app.js';
+import { createLogger, openServices } from './services.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(config);
+  const services = await openServices(config, { logger });
+  services.projections.start();
+  const app = await buildApp(services);
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    try {
+      await app.close();
+      await services.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  logger.info(
+    { events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR },
+    'feedback service ready',
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,106 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import { projections } from '../projections/index.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { KeyUsage } from './accounts/key-usage.js';
+import type { CommandContext } from './aggregate.js';
+import type { Config } from './config.js';
+import { catalog } from './domain-events.js';
+import type { EventStore } from './infra/event-store/port.js';
+import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenerator, type RandomBytes } from './infra/ids.js';
+import type { ReadModelStore } from './infra/read-models/port.js';
+import { loadOrCreateSecret } from './infra/secret.js';
+
+/** Everything a command, a query or a route needs, built once per process. */
+export interface Services {
+  config: Config;
+  events: EventStore;
+  readModels: ReadModelStore;
+  projections: ProjectionRunner;
+  commands: CommandContext;
+  keyUsage: KeyUsage;
+  clock: Clock;
+  ids: IdGenerator;
+  random: RandomBytes;
+  secret: string;
+  logger: FastifyBaseLogger;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  clock?: Clock;
+  ids?: IdGenerator;
+  random?: RandomBytes;
+  logger?: FastifyBaseLogger;
+  /** How long a command waits for the read models before replying anyway. */
+  projectionWaitMs?: number;
+}
+
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: NodeJS.WritableStream): FastifyBaseLogger {
+  return pino(
+    {
+      level: config.LOG_LEVEL,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'api_key', 'secret'], censor: '[redacted]' },
+    },
+    destination as pino.DestinationStream | undefined,
+  );
+}
+
+async function openEventStore(config: Config): Promise<EventStore> {
+  if (config.EVENTSTORE_URL) {
+    const { openKurrentEventStore } = await import('./infra/event-store/kurrent.js');
+    return openKurrentEventStore(config.EVENTSTORE_URL);
+  }
+  const { openSqliteEventStore } = await import('./infra/event-store/sqlite.js');
+  return openSqliteEventStore(config.DATA_DIR);
+}
+
+async function openReadModels(config: Config): Promise<ReadModelStore> {
+  if (config.MONGODB_URL) {
+    const { openMongoReadModels } = await import('./infra/read-models/mongo.js');
+    return openMongoReadModels(config.MONGODB_URL);
+  }
+  const { openSqliteReadModels } = await import('./infra/read-models/sqlite.js');
+  return openSqliteReadModels(config.DATA_DIR);
+}
+
+export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const logger = options.logger ?? createLogger(config);
+  const events = await openEventStore(config);
+  let readModels: ReadModelStore;
+  try {
+    readModels = await openReadModels(config);
+  } catch (error) {
+    await events.close();
+    throw error;
+  }
+  const runner = new ProjectionRunner(events, readModels, catalog, projections, logger);
+  await runner.init();
+  await readModels.ensureCollections(KeyUsage.collections);
+  const waitMs = options.projectionWaitMs ?? 5000;
+  return {
+    config,
+    events,
+    readModels,
+    projections: runner,
+    commands: {
+      events,
+      catalog,
+      awaitProjections: async (position) => {
+        if (!(await runner.reach(position, waitMs))) {
+          logger.warn({ position: String(position) }, 'read models did not catch up in time; replying anyway');
+        }
+      },
+    },
+    keyUsage: new KeyUsage(readModels, options.clock ?? systemClock, logger),
+    clock: options.clock ?? systemClock,
+    ids: options.ids ?? createIdGenerator(),
+    random: options.random ?? secureRandom,
+    secret: config.SECRET ?? loadOrCreateSecret(config.DATA_DIR),
+    logger,
+    async close() {
+      await runner.stop();
+      await Promise.allSettled([events.close(), readModels.close()]);
+    },
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * The event store contract. Every adapter runs this suite unchanged: the
+ * embedded SQLite one always, KurrentDB when EVENTSTORE_URL is set. Streams get
+ * a random prefix so the suite can run against a server that holds other data.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Test } from 'tap';
+import {
+  WrongExpectedRevision,
+  type EventStore,
+  type NewEvent,
+  type StoredEvent,
+} from '../../src/infra/event-store/port.js';
+
+export interface EventStoreContractOptions {
+  open: () => Promise<EventStore>;
+  /**
+   * Whether deleteStream also removes the events from the global feed at once.
+   * SQLite does; KurrentDB keeps them in $all until a scavenge runs.
+   */
+  erasesFromFeedAtOnce: boolean;
+}
+
+const ev = (type: string, n: number): NewEvent => ({
+  type,
+  data: { n, text: `zażółć 🎉 "quoted" \\ ${n}`, nested: { list: [1, 'two', null, true] } },
+  metadata: { schema_version: 1, actor: 'contract' },
+});
+
+async function collectFeed(store: EventStore, after: bigint, prefix: string): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  let from = after;
+  for (;;) {
+    const page = await store.readAll({ after: from, limit: 50 });
+    if (page.length === 0) return out;
+    out.push(...page.filter((e) => e.streamId.startsWith(prefix)));
+    from = page[page.length - 1]!.position;
+  }
+}
+
+export function eventStoreContract(t: Test, options: EventStoreContractOptions): void {
+  let store: EventStore;
+  let prefix: string;
+  t.before(async () => {
+    store = await options.open();
+  });
+  t.teardown(async () => {
+    await store?.close();
+  });
+  t.beforeEach(() => {
+    prefix = `c${randomUUID().replaceAll('-', '')}`;
+  });
+  const stream = (name: string) => `${prefix}-${name}`;
+
+  t.test('append to a new stream and read it back in order', async (t) => {
+    const r = await store.append(stream('a'), [ev('Opened', 1), ev('Changed', 2)], 'no_stream');
+    t.equal(r.nextRevision, 1n);
+    const events = await store.readStream(stream('a'));
+    t.same(
+      events.map((e) => [e.type, e.revision, e.data, e.metadata, e.streamId]),
+      [
+        ['Opened', 0n, ev('Opened', 1).data, ev('Opened', 1).metadata, stream('a')],
+        ['Changed', 1n, ev('Changed', 2).data, ev('Changed', 2).metadata, stream('a')],
+      ],
+    );
+    t.equal(events[1]!.position, r.position, 'append answers the position of its last event');
+    t.ok(events[0]!.position < events[1]!.position, 'positions grow');
+    t.not(events[0]!.id, events[1]!.id, 'event ids are unique');
+    t.ok(!Number.isNaN(Date.parse(events[0]!.recordedAt)), 'recordedAt is a timestamp');
+  });
+
+  t.test('a missing stream reads as empty', async (t) => {
+    t.same(await store.readStream(stream('missing')), []);
+  });
+
+  t.test('no_stream fails once the stream exists', async (t) => {
+    await store.append(stream('b'), [ev('Opened', 1)], 'no_stream');
+    await t.rejects(store.append(stream('b'), [ev('Opened', 2)], 'no_stream'), WrongExpectedRevision);
+    t.equal((await store.readStream(stream('b'))).length, 1, 'nothing was appended');
+  });
+
+  t.test('an exact revision must match', async (t) => {
+    await store.append(stream('c'), [ev('Opened', 1), ev('Changed', 2)], 'no_stream');
+    const err = await store.append(stream('c'), [ev('Changed', 3)], 0n).catch((e: unknown) => e);
+    t.type(err, WrongExpectedRevision);
+    t.equal((err as WrongExpectedRevision).actual, 1n, 'the error names the actual revision');
+    const ok = await store.append(stream('c'), [ev('Changed', 3)], 1n);
+    t.equal(ok.nextRevision, 2n);
+    await t.rejects(store.append(stream('nothing-here'), [ev('Opened', 1)], 0n), WrongExpectedRevision);
+  });
+
+  t.test('any appends whatever the stream holds', async (t) => {
+    await store.append(stream('d'), [ev('Opened', 1)], 'any');
+    const r = await store.append(stream('d'), [ev('Changed', 2)], 'any');
+    t.equal(r.nextRevision, 1n);
+  });
+
+  t.test('concurrent appends with one expected revision: exactly one wins', async (t) => {
+    await store.append(stream('e'), [ev('Opened', 0)], 'no_stream');
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => store.append(stream('e'), [ev('Changed', i)], 0n)),
+    );
+    t.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    for (const r of results) {
+      if (r.status === 'rejected') t.type(r.reason, WrongExpectedRevision);
+    }
+    t.equal((await store.readStream(stream('e'))).length, 2);
+  });
+
+  t.test('readStream honours fromRevision and maxCount', async (t) => {
+    await store.append(stream('f'), [1, 2, 3, 4, 5].map((n) => ev('Changed', n)), 'no_stream');
+    const page = await store.readStream(stream('f'), { fromRevision: 1n, maxCount: 2 });
+    t.same(page.map((e) => e.revision), [1n, 2n]);
+  });
+
+  t.test('the global feed holds every stream in append order and pages by position', async (t) => {
+    const start = await store.headPosition();
+    await store.append(stream('g1'), [ev('A', 1)], 'no_stream');
+    await store.append(stream('g2'), [ev('B', 2), ev('C', 3)], 'no_stream');
+    await store.append(stream('g1'), [ev('D', 4)], 0n);
+    const feed = await collectFeed(store, start, prefix);
+    t.same(feed.map((e) => e.type), ['A', 'B', 'C', 'D']);
+    for (let i = 1; i < feed.length; i++) t.ok(feed[i - 1]!.position < feed[i]!.position);
+    const afterSecond = await collectFeed(store, feed[1]!.position, prefix);
+    t.same(afterSecond.map((e) => e.type), ['C', 'D'], 'after is exclusive');
+    const head = await store.headPosition();
+    t.ok(head >= feed[3]!.position, 'head is at or past the newest event');
+    const limited = await store.readAll({ after: start, limit: 1 });
+    t.equal(limited.length, 1, 'limit bounds the page');
+  });
+
+  t.test('a subscription catches up, then delivers live events', async (t) => {
+    const start = await store.headPosition();
+    await store.append(stream('s'), [ev('Before', 1), ev('Before', 2)], 'no_stream');
+    const sub = store.subscribe({ after: start, batchSize: 10 });
+    const seen: string[] = [];
+    const done = (async () => {
+      for await (const batch of sub) {
+        t.ok(batch.length <= 10, 'batches respect batchSize');
+        for (const e of batch) if (e.streamId.startsWith(prefix)) seen.push(e.type);
+        if (seen.length >= 4) break;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 50));
+    await store.append(stream('s'), [ev('Live', 3)], 1n);
+    await store.append(stream('s2'), [ev('Live', 4)], 'no_stream');
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('subscription timed out')), 5000));
+    await Promise.race([done, timeout]);
+    await sub.close();
+    t.same(seen, ['Before', 'Before', 'Live', 'Live']);
+  });
+
+  t.test('a closed subscription ends its iteration', async (t) => {
+    const sub = store.subscribe({ after: await store.headPosition(), batchSize: 10 });
+    const done = (async () => {
+      let batches = 0;
+      for await (const _ of sub) batches++;
+      return batches;
+    })();
+    await new Promise((r) => setTimeout(r, 50));
+    await sub.close();
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('close did not end it')), 5000));
+    t.type(await Promise.race([done, timeout]), 'number');
+  });
+
+  t.test('deleteStream removes the stream', async (t) => {
+    const start = await store.headPosition();
+    await store.append(stream('gone'), [ev('Secret', 1)], 'no_stream');
+    await store.append(stream('kept'), [ev('Kept', 2)], 'no_stream');
+    await store.deleteStream(stream('gone'));
+    t.same(await store.readStream(stream('gone')), []);
+    t.equal((await store.readStream(stream('kept'))).length, 1, 'other streams are untouched');
+    await store.deleteStream(stream('never-existed'));
+    if (options.erasesFromFeedAtOnce) {
+      const feed = await collectFeed(store, start, prefix);
+      t.same(feed.map((e) => e.type), ['Kept'], 'the deleted events left the global feed too');
+    }
+  });
+}

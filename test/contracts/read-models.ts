@@ -1,0 +1,195 @@
+/**
+ * The read-model contract. Every adapter runs this suite unchanged: the
+ * embedded SQLite one always, MongoDB when MONGODB_URL is set. Collections and
+ * checkpoints get a random prefix so the suite can share a server.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Test } from 'tap';
+import type { ReadModelStore } from '../../src/infra/read-models/port.js';
+
+export function readModelContract(t: Test, open: () => Promise<ReadModelStore>): void {
+  let store: ReadModelStore;
+  let c: string;
+  let items: string;
+  t.before(async () => {
+    store = await open();
+  });
+  t.teardown(async () => {
+    await store?.close();
+  });
+  t.beforeEach(async () => {
+    c = `c${randomBytes(6).toString('hex')}`;
+    items = `${c}_items`;
+    await store.ensureCollections([
+      { name: items, indexes: [['owner', 'created_at'], ['key']] },
+      { name: `${c}_other`, indexes: [] },
+    ]);
+  });
+
+  const item = (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    owner: 'o1',
+    created_at: `2026-01-0${id.slice(-1)}T00:00:00.000Z`,
+    n: 0,
+    ...extra,
+  });
+
+  t.test('ensureCollections is idempotent', async (t) => {
+    await store.ensureCollections([{ name: items, indexes: [['owner', 'created_at'], ['key']] }]);
+    t.equal(await store.count(items, {}), 0);
+  });
+
+  t.test('put, get and replace', async (t) => {
+    const doc = item('i1', { title: 'zażółć 🎉', nested: { a: [1, { b: null }] }, flag: true });
+    t.ok(await store.write([{ op: 'put', collection: items, doc }]));
+    t.same(await store.get(items, 'i1'), doc);
+    t.strictSame(Object.keys((await store.get(items, 'i1'))!).sort(), Object.keys(doc).sort(), 'no extra fields');
+    await store.write([{ op: 'put', collection: items, doc: { id: 'i1', owner: 'o2' } }]);
+    t.strictSame(await store.get(items, 'i1'), { id: 'i1', owner: 'o2' }, 'put replaces the whole document');
+    t.equal(await store.get(items, 'nope'), null);
+  });
+
+  t.test('patch sets fields on every matching document', async (t) => {
+    await store.write([
+      { op: 'put', collection: items, doc: item('i1') },
+      { op: 'put', collection: items, doc: item('i2') },
+      { op: 'put', collection: items, doc: item('i3', { owner: 'o2' }) },
+    ]);
+    await store.write([{ op: 'patch', collection: items, where: { owner: 'o1' }, set: { status: 'x', n: 5 } }]);
+    t.equal((await store.get(items, 'i1'))!.status, 'x');
+    t.equal((await store.get(items, 'i2'))!.n, 5);
+    t.equal((await store.get(items, 'i3'))!.status, undefined);
+    await store.write([{ op: 'patch', collection: items, where: { id: 'i3' }, set: { status: null } }]);
+    t.equal((await store.get(items, 'i3'))!.status, null, 'null is stored as null');
+    t.ok(await store.write([{ op: 'patch', collection: items, where: { id: 'zz' }, set: { a: 1 } }]));
+    t.equal(await store.get(items, 'zz'), null, 'patch creates nothing');
+  });
+
+  t.test('increment adds to a field and leaves missing documents missing', async (t) => {
+    await store.write([{ op: 'put', collection: items, doc: item('i1', { votes: 2 }) }]);
+    await store.write([
+      { op: 'increment', collection: items, id: 'i1', field: 'votes', by: 3 },
+      { op: 'increment', collection: items, id: 'i1', field: 'fresh', by: 1 },
+      { op: 'increment', collection: items, id: 'ghost', field: 'votes', by: 1 },
+    ]);
+    const doc = await store.get(items, 'i1');
+    t.equal(doc!.votes, 5);
+    t.equal(doc!.fresh, 1, 'a missing field counts from zero');
+    t.equal(await store.get(items, 'ghost'), null);
+  });
+
+  t.test('delete by filter', async (t) => {
+    await store.write([
+      { op: 'put', collection: items, doc: item('i1') },
+      { op: 'put', collection: items, doc: item('i2', { owner: 'o2' }) },
+    ]);
+    await store.write([{ op: 'delete', collection: items, where: { owner: 'o1' } }]);
+    t.equal(await store.get(items, 'i1'), null);
+    t.ok(await store.get(items, 'i2'));
+    await store.write([{ op: 'delete', collection: items, where: { id: 'i2' } }]);
+    t.equal(await store.count(items, {}), 0);
+  });
+
+  t.test('find filters by equality, sorts, pages; count agrees', async (t) => {
+    await store.write(
+      ['i1', 'i2', 'i3', 'i4', 'i5'].map((id) => ({
+        op: 'put' as const,
+        collection: items,
+        doc: item(id, { owner: id === 'i5' ? 'o2' : 'o1', same: 'tie', pub: id !== 'i2', score: Number(id[1]) }),
+      })),
+    );
+    const ids = async (p: Promise<{ id: string }[]>) => (await p).map((d) => d.id);
+    t.same(await ids(store.find(items, { owner: 'o1' }, { sort: [['created_at', -1]] })), ['i4', 'i3', 'i2', 'i1']);
+    t.same(
+      await ids(store.find(items, { owner: 'o1' }, { sort: [['created_at', -1]], offset: 1, limit: 2 })),
+      ['i3', 'i2'],
+    );
+    t.same(await ids(store.find(items, { same: 'tie' }, { sort: [['same', 1], ['id', -1]] })), [
+      'i5',
+      'i4',
+      'i3',
+      'i2',
+      'i1',
+    ]);
+    t.same(await ids(store.find(items, { pub: false })), ['i2'], 'booleans compare as booleans');
+    t.same(await ids(store.find(items, { score: 3 })), ['i3'], 'numbers compare as numbers');
+    t.same(await ids(store.find(items, { score: '3' })), [], 'a string never equals a number');
+    t.same(await ids(store.find(items, { owner: 'o1', pub: true }, { sort: [['id', 1]] })), ['i1', 'i3', 'i4']);
+    t.equal(await store.count(items, { owner: 'o1' }), 4);
+    t.equal(await store.count(items, {}), 5);
+    t.same(await store.find(items, { owner: 'o1' }, { offset: 10 }), []);
+  });
+
+  t.test('null matches a missing field and a null one', async (t) => {
+    await store.write([
+      { op: 'put', collection: items, doc: { id: 'a', revoked_at: null } },
+      { op: 'put', collection: items, doc: { id: 'b' } },
+      { op: 'put', collection: items, doc: { id: 'c', revoked_at: '2026-01-01' } },
+    ]);
+    t.same((await store.find(items, { revoked_at: null }, { sort: [['id', 1]] })).map((d) => d.id), ['a', 'b']);
+  });
+
+  t.test('operator-shaped values are plain data', async (t) => {
+    await store.write([{ op: 'put', collection: items, doc: { id: 'x', key: '{"$ne":null}', owner: '$where' } }]);
+    t.same((await store.find(items, { key: '{"$ne":null}' })).map((d) => d.id), ['x']);
+    t.same(await store.find(items, { key: '$ne' }), []);
+    t.same((await store.find(items, { owner: '$where' })).map((d) => d.id), ['x']);
+    t.same(await store.get(items, '{"$gt":""}'), null);
+  });
+
+  t.test('names from outside the code are refused', async (t) => {
+    await t.rejects(store.find('bad-name; drop', {}));
+    await t.rejects(store.find(items, { 'a.b': 1 }));
+    await t.rejects(store.find(items, { $where: 'x' }));
+    await t.rejects(store.write([{ op: 'increment', collection: items, id: 'i', field: '$inc', by: 1 }]));
+  });
+
+  t.test('checkpoints move with the ops, compare-and-set', async (t) => {
+    const cp = `${c}_projection`;
+    t.equal((await store.checkpoints()).get(cp), undefined, 'a new projection has no checkpoint');
+    t.equal(
+      await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 7n }]),
+      true,
+    );
+    t.equal((await store.checkpoints()).get(cp), 7n);
+    const stale = await store.write(
+      [{ op: 'put', collection: items, doc: item('i2') }],
+      [{ name: cp, expected: 0n, next: 9n }],
+    );
+    t.equal(stale, false, 'a stale expectation is refused');
+    t.equal(await store.get(items, 'i2'), null, 'and nothing of it is applied');
+    t.equal((await store.checkpoints()).get(cp), 7n);
+    t.ok(await store.write([], [{ name: cp, expected: 7n, next: 2n ** 62n }]), 'large positions survive');
+    t.equal((await store.checkpoints()).get(cp), 2n ** 62n);
+  });
+
+  t.test('concurrent writers with one expectation: exactly one wins', async (t) => {
+    const cp = `${c}_race`;
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        store.write(
+          [{ op: 'put', collection: items, doc: item(`i${i}`) }],
+          [{ name: cp, expected: 0n, next: BigInt(i + 1) }],
+        ),
+      ),
+    );
+    t.equal(results.filter(Boolean).length, 1);
+    t.equal(await store.count(items, {}), 1);
+  });
+
+  t.test('reset empties collections and forgets checkpoints', async (t) => {
+    const cp = `${c}_reset`;
+    await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 3n }]);
+    await store.write([{ op: 'put', collection: `${c}_other`, doc: { id: 'o' } }]);
+    await store.reset([items], [cp]);
+    t.equal(await store.count(items, {}), 0);
+    t.equal(await store.count(`${c}_other`, {}), 1, 'other collections are untouched');
+    t.equal((await store.checkpoints()).get(cp), undefined);
+    await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 1n }]);
+    t.equal(await store.count(items, {}), 1, 'usable after reset');
+  });
+
+  t.test('ping answers', async (t) => {
+    await t.resolves(store.ping());
+  });
+}

@@ -1,0 +1,100 @@
+import t from 'tap';
+import { projections } from '../../projections/index.js';
+import { ProjectionRunner } from '../../projections/runner.js';
+import { changePlan, createKey, openAccount, revokeKey } from '../../src/accounts/commands.js';
+import { catalog } from '../../src/domain-events.js';
+import type { EventStore, EventSubscription } from '../../src/infra/event-store/port.js';
+import type { Services } from '../../src/services.js';
+import { silent, snapshotReadModels, testServices } from '../support/services.js';
+
+/** A history that touches every read model of the accounts projection. */
+async function history(services: Services): Promise<void> {
+  for (let i = 0; i < 12; i++) {
+    const opened = await openAccount(services, { name: `Account ${i}`, plan: i % 2 ? 'pro' : 'free', scopes: ['forms:read'] });
+    const second = await createKey(services, { accountId: opened.account_id, name: 'second', scopes: ['responses:read'] });
+    if (i % 3 === 0) await revokeKey(services, second.key_id);
+    if (i % 4 === 0) await changePlan(services, opened.account_id, 'business');
+  }
+}
+
+/** The port as a flaky transport would serve it: every batch of the live feed arrives twice. */
+function redelivering(store: EventStore): EventStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property !== 'subscribe') return Reflect.get(target, property, receiver);
+      return (options: Parameters<EventStore['subscribe']>[0]): EventSubscription => {
+        const inner = target.subscribe(options);
+        return {
+          close: () => inner.close(),
+          async *[Symbol.asyncIterator]() {
+            for await (const batch of inner) {
+              yield batch;
+              yield batch;
+            }
+          },
+        };
+      };
+    },
+  });
+}
+
+t.test('rebuild reproduces the read models exactly', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const before = await snapshotReadModels(services);
+  t.ok((before.api_keys ?? []).length >= 24, 'the history reached the read models');
+  const replayed = await services.projections.rebuild();
+  t.equal(replayed, Number(await services.events.headPosition()), 'every event was replayed');
+  t.same(await snapshotReadModels(services), before);
+});
+
+t.test('a feed that delivers every batch twice yields the same read models', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const expected = await snapshotReadModels(services);
+  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map((p) => p.name));
+  const runner = new ProjectionRunner(redelivering(services.events), services.readModels, catalog, projections, silent, { batchSize: 7 });
+  await runner.init();
+  // Skip the catch-up read so that everything comes through the redelivering subscription.
+  runner.caughtUp = true;
+  runner.start();
+  t.ok(await runner.waitFor(await services.events.headPosition(), 5000), 'the runner caught up');
+  await runner.stop();
+  t.same(await snapshotReadModels(services), expected);
+});
+
+t.test('two runners on one store (server and CLI) apply each event once', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const expected = await snapshotReadModels(services);
+  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map((p) => p.name));
+  const runners = [3, 5, 11].map((batchSize) => new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { batchSize }));
+  for (const runner of runners) await runner.init();
+  await Promise.all(runners.map((runner) => runner.catchUp()));
+  t.same(await snapshotReadModels(services), expected);
+});
+
+t.test('a rebuild elsewhere rewinds a running runner instead of leaving a gap', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const expected = await snapshotReadModels(services);
+  const live = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { batchSize: 5 });
+  await live.init();
+  live.start();
+  await live.waitFor(await services.events.headPosition(), 5000);
+  // Another process empties the read models and their checkpoints...
+  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map((p) => p.name));
+  // ...and new events arrive before it replays anything.
+  const late = await openAccount(services, { name: 'Late', plan: 'pro', scopes: ['forms:read'] });
+  const head = await services.events.headPosition();
+  t.ok(await live.waitFor(head, 5000), 'the live runner reaches the head');
+  await live.stop();
+  const after = await snapshotReadModels(services);
+  t.ok(after.accounts?.some((a) => (a as { id: string }).id === late.account_id), 'the new account is there');
+  t.same({ ...after, accounts: after.accounts?.filter((a) => (a as { id: string }).id !== late.account_id), api_keys: after.api_keys?.filter((k) => (k as { account_id: string }).account_id !== late.account_id) }, expected, 'and everything before it, replayed');
+});
+
+t.test('waitFor answers false when the read models do not get there in time', async (t) => {
+  const services = await testServices(t);
+  t.equal(await services.projections.waitFor(10n ** 12n, 20), false);
+});

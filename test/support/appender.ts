@@ -1,0 +1,34 @@
+/**
+ * A second process on the embedded event store, for the multi-process tests.
+ *   appender.ts DIR forever STREAM         append one event at a time, print "ack N" after each
+ *   appender.ts DIR contend STREAM COUNT   append COUNT events with expected revisions, retrying on conflict
+ */
+import { WrongExpectedRevision } from '../../src/infra/event-store/port.js';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
+
+const [dir, mode, stream, count] = process.argv.slice(2);
+const store = openSqliteEventStore(dir!);
+const event = (n: number) => ({ type: 'Counted', data: { n, pid: process.pid }, metadata: { schema_version: 1 } });
+
+if (mode === 'forever') {
+  for (let n = 0; ; n++) {
+    const { position } = await store.append(stream!, [event(n)], 'any');
+    process.stdout.write(`ack ${n} ${position}\n`);
+  }
+}
+
+if (mode === 'contend') {
+  let conflicts = 0;
+  for (let n = 0; n < Number(count); ) {
+    const last = (await store.readStream(stream!)).at(-1);
+    try {
+      await store.append(stream!, [event(n)], last ? last.revision : 'no_stream');
+      n++;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevision)) throw error;
+      conflicts++;
+    }
+  }
+  process.stdout.write(`done ${conflicts}\n`);
+  await store.close();
+}

@@ -1,0 +1,39 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { openServices, type ServiceOptions, type Services } from '../../src/services.js';
+import type { Test } from 'tap';
+
+export const silent = pino({ level: 'silent' });
+
+export function tempDir(t: Test, name = 'data'): string {
+  const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Services on a fresh embedded store, closed when the test ends. */
+export async function testServices(
+  t: Test,
+  options: ServiceOptions & { dataDir?: string; env?: Record<string, string> } = {},
+): Promise<Services> {
+  const dataDir = options.dataDir ?? tempDir(t);
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env });
+  const services = await openServices(config, { logger: silent, ...options });
+  t.teardown(() => services.close());
+  return services;
+}
+
+/** Every document of every read model the projections own, in a stable order. */
+export async function snapshotReadModels(services: Services): Promise<Record<string, unknown[]>> {
+  const { projections } = await import('../../projections/index.js');
+  const out: Record<string, unknown[]> = {};
+  for (const projection of projections) {
+    for (const collection of projection.collections) {
+      out[collection.name] = await services.readModels.find(collection.name, {}, { sort: [['id', 1]] });
+    }
+  }
+  return out;
+}
