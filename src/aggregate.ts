@@ -75,3 +75,17 @@ export async function execute<State, Event extends { type: string; data: unknown
     }
   }
 }
+
+/** The current state of one aggregate, for decisions made outside `execute` (submissions). */
+export async function load<State, Event extends { type: string; data: unknown }, Command>(
+  context: Pick<CommandContext, 'events' | 'catalog'>,
+  aggregate: Aggregate<State, Event, Command>,
+  id: string,
+): Promise<State> {
+  let state = aggregate.initial();
+  for (const event of await context.events.readStream(aggregate.streamId(id))) {
+    const parsed = context.catalog.parse(event);
+    if (parsed) state = aggregate.evolve(state, parsed as unknown as Event);
+  }
+  return state;
+}

@@ -1,7 +1,9 @@
 import { accountEvents, type AccountEvent } from './accounts/events.js';
 import { EventCatalog } from './event-catalog.js';
+import { submissionEvents, type SubmissionEvent } from './submissions/events.js';
+import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | SubmissionEvent;
 
-export const catalog = new EventCatalog<DomainEvent>([...accountEvents]);
+export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...submissionEvents]);

@@ -5,7 +5,10 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { KeyUsage } from './accounts/key-usage.js';
 import type { CommandContext } from './aggregate.js';
 import type { Config } from './config.js';
-import { catalog } from './domain-events.js';
+import { catalog, type DomainEvent } from './domain-events.js';
+import type { EventCatalog } from './event-catalog.js';
+import { offlineGeo, type GeoLookup } from './infra/geo.js';
+import { deriveKeys, type DerivedKeys } from './infra/keys.js';
 import type { EventStore } from './infra/event-store/port.js';
 import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenerator, type RandomBytes } from './infra/ids.js';
 import type { ReadModelStore } from './infra/read-models/port.js';
@@ -23,6 +26,9 @@ export interface Services {
   ids: IdGenerator;
   random: RandomBytes;
   secret: string;
+  keys: DerivedKeys;
+  geo: GeoLookup;
+  catalog: EventCatalog<DomainEvent>;
   logger: FastifyBaseLogger;
   close(): Promise<void>;
 }
@@ -31,6 +37,7 @@ export interface ServiceOptions {
   clock?: Clock;
   ids?: IdGenerator;
   random?: RandomBytes;
+  geo?: GeoLookup;
   logger?: FastifyBaseLogger;
   /** How long a command waits for the read models before replying anyway. */
   projectionWaitMs?: number;
@@ -78,6 +85,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   await runner.init();
   await readModels.ensureCollections(KeyUsage.collections);
   const waitMs = options.projectionWaitMs ?? 5000;
+  const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
   return {
     config,
     events,
@@ -96,7 +104,10 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     clock: options.clock ?? systemClock,
     ids: options.ids ?? createIdGenerator(),
     random: options.random ?? secureRandom,
-    secret: config.SECRET ?? loadOrCreateSecret(config.DATA_DIR),
+    secret,
+    keys: deriveKeys(secret),
+    geo: options.geo ?? offlineGeo,
+    catalog,
     logger,
     async close() {
       await runner.stop();

@@ -3,11 +3,12 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import t from 'tap';
 import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
+import { childEnv } from './support/processes.js';
 import { tempDir } from './support/services.js';
 
 const APPENDER = new URL('./support/appender.ts', import.meta.url).pathname;
 const appender = (...args: string[]) =>
-  spawn(process.execPath, ['--import', 'tsx', APPENDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  spawn(process.execPath, [APPENDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: childEnv({}) });
 
 t.test('every acknowledged append survives kill -9 of the appending process', async (t) => {
   const dir = tempDir(t);

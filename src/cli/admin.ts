@@ -69,7 +69,8 @@ const isCommand = (name: string): name is keyof Commands => Object.hasOwn(COMMAN
 /** Parses argv into a command and its validated options; throws UsageError. */
 function parseCommand(argv: string[]): Parsed {
   const [command, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help') throw new UsageError('');
+  if (command === 'help' || command === '--help') throw new UsageError('');
+  if (!command) throw new UsageError('a command is required');
   if (!isCommand(command)) throw new UsageError(`unknown command: ${command}`);
   const spec: { options: Record<string, { type: 'string' }>; schema: z.ZodType } = COMMANDS[command];
   let values: Record<string, unknown>;

@@ -4,6 +4,9 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Services } from '../services.js';
 import { registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.js';
+import { publicCors } from './cors.js';
+import { widgetRoutes } from '../widgets/routes.js';
+import { responseRoutes } from '../submissions/routes.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -34,10 +37,15 @@ export async function buildApp(services: Services): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
+  // Every body is JSON: anything else is 415 rather than a string handed to the schemas.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
 
+  publicCors(app);
   healthRoutes(app, services);
+  widgetRoutes(app, services);
+  responseRoutes(app, services);
   return app;
 }

@@ -5,9 +5,11 @@ import { changePlan, createKey, openAccount, revokeKey } from '../../src/account
 import { catalog } from '../../src/domain-events.js';
 import type { EventStore, EventSubscription } from '../../src/infra/event-store/port.js';
 import type { Services } from '../../src/services.js';
+import { buildApp } from '../../src/http/app.js';
+import { owner, publishedWidget, tokenFor } from '../support/app.js';
 import { silent, snapshotReadModels, testServices } from '../support/services.js';
 
-/** A history that touches every read model of the accounts projection. */
+/** A history that touches every read model: accounts, keys, widgets, counted slots, responses, erasures. */
 async function history(services: Services): Promise<void> {
   for (let i = 0; i < 12; i++) {
     const opened = await openAccount(services, { name: `Account ${i}`, plan: i % 2 ? 'pro' : 'free', scopes: ['forms:read'] });
@@ -15,6 +17,19 @@ async function history(services: Services): Promise<void> {
     if (i % 3 === 0) await revokeKey(services, second.key_id);
     if (i % 4 === 0) await changePlan(services, opened.account_id, 'business');
   }
+  const app = await buildApp(services);
+  const biz = await owner(services);
+  for (const max of [null, 4]) {
+    const widget = await publishedWidget(app, biz, { settings: { max_responses: max } });
+    const token = await tokenFor(app, 'widgets', widget);
+    const ids = [];
+    for (let n = 0; n < 6; n++) {
+      const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1 + (n % 5) }, _token: token } });
+      if (reply.statusCode === 200) ids.push(reply.json().id);
+    }
+    await app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload: { ids: ids.slice(0, 2), widgetId: widget } });
+  }
+  await app.close();
 }
 
 /** The port as a flaky transport would serve it: every batch of the live feed arrives twice. */
@@ -43,8 +58,10 @@ t.test('rebuild reproduces the read models exactly', async (t) => {
   await history(services);
   const before = await snapshotReadModels(services);
   t.ok((before.api_keys ?? []).length >= 24, 'the history reached the read models');
+  t.same((before.widgets ?? []).map((w) => (w as { slots_taken: number }).slots_taken).sort(), [0, 4], 'slots were counted: 4 taken, the rest refused before taking one');
+  t.equal((before.responses ?? []).length, 6, '10 responses, less the 4 erased');
   const replayed = await services.projections.rebuild();
-  t.equal(replayed, Number(await services.events.headPosition()), 'every event was replayed');
+  t.equal(replayed, (await services.events.readAll({ after: 0n, limit: 100_000 })).length, 'every stored event was replayed');
   t.same(await snapshotReadModels(services), before);
 });
 

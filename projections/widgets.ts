@@ -1,0 +1,38 @@
+import type { Projection } from './projection.js';
+
+export const WIDGETS = 'widgets';
+
+export const widgetsProjection: Projection = {
+  name: 'widgets',
+  collections: [{ name: WIDGETS, indexes: [['account_id', 'created_at']] }],
+  project(event) {
+    switch (event.type) {
+      case 'WidgetCreated': {
+        const { widget_id, created_at, ...config } = event.data;
+        return [
+          {
+            op: 'put',
+            collection: WIDGETS,
+            doc: { id: widget_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at },
+          },
+        ];
+      }
+      case 'WidgetUpdated':
+        return [{ op: 'patch', collection: WIDGETS, where: { id: event.data.widget_id }, set: { ...event.data.changes, updated_at: event.data.updated_at } }];
+      case 'WidgetPublished':
+        return [{ op: 'patch', collection: WIDGETS, where: { id: event.data.widget_id }, set: { published: true, updated_at: event.data.published_at } }];
+      case 'WidgetUnpublished':
+        return [{ op: 'patch', collection: WIDGETS, where: { id: event.data.widget_id }, set: { published: false, updated_at: event.data.unpublished_at } }];
+      case 'WidgetDeleted':
+        return [{ op: 'delete', collection: WIDGETS, where: { id: event.data.widget_id } }];
+      // Slots, not responses: response events leave the store when erased, slots never do,
+      // so this count is the same live and after a rebuild.
+      case 'SubmissionSlotReserved':
+        return event.data.target === 'widget'
+          ? [{ op: 'increment', collection: WIDGETS, id: event.data.target_id, field: 'slots_taken', by: 1 }]
+          : [];
+      default:
+        return [];
+    }
+  },
+};

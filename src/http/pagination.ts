@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+export const MAX_LIMIT = 100;
+
+const PositiveInteger = z
+  .string()
+  .regex(/^\d+$/, 'must be a positive integer')
+  .transform(Number)
+  .refine((n) => Number.isSafeInteger(n) && n >= 1, 'must be a positive integer');
+
+/** D9: positive integers or 400; a limit above 100 is served as 100. */
+export const PaginationQuery = z.object({
+  page: PositiveInteger.default(1),
+  limit: PositiveInteger.default(50).transform((n) => Math.min(n, MAX_LIMIT)),
+});
+export type PaginationQuery = z.infer<typeof PaginationQuery>;
+
+export const Pagination = z.object({
+  page: z.number().int(),
+  limit: z.number().int(),
+  total: z.number().int(),
+  totalPages: z.number().int(),
+});
+export type Pagination = z.infer<typeof Pagination>;
+
+export function pagination(query: PaginationQuery, total: number): Pagination {
+  return { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) };
+}
+
+export const window = (query: PaginationQuery) => ({ offset: (query.page - 1) * query.limit, limit: query.limit });

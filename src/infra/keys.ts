@@ -1,0 +1,20 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * One secret, several keys: each use gets its own key derived with HMAC, so a
+ * token signature can never double as an IP hash.
+ */
+export interface DerivedKeys {
+  embedTokens: Buffer;
+  hashes: Buffer;
+}
+
+export function deriveKeys(secret: string): DerivedKeys {
+  const derive = (purpose: string) => createHmac('sha256', secret).update(`feedback-service:${purpose}`).digest();
+  return { embedTokens: derive('embed-tokens'), hashes: derive('hashes') };
+}
+
+/** D10: HMAC-SHA-256 under the server secret, hex. */
+export function keyedHash(key: Buffer, value: string): string {
+  return createHmac('sha256', key).update(value).digest('hex');
+}

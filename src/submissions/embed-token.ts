@@ -1,0 +1,35 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Spec 2.10 and 3.2: a token is valid for 1800 seconds from its issue. */
+export const TOKEN_TTL_SECONDS = 1800 as const;
+/** Issue times this far in the future still pass, for clocks of several instances that drift apart. */
+const SKEW_MS = 5_000;
+
+export type EmbedTarget = 'widget' | 'form' | 'poll';
+
+const sign = (key: Buffer, payload: string) => createHmac('sha256', key).update(payload).digest('base64url');
+
+/**
+ * `v1.<target>.<id>.<issued-at ms, base 36>.<HMAC>`: bound to one object and
+ * carrying its issue time, which also gives the response its completion time.
+ */
+export function issueEmbedToken(key: Buffer, target: EmbedTarget, id: string, now: Date): string {
+  const payload = `v1.${target}.${id}.${now.getTime().toString(36)}`;
+  return `${payload}.${sign(key, payload)}`;
+}
+
+/** The token's issue time when it is genuine, for this object, and not expired; otherwise null. */
+export function verifyEmbedToken(key: Buffer, token: unknown, target: EmbedTarget, id: string, now: Date): Date | null {
+  if (typeof token !== 'string' || token.length > 512) return null;
+  const parts = token.split('.');
+  if (parts.length !== 5 || parts[0] !== 'v1' || parts[1] !== target || parts[2] !== id) return null;
+  const payload = parts.slice(0, 4).join('.');
+  const given = Buffer.from(parts[4]!, 'base64url');
+  const expected = Buffer.from(sign(key, payload), 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const issuedAt = Number.parseInt(parts[3]!, 36);
+  if (!Number.isSafeInteger(issuedAt)) return null;
+  const age = now.getTime() - issuedAt;
+  if (age > TOKEN_TTL_SECONDS * 1000 || age < -SKEW_MS) return null;
+  return new Date(issuedAt);
+}

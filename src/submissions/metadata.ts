@@ -1,0 +1,171 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import Bowser from 'bowser';
+import { z } from 'zod';
+import type { Plan } from '../accounts/events.js';
+import type { GeoLookup } from '../infra/geo.js';
+import { keyedHash } from '../infra/keys.js';
+
+/** What an embed may send about the page; camelCase on the wire (spec 2.6). Unknown keys are dropped. */
+export const ClientMetadata = z.object({
+  pageUrl: z.string().max(2048).optional(),
+  pageTitle: z.string().max(500).optional(),
+  fingerprint: z.string().max(512).optional(),
+  screenWidth: z.number().int().min(0).max(100_000).optional(),
+  screenHeight: z.number().int().min(0).max(100_000).optional(),
+  /** document.referrer of the page: where the visitor came from. */
+  referrer: z.string().max(2048).optional(),
+});
+export type ClientMetadata = z.infer<typeof ClientMetadata>;
+
+const text = z.string().nullable();
+const count = z.number().int().nullable();
+
+/**
+ * Stored response metadata (spec 2.7), snake_case. A field the owner's plan
+ * does not get is absent; a field it gets but the request did not tell is null.
+ */
+export const ResponseMetadata = z.object({
+  browser: text,
+  browser_version: text,
+  device: z.enum(['Desktop', 'Mobile', 'Tablet']).nullable(),
+  os: text,
+  ip_hash: z.string(),
+  language: text,
+  completion_time_ms: z.number().int().min(0),
+  page_url: text,
+  page_title: text,
+  // Pro and Business
+  screen_width: count.optional(),
+  screen_height: count.optional(),
+  fingerprint_hash: text.optional(),
+  referer: text.optional(),
+  referer_domain: text.optional(),
+  // Business
+  country: text.optional(),
+  region: text.optional(),
+  city: text.optional(),
+  timezone: text.optional(),
+  utm_source: text.optional(),
+  utm_medium: text.optional(),
+  utm_campaign: text.optional(),
+  is_proxy: z.boolean().optional(),
+});
+export type ResponseMetadata = z.infer<typeof ResponseMetadata>;
+
+export interface SubmissionRequest {
+  headers: IncomingHttpHeaders;
+  /** The client address, after the trusted proxies (fastify's request.ip). */
+  ip: string;
+  /** fastify's request.ips: the socket address, then each trusted hop. */
+  ips?: string[];
+  client: ClientMetadata;
+}
+
+export interface MetadataInput {
+  plan: Plan;
+  request: SubmissionRequest;
+  issuedAt: Date;
+  now: Date;
+}
+
+export interface MetadataDeps {
+  hashKey: Buffer;
+  geo: GeoLookup;
+}
+
+const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+/** The preferred language of an Accept-Language header (highest q, first on ties). */
+export function preferredLanguage(accept: string | undefined): string | null {
+  if (!accept) return null;
+  let best: { tag: string; q: number } | null = null;
+  for (const part of accept.split(',').slice(0, 50)) {
+    const [rawTag, ...params] = part.trim().split(';');
+    const tag = rawTag?.trim() ?? '';
+    if (!/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(tag)) continue;
+    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    if (!Number.isFinite(q) || q <= 0) continue;
+    if (!best || q > best.q) best = { tag, q };
+  }
+  return best?.tag ?? null;
+}
+
+const DEVICES = { mobile: 'Mobile', tablet: 'Tablet', desktop: 'Desktop', tv: 'Desktop' } as const;
+
+function device(userAgent: string): Pick<ResponseMetadata, 'browser' | 'browser_version' | 'os' | 'device'> {
+  const parsed = Bowser.parse(userAgent);
+  const type = parsed.platform.type as keyof typeof DEVICES | undefined;
+  return {
+    browser: parsed.browser.name || null,
+    browser_version: parsed.browser.version || null,
+    os: parsed.os.name || null,
+    device: type && type in DEVICES ? DEVICES[type] : parsed.browser.name ? 'Desktop' : null,
+  };
+}
+
+function url(value: string | undefined): URL | null {
+  if (!value) return null;
+  try {
+    const parsed = new URL(value);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A visitor came through a proxy when the request says so (Via) or when the
+ * forwarding chain is longer than the proxies this service trusts.
+ */
+function cameThroughProxy(request: SubmissionRequest): boolean {
+  if (header(request.headers, 'via')) return true;
+  const forwardedFor = header(request.headers, 'x-forwarded-for');
+  const forwarded = header(request.headers, 'forwarded');
+  const hops = (forwardedFor ? forwardedFor.split(',').length : 0) + (forwarded ? forwarded.split(',').length : 0);
+  const trusted = Math.max(0, (request.ips?.length ?? 1) - 1);
+  return hops > trusted;
+}
+
+/** Spec 2.7 and D10: the metadata of one submission, by the owner's plan at that moment. */
+export async function captureMetadata(input: MetadataInput, deps: MetadataDeps): Promise<ResponseMetadata> {
+  const { request, plan } = input;
+  const userAgent = header(request.headers, 'user-agent');
+  const pageUrl = url(request.client.pageUrl);
+  const metadata: ResponseMetadata = {
+    ...(userAgent ? device(userAgent) : { browser: null, browser_version: null, os: null, device: null }),
+    ip_hash: keyedHash(deps.hashKey, request.ip),
+    language: preferredLanguage(header(request.headers, 'accept-language')),
+    completion_time_ms: Math.max(0, input.now.getTime() - input.issuedAt.getTime()),
+    page_url: pageUrl ? pageUrl.href : null,
+    page_title: request.client.pageTitle ?? null,
+  };
+  if (plan === 'free') return metadata;
+
+  const referer = url(request.client.referrer) ?? url(header(request.headers, 'referer'));
+  Object.assign(metadata, {
+    screen_width: request.client.screenWidth ?? null,
+    screen_height: request.client.screenHeight ?? null,
+    fingerprint_hash: request.client.fingerprint ? keyedHash(deps.hashKey, request.client.fingerprint) : null,
+    referer: referer ? referer.href : null,
+    referer_domain: referer ? referer.hostname : null,
+  });
+  if (plan === 'pro') return metadata;
+
+  const geo = await deps.geo(request.ip);
+  const utm = (name: string) => pageUrl?.searchParams.get(name) || null;
+  Object.assign(metadata, {
+    country: geo?.country ?? null,
+    region: geo?.region ?? null,
+    city: geo?.city ?? null,
+    timezone: geo?.timezone ?? null,
+    utm_source: utm('utm_source'),
+    utm_medium: utm('utm_medium'),
+    utm_campaign: utm('utm_campaign'),
+    is_proxy: cameThroughProxy(request),
+  });
+  return metadata;
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+/**
+ * `allowed_domains` entries are host names; `*.example.com` also admits every
+ * subdomain. Ports and schemes are not part of the match.
+ */
+export const DomainPattern = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be a host name such as example.com or *.example.com');
+
+/** Submission settings shared by widgets, forms and polls. */
+export const Settings = z.strictObject({
+  /** Empty: any site may embed. */
+  allowed_domains: z.array(DomainPattern).max(100).default([]),
+  /** Submissions at or after this instant are refused with `*_closed`. */
+  closes_at: z.iso.datetime({ offset: true }).nullable().default(null),
+  /** After this many accepted submissions the object is closed. */
+  max_responses: z.number().int().min(1).max(100_000_000).nullable().default(null),
+});
+export type Settings = z.infer<typeof Settings>;

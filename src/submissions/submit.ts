@@ -1,0 +1,144 @@
+import { ACCOUNTS } from '../../projections/accounts.js';
+import { Plan } from '../accounts/events.js';
+import { AppError, type ErrorCode } from '../errors.js';
+import { validateAnswers, type Answers, type FormQuestion } from '../questions.js';
+import type { Services } from '../services.js';
+import { embeddingHost, hostAllowed } from './domains.js';
+import { verifyEmbedToken } from './embed-token.js';
+import type { ConsentRecord } from './events.js';
+import { captureMetadata, type SubmissionRequest } from './metadata.js';
+import type { Settings } from './settings.js';
+
+/** What a submission needs to know about the widget or form it answers. */
+export interface SubmissionTarget {
+  kind: 'widget' | 'form';
+  id: string;
+  accountId: string;
+  published: boolean;
+  questions: FormQuestion[];
+  settings: Settings;
+  /** Forms: copied into the consent record. */
+  version?: number;
+}
+
+export interface SubmissionInput {
+  token: unknown;
+  answers: Record<string, unknown>;
+  request: SubmissionRequest;
+}
+
+const CODES: Record<SubmissionTarget['kind'], { notPublished: ErrorCode; closed: ErrorCode }> = {
+  widget: { notPublished: 'widget_not_published', closed: 'widget_closed' },
+  form: { notPublished: 'form_not_published', closed: 'form_closed' },
+};
+
+export interface SubmissionFacts {
+  now: Date;
+  /** The embed token's issue time, or null when it is missing, forged, expired or another object's. */
+  issuedAt: Date | null;
+  host: string | null;
+  /** The object has taken max_responses submissions already. */
+  full: boolean;
+  answers: Record<string, unknown>;
+}
+
+/**
+ * The rules of a submission, in the order the spec gives them: published,
+ * not closed, token, domain, answers. Pure: facts in, valid answers out, or
+ * the first rule broken as an AppError.
+ */
+export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts): { answers: Answers; issuedAt: Date } {
+  const codes = CODES[target.kind];
+  if (!target.published) throw new AppError(codes.notPublished, `This ${target.kind} is not published`);
+  const closesAt = target.settings.closes_at;
+  if ((closesAt && Date.parse(closesAt) <= facts.now.getTime()) || facts.full) {
+    throw new AppError(codes.closed, `This ${target.kind} is closed`);
+  }
+  if (!facts.issuedAt) throw new AppError('invalid_token', 'The embed token is missing, invalid or expired; fetch a new one');
+  if (!hostAllowed(facts.host, target.settings.allowed_domains)) {
+    throw new AppError('domain_not_allowed', `This ${target.kind} may not be embedded on ${facts.host ?? 'an unknown site'}`);
+  }
+  const { answers, details } = validateAnswers(target.questions, facts.answers);
+  if (details.length > 0) throw new AppError('validation_error', 'Some answers are invalid', details);
+  return { answers, issuedAt: facts.issuedAt };
+}
+
+const quotaStream = (target: SubmissionTarget) => `quota-${target.kind}-${target.id}`;
+
+async function isFull(services: Services, target: SubmissionTarget): Promise<boolean> {
+  const max = target.settings.max_responses;
+  if (max === null) return false;
+  const slot = await services.events.readStream(quotaStream(target), { fromRevision: BigInt(max - 1), maxCount: 1 });
+  return slot.length > 0;
+}
+
+function consentRecord(target: SubmissionTarget, answers: Answers, input: SubmissionInput, ipHash: string, now: Date): ConsentRecord | undefined {
+  const question = target.questions.find((q) => q.type === 'consent');
+  if (!question || question.type !== 'consent') return undefined;
+  const userAgent = input.request.headers['user-agent'];
+  return {
+    consent_given: answers[question.id] === true,
+    timestamp: now.toISOString(),
+    ip_hash: ipHash,
+    user_agent: typeof userAgent === 'string' ? userAgent : '',
+    consent_text: question.text,
+    form_version: target.version ?? 1,
+  };
+}
+
+/**
+ * Records one response: checks it, captures its metadata by the owner's plan
+ * at this moment, takes a slot when the object has a response limit, appends
+ * it to its own stream, and returns its id once the read models show it.
+ */
+export async function submitResponse(services: Services, target: SubmissionTarget, input: SubmissionInput, requestId?: string): Promise<string> {
+  const now = services.clock();
+  const { answers, issuedAt } = checkSubmission(target, {
+    now,
+    issuedAt: verifyEmbedToken(services.keys.embedTokens, input.token, target.kind, target.id, now),
+    host: embeddingHost(input.request.headers),
+    full: await isFull(services, target),
+    answers: input.answers,
+  });
+  const owner = await services.readModels.get(ACCOUNTS, target.accountId);
+  const plan = Plan.catch('free').parse(owner?.plan);
+  const metadata = await captureMetadata({ plan, request: input.request, issuedAt, now }, { hashKey: services.keys.hashes, geo: services.geo });
+  const responseId = services.ids('rsp');
+  const meta = { occurred_at: now.toISOString(), actor: 'public', ...(requestId ? { request_id: requestId } : {}) };
+
+  if (target.settings.max_responses !== null) {
+    const reserved = await services.events.append(
+      quotaStream(target),
+      [services.catalog.serialize({ type: 'SubmissionSlotReserved', data: { target: target.kind, target_id: target.id, response_id: responseId } }, meta)],
+      'any',
+    );
+    if (reserved.nextRevision >= BigInt(target.settings.max_responses)) {
+      throw new AppError(CODES[target.kind].closed, `This ${target.kind} is closed`);
+    }
+  }
+
+  const consent = consentRecord(target, answers, input, metadata.ip_hash, now);
+  const { position } = await services.events.append(
+    `response-${responseId}`,
+    [
+      services.catalog.serialize(
+        {
+          type: 'ResponseSubmitted',
+          data: {
+            response_id: responseId,
+            account_id: target.accountId,
+            ...(target.kind === 'widget' ? { widget_id: target.id } : { form_id: target.id }),
+            answers,
+            metadata,
+            submitted_at: now.toISOString(),
+            ...(consent ? { consent_record: consent } : {}),
+          },
+        },
+        meta,
+      ),
+    ],
+    'no_stream',
+  );
+  await services.commands.awaitProjections(position);
+  return responseId;
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { WidgetQuestions } from '../questions.js';
+import { Settings } from '../submissions/settings.js';
+
+export const WidgetType = z.enum(['feedback', 'nps', 'contact', 'bug_report', 'custom']);
+export type WidgetType = z.infer<typeof WidgetType>;
+
+/** Hex (#rgb, #rgba, #rrggbb, #rrggbbaa) or rgb()/rgba()/hsl()/hsla() notation. */
+export const Colour = z
+  .string()
+  .regex(
+    /^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|(rgb|rgba|hsl|hsla)\(\s*[0-9.%]+(\s*,\s*|\s+)[0-9.%]+(\s*,\s*|\s+)[0-9.%]+((\s*,\s*|\s*\/\s*)[0-9.%]+)?\s*\))$/,
+    'must be a CSS colour code such as #4f46e5 or rgb(79, 70, 229)',
+  );
+
+export const TriggerConfig = z.strictObject({
+  position: z.enum(['bottom-right', 'bottom-left', 'top-right', 'top-left']).default('bottom-right'),
+  icon: z.enum(['chat', 'feedback', 'help', 'star', 'heart']).default('feedback'),
+  text: z.string().trim().max(60).default('Feedback'),
+  showText: z.boolean().default(true),
+  triggerMode: z.enum(['click_toggle', 'scroll', 'exit_intent', 'time_delay']).default('click_toggle'),
+  scrollPercentage: z.number().min(0).max(100).default(50),
+  timeDelay: z.number().min(0).max(86_400).default(5),
+});
+
+export const Theme = z.strictObject({
+  primaryColor: Colour.default('#4f46e5'),
+  backgroundColor: Colour.default('#ffffff'),
+});
+
+const Title = z.string().trim().min(1).max(200);
+const Text = (max: number) => z.string().trim().max(max);
+
+/** Everything an owner configures; stored whole in WidgetCreated. */
+export const WidgetConfig = z.object({
+  widget_type: WidgetType,
+  title: Title,
+  description: Text(2000),
+  questions: WidgetQuestions,
+  trigger_config: TriggerConfig,
+  theme: Theme,
+  thank_you_title: Text(200),
+  thank_you_message: Text(2000),
+  settings: Settings,
+});
+export type WidgetConfig = z.infer<typeof WidgetConfig>;
+
+export const CreateWidgetBody = z.strictObject({
+  widget_type: WidgetType,
+  title: Title,
+  description: Text(2000).optional(),
+  questions: WidgetQuestions.optional(),
+  trigger_config: TriggerConfig.partial().optional(),
+  theme: Theme.partial().optional(),
+  thank_you_title: Text(200).optional(),
+  thank_you_message: Text(2000).optional(),
+  settings: Settings.partial().optional(),
+});
+export type CreateWidgetBody = z.infer<typeof CreateWidgetBody>;
+
+/** Any subset of the configuration plus `published`; nested objects merge key by key. The type is fixed at creation. */
+export const UpdateWidgetBody = CreateWidgetBody.omit({ widget_type: true })
+  .partial()
+  .extend({ published: z.boolean().optional() });
+export type UpdateWidgetBody = z.infer<typeof UpdateWidgetBody>;

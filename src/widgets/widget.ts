@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import type { Aggregate } from '../aggregate.js';
+import { AppError, type ErrorDetail } from '../errors.js';
+import type { WidgetEvent } from './events.js';
+import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
+import { WidgetConfig, type CreateWidgetBody, type UpdateWidgetBody } from './schemas.js';
+
+export type WidgetCommand =
+  | { type: 'CreateWidget'; widget_id: string; account_id: string; body: CreateWidgetBody; at: string }
+  | { type: 'UpdateWidget'; account_id: string; body: UpdateWidgetBody; at: string }
+  | { type: 'DeleteWidget'; account_id: string; at: string };
+
+export interface Widget extends WidgetConfig {
+  id: string;
+  account_id: string;
+  published: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export type WidgetState = { status: 'none' } | { status: 'active'; widget: Widget } | { status: 'deleted' };
+
+export function evolve(state: WidgetState, event: WidgetEvent): WidgetState {
+  switch (event.type) {
+    case 'WidgetCreated': {
+      const { widget_id, account_id, created_at, ...config } = event.data;
+      return { status: 'active', widget: { ...config, id: widget_id, account_id, published: false, created_at, updated_at: created_at } };
+    }
+    case 'WidgetUpdated':
+      return state.status === 'active'
+        ? { status: 'active', widget: { ...state.widget, ...event.data.changes, updated_at: event.data.updated_at } }
+        : state;
+    case 'WidgetPublished':
+      return state.status === 'active' ? { status: 'active', widget: { ...state.widget, published: true, updated_at: event.data.published_at } } : state;
+    case 'WidgetUnpublished':
+      return state.status === 'active' ? { status: 'active', widget: { ...state.widget, published: false, updated_at: event.data.unpublished_at } } : state;
+    case 'WidgetDeleted':
+      return { status: 'deleted' };
+  }
+}
+
+function invalid(error: z.ZodError): AppError {
+  const details: ErrorDetail[] = error.issues.map((issue) => ({ path: ['body', ...issue.path.map(String)].join('.'), message: issue.message }));
+  return new AppError('validation_error', 'The widget configuration is invalid', details);
+}
+
+/** D5: another account's widget is answered exactly like a missing one. */
+function owned(state: WidgetState, accountId: string): Widget {
+  if (state.status !== 'active' || state.widget.account_id !== accountId) {
+    throw new AppError('widget_not_found', 'Widget not found');
+  }
+  return state.widget;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[] {
+  switch (command.type) {
+    case 'CreateWidget': {
+      if (state.status !== 'none') throw new AppError('conflict', 'A widget with this id exists');
+      const { body } = command;
+      const questions = body.questions?.length ? body.questions : DEFAULT_QUESTIONS[body.widget_type];
+      if (questions.length === 0) {
+        throw new AppError('validation_error', 'A custom widget needs at least one question', [
+          { path: 'body.questions', message: 'must hold at least one question for a custom widget' },
+        ]);
+      }
+      const config = WidgetConfig.safeParse({
+        widget_type: body.widget_type,
+        title: body.title,
+        description: body.description ?? '',
+        questions,
+        trigger_config: body.trigger_config ?? {},
+        theme: body.theme ?? {},
+        thank_you_title: body.thank_you_title ?? DEFAULT_THANK_YOU.title,
+        thank_you_message: body.thank_you_message ?? DEFAULT_THANK_YOU.message,
+        settings: body.settings ?? {},
+      });
+      if (!config.success) throw invalid(config.error);
+      return [{ type: 'WidgetCreated', data: { ...config.data, widget_id: command.widget_id, account_id: command.account_id, created_at: command.at } }];
+    }
+    case 'UpdateWidget': {
+      const widget = owned(state, command.account_id);
+      const { published, ...fields } = command.body;
+      const merged = WidgetConfig.safeParse({
+        ...widget,
+        ...fields,
+        trigger_config: { ...widget.trigger_config, ...fields.trigger_config },
+        theme: { ...widget.theme, ...fields.theme },
+        settings: { ...widget.settings, ...fields.settings },
+        questions: fields.questions ?? widget.questions,
+      });
+      if (!merged.success) throw invalid(merged.error);
+      if (merged.data.questions.length === 0) {
+        throw new AppError('validation_error', 'A widget needs at least one question', [{ path: 'body.questions', message: 'must not be empty' }]);
+      }
+      const changes: Record<string, unknown> = {};
+      for (const key of Object.keys(fields) as Array<keyof typeof fields>) {
+        if (!same(merged.data[key], widget[key])) changes[key] = merged.data[key];
+      }
+      const events: WidgetEvent[] = [];
+      if (Object.keys(changes).length > 0) {
+        events.push({ type: 'WidgetUpdated', data: { widget_id: widget.id, changes, updated_at: command.at } });
+      }
+      if (published === true && !widget.published) events.push({ type: 'WidgetPublished', data: { widget_id: widget.id, published_at: command.at } });
+      if (published === false && widget.published) events.push({ type: 'WidgetUnpublished', data: { widget_id: widget.id, unpublished_at: command.at } });
+      return events;
+    }
+    case 'DeleteWidget': {
+      const widget = owned(state, command.account_id);
+      return [{ type: 'WidgetDeleted', data: { widget_id: widget.id, account_id: widget.account_id, deleted_at: command.at } }];
+    }
+  }
+}
+
+export const widget: Aggregate<WidgetState, WidgetEvent, WidgetCommand> = {
+  streamId: (id) => `widget-${id}`,
+  initial: () => ({ status: 'none' }),
+  evolve,
+  decide,
+};

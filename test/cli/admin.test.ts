@@ -1,0 +1,80 @@
+import t from 'tap';
+import { admin, json } from '../support/processes.js';
+import { tempDir } from '../support/services.js';
+
+t.test('create-account, create-key, list-keys, set-plan, revoke-key', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  t.strictSame(Object.keys(opened).sort(), ['account_id', 'api_key', 'key_id', 'plan', 'scopes']);
+  t.match(opened, { plan: 'business', scopes: ['forms:read', 'responses:read'] });
+  t.match(opened.api_key, /^svc_[0-9A-Za-z]{43}$/);
+
+  const key = json(await admin(['create-key', '--account', opened.account_id, '--name', 'CI deploys', '--scopes', 'forms:read,forms:write'], env));
+  t.strictSame(Object.keys(key).sort(), ['api_key', 'key_id', 'prefix', 'scopes']);
+  t.same(key.scopes, ['forms:read', 'forms:write']);
+  t.equal(key.prefix, key.api_key.slice(0, 12));
+
+  const run = await admin(['list-keys', '--account', opened.account_id], env);
+  const keys = json(run);
+  t.equal(keys.length, 2);
+  t.notMatch(run.stdout, /svc_[0-9A-Za-z]{43}/, 'list-keys never shows a full key');
+  t.notMatch(run.stdout, /[0-9a-f]{64}/, 'nor its hash');
+  t.match(keys[1], { key_id: key.key_id, name: 'CI deploys', prefix: key.prefix, scopes: ['forms:read', 'forms:write'], created_at: String, last_used_at: null, revoked_at: null });
+
+  t.same(json(await admin(['set-plan', '--account', opened.account_id, '--plan', 'pro'], env)), { account_id: opened.account_id, plan: 'pro' });
+  t.same(json(await admin(['revoke-key', '--key', key.key_id], env)), { key_id: key.key_id, revoked: true });
+  t.same(json(await admin(['revoke-key', '--key', key.key_id], env)), { key_id: key.key_id, revoked: true }, 'revoking twice is harmless');
+  t.match(json(await admin(['list-keys', '--account', opened.account_id], env))[1], { revoked_at: String });
+});
+
+t.test('bad arguments: a message on stderr, exit 2, nothing changed', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  const before = (await admin(['events'], env)).stdout;
+  const bad: Array<[string, string[], RegExp]> = [
+    ['no command', [], /a command is required[\s\S]*usage/],
+    ['unknown command', ['drop-everything'], /unknown command/],
+    ['missing name', ['create-account', '--plan', 'free'], /--name is required/],
+    ['bad plan', ['create-account', '--name', 'X', '--plan', 'gold'], /--plan/],
+    ['bad scope', ['create-account', '--name', 'X', '--plan', 'free', '--scopes', 'forms:read,admin'], /--scopes/],
+    ['empty scopes', ['create-account', '--name', 'X', '--plan', 'free', '--scopes', ','], /--scopes/],
+    ['unknown option', ['create-account', '--name', 'X', '--plan', 'free', '--root'], /Unknown option/i],
+    ['stray argument', ['list-keys', '--account', opened.account_id, 'extra'], /argument/i],
+    ['option without value', ['list-keys', '--account'], /argument missing|requires|--account/i],
+    ['unknown account', ['create-key', '--account', 'acc_nobody', '--name', 'x'], /no such account/],
+    ['unknown account for list', ['list-keys', '--account', 'acc_nobody'], /no account/],
+    ['unknown account for plan', ['set-plan', '--account', 'acc_nobody', '--plan', 'pro'], /no such account/],
+    ['unknown key', ['revoke-key', '--key', 'key_nobody'], /no key/],
+    ['malformed id', ['revoke-key', '--key', '../../etc'], /--key/],
+    ['bad position', ['events', '--from', '-3'], /--from/],
+  ];
+  for (const [name, args, message] of bad) {
+    const run = await admin(args, env);
+    t.equal(run.code, 2, name);
+    t.match(run.stderr, message, name);
+    t.equal(run.stdout, '', `${name}: nothing on stdout`);
+  }
+  t.equal((await admin(['events'], env)).stdout, before, 'no event was written by any of them');
+  const help = await admin(['help'], env);
+  t.match(help, { code: 0, stderr: /usage: admin/ }, 'help is not an error');
+  const config = await admin(['list-keys', '--account', opened.account_id], { ...env, LOG_LEVEL: 'loud' });
+  t.equal(config.code, 1, 'bad configuration is exit 1');
+  t.match(config.stderr.trim(), /^invalid configuration: LOG_LEVEL must be one of/);
+});
+
+t.test('events prints the history as NDJSON for auditors; rebuild rebuilds', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  json(await admin(['set-plan', '--account', opened.account_id, '--plan', 'pro'], env));
+  const all = (await admin(['events'], env)).stdout.trim().split('\n').map((line) => JSON.parse(line));
+  t.same(all.map((e) => e.type), ['AccountOpened', 'ApiKeyIssued', 'AccountPlanChanged']);
+  t.match(all[1], { position: '2', stream: `account-${opened.account_id}`, revision: 1, id: String, recorded_at: String, data: { key_id: opened.key_id, prefix: String }, metadata: { schema_version: 1, actor: 'cli', occurred_at: String } });
+  t.notMatch(JSON.stringify(all), new RegExp(opened.api_key), 'the history never holds a key');
+  const fromThird = (await admin(['events', '--from', '3'], env)).stdout.trim().split('\n');
+  t.equal(fromThird.length, 1);
+  const stream = (await admin(['events', '--stream', `account-${opened.account_id}`, '--from', '1'], env)).stdout.trim().split('\n');
+  t.same(stream.map((line) => JSON.parse(line).revision), [1, 2]);
+  t.equal((await admin(['events', '--stream', 'account-nobody'], env)).stdout, '');
+  t.match(json(await admin(['rebuild'], env)), { rebuilt: true, events: 3, seconds: Number });
+  t.equal(json(await admin(['list-keys', '--account', opened.account_id], env)).length, 1, 'read models are back after the rebuild');
+});

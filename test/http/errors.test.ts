@@ -1,0 +1,71 @@
+import { Writable } from 'node:stream';
+import type { InjectOptions } from 'fastify';
+import t from 'tap';
+import { createLogger } from '../../src/services.js';
+import { owner, publishedWidget, testApp } from '../support/app.js';
+
+const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
+
+t.test('every error path answers in the D3 shape', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const json = { 'content-type': 'application/json' };
+  const cases: Array<[string, InjectOptions, number, string]> = [
+    ['unknown route', { method: 'GET', url: '/nope' }, 404, 'not_found'],
+    ['unknown api route', { method: 'POST', url: '/api/nothing', payload: {} }, 404, 'not_found'],
+    ['unknown method', { method: 'PATCH', url: '/api/widgets', headers: biz.headers, payload: {} }, 404, 'not_found'],
+    ['malformed JSON', { method: 'POST', url: `/api/widgets/${widget}/submit`, headers: json, payload: '{"answers": ' }, 400, 'validation_error'],
+    ['malformed JSON on a K route', { method: 'POST', url: '/api/widgets', headers: { ...biz.headers, ...json }, payload: '{nope' }, 400, 'validation_error'],
+    ['empty JSON body', { method: 'POST', url: '/api/widgets', headers: { ...biz.headers, ...json }, payload: '' }, 400, 'validation_error'],
+    ['prototype pollution', { method: 'POST', url: '/api/widgets', headers: { ...biz.headers, ...json }, payload: '{"widget_type":"nps","title":"x","__proto__":{"admin":true}}' }, 400, 'validation_error'],
+    ['constructor pollution', { method: 'POST', url: '/api/widgets', headers: { ...biz.headers, ...json }, payload: '{"widget_type":"nps","title":"x","constructor":{"prototype":{"admin":true}}}' }, 400, 'validation_error'],
+    ['text/plain', { method: 'POST', url: `/api/widgets/${widget}/submit`, headers: { 'content-type': 'text/plain' }, payload: 'hello' }, 415, 'unsupported_media_type'],
+    ['form encoded', { method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=b' }, 415, 'unsupported_media_type'],
+    ['over 1 MiB', { method: 'POST', url: `/api/widgets/${widget}/submit`, headers: json, payload: JSON.stringify({ answers: { comment: 'x'.repeat(1024 * 1024) } }) }, 413, 'payload_too_large'],
+  ];
+  for (const [name, request, status, code] of cases) {
+    const reply = await app.inject(request);
+    t.equal(reply.statusCode, status, name);
+    t.match(reply.json(), D3(status, code), name);
+    t.notMatch(reply.body, /node_modules|at \w+ \(|FST_|sqlite/i, `${name}: no internals`);
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers })).json().pagination.total, 1, 'nothing was created by any of them');
+});
+
+t.test('request ids, health and readiness', async (t) => {
+  const { app, services } = await testApp(t);
+  const reply = await app.inject({ method: 'GET', url: '/healthz' });
+  t.same(reply.json(), { status: 'ok' });
+  t.match(String(reply.headers['x-request-id']), /^req_/, 'each reply names its request');
+  t.equal((await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-123' } })).headers['x-request-id'], 'trace-123', 'a caller id is kept');
+  t.match(String((await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id\n' } })).headers['x-request-id']), /^req_/, 'a malformed one is not');
+  await services.projections.waitFor(await services.events.headPosition(), 2000);
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(ready.statusCode, 200);
+  t.match(ready.json(), { status: 'ready', event_store: { kind: 'sqlite', reachable: true }, read_models: { kind: 'sqlite', reachable: true }, projections: { caught_up: true } });
+});
+
+t.test('a store failure is a 500 that tells nothing of the store; readiness goes 503', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  await services.readModels.close();
+  const reply = await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers });
+  t.equal(reply.statusCode, 500);
+  t.match(reply.json(), D3(500, 'internal_error'));
+  t.notMatch(reply.body, /database|sqlite|connection|stack/i);
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(ready.statusCode, 503);
+  t.match(ready.json(), { code: 'not_ready', read_models: { reachable: false } });
+});
+
+t.test('logs carry request ids and never the API key', async (t) => {
+  const lines: string[] = [];
+  const sink = new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
+  const { app, services } = await testApp(t, { logger: createLogger({ LOG_LEVEL: 'info' }, sink) });
+  const biz = await owner(services);
+  await app.inject({ method: 'GET', url: '/api/widgets', headers: { ...biz.headers, 'x-request-id': 'log-check' } });
+  const log = lines.join('');
+  t.match(log, /"reqId":"log-check"/);
+  t.notMatch(log, new RegExp(biz.key), 'the key is nowhere in the logs');
+});

@@ -1,0 +1,64 @@
+import t from 'tap';
+import { admin, json, startFailing, startServer } from './support/processes.js';
+import { tempDir } from './support/services.js';
+
+t.test('the server honours CLI keys, revocations within 2 s, and keeps data across restarts', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  let server = await startServer(env);
+  t.teardown(() => server.stop('SIGKILL'));
+  const anonymous = await fetch(`${server.url}/api/widgets`);
+  t.equal(anonymous.status, 401);
+  t.match(await anonymous.json(), { statusCode: 401, code: 'unauthorized', error: 'Unauthorized', message: String });
+
+  const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business', '--scopes', 'forms:read,forms:write,responses:read,responses:write'], env));
+  const headers = { authorization: `Bearer ${opened.api_key}`, 'content-type': 'application/json' };
+  // The server learns of the key from the shared store; give it its polling interval.
+  let list = await fetch(`${server.url}/api/widgets`, { headers });
+  for (let i = 0; list.status === 401 && i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    list = await fetch(`${server.url}/api/widgets`, { headers });
+  }
+  t.equal(list.status, 200, 'a key made by the CLI works on the running server');
+  const created = await fetch(`${server.url}/api/widgets`, { method: 'POST', headers, body: JSON.stringify({ widget_type: 'nps', title: 'Survives' }) });
+  t.equal(created.status, 201);
+
+  const second = json(await admin(['create-key', '--account', opened.account_id, '--name', 'spare', '--scopes', 'forms:read'], env));
+  json(await admin(['revoke-key', '--key', opened.key_id], env));
+  const revokedAt = Date.now();
+  let status = 200;
+  while (status !== 401 && Date.now() - revokedAt < 5000) {
+    status = (await fetch(`${server.url}/api/widgets`, { headers })).status;
+    if (status !== 401) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(status, 401, 'the revoked key is refused');
+  t.ok(Date.now() - revokedAt <= 2000, `within 2 s of the CLI answering (${Date.now() - revokedAt} ms)`);
+
+  const stopped = await server.stop('SIGTERM');
+  t.equal(stopped.code, 0, 'SIGTERM shuts down cleanly');
+  server = await startServer(env);
+  const after = await fetch(`${server.url}/api/widgets`, { headers: { authorization: `Bearer ${second.api_key}` } });
+  t.equal(after.status, 200);
+  t.same(((await after.json()) as { widgets: Array<{ title: string }> }).widgets.map((w: { title: string }) => w.title), ['Survives'], 'data survives a restart');
+  t.equal((await fetch(`${server.url}/api/widgets`, { headers })).status, 401, 'and so does the revocation');
+});
+
+t.test('bad configuration stops the start with one line naming the variable', async (t) => {
+  const dir = tempDir(t);
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'abc' }, /^invalid configuration: PORT must be a whole number from 1 to 65535 \(got "abc"\)$/],
+    [{ PORT: '70000' }, /^invalid configuration: PORT /],
+    [{ LOG_LEVEL: 'verbose' }, /^invalid configuration: LOG_LEVEL /],
+    [{ EVENTSTORE_URL: 'http://user:pw@example' }, /^invalid configuration: EVENTSTORE_URL must be an esdb:\/\/ or kurrentdb:\/\/ connection string$/],
+    [{ MONGODB_URL: 'postgres://x' }, /^invalid configuration: MONGODB_URL /],
+    [{ SECRET: 'short' }, /^invalid configuration: SECRET must be at least 32 characters$/],
+    [{ TRUST_PROXY: 'maybe' }, /^invalid configuration: TRUST_PROXY /],
+    [{ PUBLIC_BASE_URL: 'not a url' }, /^invalid configuration: PUBLIC_BASE_URL /],
+  ];
+  for (const [env, line] of cases) {
+    const run = await startFailing({ DATA_DIR: dir, ...env });
+    t.equal(run.code, 1, Object.keys(env).join());
+    t.match(run.stderr.trim(), line);
+    t.equal(run.stderr.trim().split('\n').length, 1, 'one line');
+    t.notMatch(run.stderr, /pw@/, 'credentials are never echoed');
+  }
+});

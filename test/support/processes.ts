@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/**
+ * Children run TypeScript with tsx, as `npm start` does. tap follows child
+ * processes for coverage but cannot map what tsx compiles (every such file
+ * reads as fully covered), so children report no coverage: the measure counts
+ * only code exercised in the test process itself.
+ */
+export const childEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH ?? '',
+  NODE_OPTIONS: '--import=tsx',
+  _TAPJS_PROCESSINFO_COVERAGE_: '0',
+  ...env,
+});
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the admin CLI as `npm run admin` does, with the given environment. */
+export function admin(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [`${ROOT}src/cli/admin.ts`, ...args], {
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export function json(run: Run): any {
+  if (run.code !== 0) throw new Error(`admin failed (${run.code}): ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Server {
+  url: string;
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stderr: string }>;
+}
+
+/** Starts the server as `npm start` does and waits until it answers /healthz. */
+export async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [`${ROOT}src/main.ts`], {
+    env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      if (child.exitCode !== null || i > 200) throw new Error(`server did not start: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url,
+    stop: async (signal = 'SIGTERM') => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Starts the server with a configuration it must refuse. */
+export function startFailing(env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [`${ROOT}src/main.ts`], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,0 +1,93 @@
+import t from 'tap';
+import type { App } from '../../src/http/app.js';
+import type { Services } from '../../src/services.js';
+import { owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
+import { snapshotReadModels } from '../support/services.js';
+
+const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
+
+async function respond(app: App, widget: string, secret: string): Promise<string> {
+  const token = await tokenFor(app, 'widgets', widget);
+  const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 2, comment: secret }, _token: token } });
+  return reply.json().id;
+}
+
+/** Every event in the store, as the text an auditor's export would hold. */
+async function wholeStore(services: Services): Promise<string> {
+  return JSON.stringify(await services.events.readAll({ after: 0n, limit: 1_000_000 }), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+}
+
+const list = async (app: App, who: Owner, widget: string) =>
+  (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: who.headers })).json().responses.map((r: { id: string }) => r.id);
+
+t.test('bulk delete erases responses from read models and the event store, leaving an audit event', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const other = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const sibling = await publishedWidget(app, biz);
+  const theirs = await publishedWidget(app, other);
+  const erased = [await respond(app, widget, 'SECRET-ONE'), await respond(app, widget, 'SECRET-TWO')];
+  const kept = await respond(app, widget, 'kept-answer');
+  const onSibling = await respond(app, sibling, 'sibling-answer');
+  const onTheirs = await respond(app, theirs, 'their-answer');
+  t.match(await wholeStore(services), /SECRET-ONE/, 'the answers are in the store before');
+
+  const del = (who: Owner, payload: object) => app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload });
+  const reply = await del(biz, { ids: [...erased, onSibling, onTheirs, 'rsp_unknown', erased[0]], widgetId: widget });
+  t.equal(reply.statusCode, 200);
+  t.same(reply.json(), { success: true, deleted: 2 }, 'only ids of that widget count, each once');
+
+  t.same(await list(app, biz, widget), [kept], 'gone from the responses list at once');
+  t.same(await list(app, biz, sibling), [onSibling], "another widget's response is left alone");
+  t.same(await list(app, other, theirs), [onTheirs], "another account's response is left alone");
+  const store = await wholeStore(services);
+  t.notMatch(store, /SECRET-ONE|SECRET-TWO/, 'no trace of the erased answers in the event store');
+  for (const id of erased) t.same(await services.events.readStream(`response-${id}`), [], `stream of ${id} deleted`);
+
+  const audit = await services.events.readStream(`erasures-${biz.accountId}`);
+  t.equal(audit.length, 1);
+  t.match(audit[0], { type: 'ResponsesErased', data: { parent: 'widget', parent_id: widget, response_ids: erased, reason: 'bulk_delete', key_id: biz.keyId, erased_at: String } });
+  t.notMatch(JSON.stringify(audit[0]!.data), /SECRET/, 'the audit event holds ids, never content');
+
+  const before = await snapshotReadModels(services);
+  await services.projections.rebuild();
+  t.same(await snapshotReadModels(services), before, 'a rebuild does not bring them back');
+
+  t.match((await del(other, { ids: [kept], widgetId: widget })).json(), D3(404, 'widget_not_found'), "another account's widget");
+  t.same(await list(app, biz, widget), [kept], 'and nothing changed');
+  const invalid: Array<[string, object]> = [
+    ['two parents', { ids: [kept], widgetId: widget, formId: 'frm_x' }],
+    ['no parent', { ids: [kept] }],
+    ['no ids', { ids: [], widgetId: widget }],
+    ['ids not a list', { ids: kept, widgetId: widget }],
+    ['1001 ids', { ids: Array.from({ length: 1001 }, (_, i) => `rsp_${i}`), widgetId: widget }],
+    ['unknown key', { ids: [kept], widgetId: widget, everything: true }],
+    ['operator as id', { ids: [{ $ne: null }], widgetId: widget }],
+  ];
+  for (const [name, payload] of invalid) t.match((await del(biz, payload)).json(), D3(400, 'validation_error'), name);
+  const readOnly = await owner(services, 'business', ['forms:read', 'responses:read']);
+  t.match((await del(readOnly, { ids: [kept], widgetId: widget })).json(), D3(403, 'insufficient_scope'));
+  t.same(await list(app, biz, widget), [kept], 'no refused request erased anything');
+});
+
+t.test('deleting a widget erases every response it had', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const kept = await publishedWidget(app, biz);
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push(await respond(app, widget, `DOOMED-${i}`));
+  await respond(app, kept, 'survivor');
+  t.same((await app.inject({ method: 'DELETE', url: `/api/widgets/${widget}`, headers: biz.headers })).json(), { success: true });
+  const store = await wholeStore(services);
+  t.notMatch(store, /DOOMED/, 'no answer of the deleted widget remains in the event store');
+  t.match(store, /survivor/);
+  const audit = await services.events.readStream(`erasures-${biz.accountId}`);
+  t.match(audit[0], { data: { parent: 'widget', parent_id: widget, reason: 'parent_deleted', key_id: biz.keyId } });
+  t.same([...(audit[0]!.data.response_ids as string[])].sort(), [...ids].sort());
+  t.equal((await services.readModels.count('responses', { widget_id: widget })), 0);
+  const before = await snapshotReadModels(services);
+  await services.projections.rebuild();
+  t.same(await snapshotReadModels(services), before, 'rebuild agrees');
+});
