@@ -22,7 +22,6 @@ export const STATUS = {
   widget_not_found: 404,
   form_not_found: 404,
   poll_not_found: 404,
-  method_not_allowed: 405,
   conflict: 409,
   account_exists: 409,
   duplicate_submission: 409,

@@ -26,7 +26,6 @@ export function errorBody(code: ErrorCode, message: string, details?: ErrorDetai
 const FASTIFY_CODES: Record<number, ErrorCode> = {
   400: 'validation_error',
   404: 'not_found',
-  405: 'method_not_allowed',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
 };
