@@ -6,6 +6,69 @@ import { callerOf, requireKey } from '../http/auth.js';
 import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { eraseResponses } from './erasure.js';
+import { ID, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
+import { preflight } from '../http/cors.js';
+import { PaginationQuery } from '../http/pagination.js';
+import { ClientMetadata } from './metadata.js';
+import { listResponses, ResponseList } from './responses.js';
+import { submitResponse, type SubmissionTarget } from './submit.js';
+
+/** D6: every submission carries its embed token as `_token`. Unknown keys are dropped, not refused (embeds evolve). */
+export const SubmitBody = z.object({
+  answers: z.record(z.string().max(64), z.unknown()).default({}),
+  _token: z.string().max(1000).optional(),
+  metadata: ClientMetadata.default({}),
+});
+
+/** POST <path>/:id/submit for widgets and forms: `{success: true, id}` once the response is readable. */
+export function submitRoute<D extends EmbeddableDoc>(
+  app: App,
+  services: Services,
+  what: Embeddable<D>,
+  loadTarget: (id: string) => Promise<SubmissionTarget | null>,
+): void {
+  app.post(
+    `${what.path}/:id/submit`,
+    {
+      config: { publicCors: true },
+      schema: {
+        tags: [`${what.kind}s`],
+        summary: `Submit a ${what.kind} response (embed token in \`_token\`)`,
+        params: Params,
+        body: SubmitBody,
+        response: { 200: z.object({ success: z.literal(true), id: z.string() }), ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const target = ID.test(request.params.id) ? await loadTarget(request.params.id) : null;
+      if (!target) throw notFound(what.kind);
+      const { _token, answers, metadata } = request.body;
+      const id = await submitResponse(
+        services,
+        target,
+        { token: _token, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
+        request.id,
+      );
+      return { success: true as const, id };
+    },
+  );
+  preflight(app, `${what.path}/:id/submit`, ['POST']);
+}
+
+/** GET <path>/:id/responses: the owner's responses, newest first (D9). */
+export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Services, what: Embeddable<D>): void {
+  app.get(
+    `${what.path}/:id/responses`,
+    {
+      preHandler: requireKey(services, { scope: 'responses:read' }),
+      schema: { tags: ['responses'], summary: `List a ${what.kind}'s responses, newest first`, params: Params, querystring: PaginationQuery, response: { 200: ResponseList, ...ErrorResponses } },
+    },
+    async (request) => {
+      const doc = await ownEmbeddable(services, what, request.params.id, callerOf(request).accountId);
+      return listResponses(services, { [`${what.kind}_id`]: doc.id }, request.query);
+    },
+  );
+}
 
 const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an id');
 

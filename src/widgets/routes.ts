@@ -1,25 +1,18 @@
 import { z } from 'zod';
 import { WIDGETS } from '../../projections/widgets.js';
 import { execute, load } from '../aggregate.js';
-import { AppError } from '../errors.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import { preflight } from '../http/cors.js';
+import { ID, isClosed, notFound, Params, publicRead, tokenRoute, type Embeddable, type EmbeddableDoc } from '../submissions/embeddable.js';
 import { ErrorResponses } from '../http/error-schemas.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Services } from '../services.js';
-import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.js';
 import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
-import { ClientMetadata } from '../submissions/metadata.js';
-import { listResponses, ResponseList } from '../submissions/responses.js';
 import { Settings } from '../submissions/settings.js';
-import { submitResponse } from '../submissions/submit.js';
+import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { CreateWidgetBody, Theme, TriggerConfig, UpdateWidgetBody, WidgetType } from './schemas.js';
 import { WidgetQuestion } from '../questions.js';
 import { widget, type Widget } from './widget.js';
-
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
-const Params = z.object({ id: z.string().max(200) });
 
 const WidgetListItem = z.object({
   id: z.string(),
@@ -49,29 +42,15 @@ const WidgetView = z.object({
   updated_at: z.string().optional(),
 });
 
-const SubmitBody = z.object({
-  answers: z.record(z.string().max(64), z.unknown()).default({}),
-  _token: z.string().max(1000).optional(),
-  metadata: ClientMetadata.default({}),
-});
 
-const isClosed = (doc: Widget & { slots_taken?: number }, now: Date) =>
-  Boolean(doc.settings.closes_at && Date.parse(doc.settings.closes_at) <= now.getTime()) ||
-  (doc.settings.max_responses !== null && (doc.slots_taken ?? 0) >= doc.settings.max_responses);
+type WidgetDoc = Widget & EmbeddableDoc;
+const WIDGET: Embeddable<WidgetDoc> = { kind: 'widget', collection: WIDGETS, path: '/api/widgets' };
 
 export function widgetRoutes(app: App, services: Services): void {
   const readDefinitions = requireKey(services, { scope: 'forms:read' });
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
-  const readResponses = requireKey(services, { scope: 'responses:read' });
 
-  /** A stored widget by id; malformed ids never reach a store. */
-  async function find(id: string): Promise<(Widget & { slots_taken?: number }) | null> {
-    if (!ID.test(id)) return null;
-    return (await services.readModels.get(WIDGETS, id)) as (Widget & { slots_taken?: number }) | null;
-  }
-  const notFound = () => new AppError('widget_not_found', 'Widget not found');
-
-  function view(doc: Widget & { slots_taken?: number }, owner: boolean): z.output<typeof WidgetView> {
+  function view(doc: WidgetDoc, owner: boolean): z.output<typeof WidgetView> {
     const base = {
       id: doc.id,
       title: doc.title,
@@ -123,24 +102,7 @@ export function widgetRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get(
-    '/api/widgets/:id',
-    { config: { publicCors: true }, schema: { tags: ['widgets'], summary: 'Get a widget (public when published)', params: Params, response: { 200: WidgetView, ...ErrorResponses } } },
-    async (request, reply) => {
-      const doc = await find(request.params.id);
-      if (!doc) throw notFound();
-      if (!request.headers.authorization) {
-        // Anonymous callers see published widgets only; the rest do not exist for them.
-        if (!doc.published) throw notFound();
-        return view(doc, false);
-      }
-      await readDefinitions.call(app, request, reply);
-      const owner = callerOf(request).accountId === doc.account_id;
-      if (!owner && !doc.published) throw notFound();
-      return view(doc, owner);
-    },
-  );
-  preflight(app, '/api/widgets/:id', ['GET']);
+  publicRead(app, services, WIDGET, { schema: WidgetView, render: view });
 
   app.put(
     '/api/widgets/:id',
@@ -156,10 +118,10 @@ export function widgetRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound();
+      if (!ID.test(request.params.id)) throw notFound('widget');
       const at = services.clock();
       const { state } = await execute(services.commands, widget, request.params.id, { type: 'UpdateWidget', account_id: accountId, body: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      if (state.status !== 'active') throw notFound();
+      if (state.status !== 'active') throw notFound('widget');
       const { id, title, published, updated_at } = state.widget;
       return { id, title, published, updated_at };
     },
@@ -170,7 +132,7 @@ export function widgetRoutes(app: App, services: Services): void {
     { preHandler: writeDefinitions, schema: { tags: ['widgets'], summary: 'Delete a widget and erase all its responses', params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound();
+      if (!ID.test(request.params.id)) throw notFound('widget');
       const at = services.clock();
       await execute(services.commands, widget, request.params.id, { type: 'DeleteWidget', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
       const responseIds = await responseIdsOf(services, 'widget', request.params.id);
@@ -179,45 +141,14 @@ export function widgetRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get(
-    '/api/widgets/:id/token',
-    { config: { publicCors: true }, schema: { tags: ['widgets'], summary: 'Get an embed token (valid 1800 s)', params: Params, response: { 200: z.object({ token: z.string(), expiresIn: z.literal(TOKEN_TTL_SECONDS) }), ...ErrorResponses } } },
-    async (request) => {
-      const doc = await find(request.params.id);
-      if (!doc) throw notFound();
-      if (!doc.published) throw new AppError('widget_not_published', 'This widget is not published');
-      return { token: issueEmbedToken(services.keys.embedTokens, 'widget', doc.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
-    },
-  );
-  preflight(app, '/api/widgets/:id/token', ['GET']);
+  tokenRoute(app, services, WIDGET);
 
-  app.post(
-    '/api/widgets/:id/submit',
-    { config: { publicCors: true }, schema: { tags: ['widgets'], summary: 'Submit a widget response (embed token in `_token`)', params: Params, body: SubmitBody, response: { 200: z.object({ success: z.literal(true), id: z.string() }), ...ErrorResponses } } },
-    async (request) => {
-      if (!ID.test(request.params.id)) throw notFound();
-      const state = await load(services.commands, widget, request.params.id);
-      if (state.status !== 'active') throw notFound();
-      const w = state.widget;
-      const id = await submitResponse(
-        services,
-        { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, settings: w.settings },
-        { token: request.body._token, answers: request.body.answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: request.body.metadata } },
-        request.id,
-      );
-      return { success: true as const, id };
-    },
-  );
-  preflight(app, '/api/widgets/:id/submit', ['POST']);
-
-  app.get(
-    '/api/widgets/:id/responses',
-    { preHandler: readResponses, schema: { tags: ['responses'], summary: "List a widget's responses, newest first", params: Params, querystring: PaginationQuery, response: { 200: ResponseList, ...ErrorResponses } } },
-    async (request) => {
-      const doc = await find(request.params.id);
-      if (!doc || doc.account_id !== callerOf(request).accountId) throw notFound();
-      return listResponses(services, { widget_id: doc.id }, request.query);
-    },
-  );
+  submitRoute(app, services, WIDGET, async (id) => {
+    const state = await load(services.commands, widget, id);
+    if (state.status !== 'active') return null;
+    const w = state.widget;
+    return { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, settings: w.settings };
+  });
+  responsesRoute(app, services, WIDGET);
 }
 

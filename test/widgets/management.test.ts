@@ -130,7 +130,7 @@ t.test('get, update, publish, delete; other accounts see nothing and change noth
   const get = (headers?: Record<string, string>) => app.inject({ method: 'GET', url: `/api/widgets/${id}`, headers });
   const put = (headers: Record<string, string>, payload: object) => app.inject({ method: 'PUT', url: `/api/widgets/${id}`, headers, payload });
 
-  t.match((await get()).json(), D3(404, 'widget_not_found'), 'unpublished: anonymous callers get 404');
+  t.match((await get()).json(), D3(403, 'widget_not_published'), 'unpublished: anonymous callers are told so');
   t.match((await get(other.headers)).json(), D3(404, 'widget_not_found'), "another account's unpublished widget is 404");
   t.match((await get({ authorization: 'Bearer bad' })).json(), D3(401, 'unauthorized'));
   const mine = (await get(biz.headers)).json();
@@ -158,7 +158,7 @@ t.test('get, update, publish, delete; other accounts see nothing and change noth
   t.notOk('settings' in anonymous, 'the public view holds no settings');
   t.equal((await get(other.headers)).statusCode, 200, 'published widgets are readable by anyone');
   t.equal((await put(biz.headers, { published: false })).json().published, false);
-  t.equal((await get()).statusCode, 404);
+  t.equal((await get()).statusCode, 403);
   t.equal((await put(biz.headers, {})).statusCode, 200, 'an empty update changes nothing and succeeds');
 
   const deleted = await app.inject({ method: 'DELETE', url: `/api/widgets/${id}`, headers: biz.headers });

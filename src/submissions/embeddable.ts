@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { AppError, type ErrorCode } from '../errors.js';
+import type { App } from '../http/app.js';
+import { callerOf, requireKey } from '../http/auth.js';
+import { preflight } from '../http/cors.js';
+import { ErrorResponses } from '../http/error-schemas.js';
+import type { Doc } from '../infra/read-models/port.js';
+import type { Services } from '../services.js';
+import { issueEmbedToken, TOKEN_TTL_SECONDS, type EmbedTarget } from './embed-token.js';
+import type { Settings } from './settings.js';
+
+/**
+ * What widgets, forms and polls share: owners publish them, visitors read
+ * and answer them through public endpoints with an embed token.
+ */
+export type Kind = EmbedTarget;
+
+export const CODES: Record<Kind, { notFound: ErrorCode; notPublished: ErrorCode; closed: ErrorCode; label: string }> = {
+  widget: { notFound: 'widget_not_found', notPublished: 'widget_not_published', closed: 'widget_closed', label: 'Widget' },
+  form: { notFound: 'form_not_found', notPublished: 'form_not_published', closed: 'form_closed', label: 'Form' },
+  poll: { notFound: 'poll_not_found', notPublished: 'poll_not_published', closed: 'poll_closed', label: 'Poll' },
+};
+
+export const ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const Params = z.object({ id: z.string().max(200) });
+
+export const notFound = (kind: Kind) => new AppError(CODES[kind].notFound, `${CODES[kind].label} not found`);
+
+/** The stored fields every embeddable read model has. */
+export interface EmbeddableDoc extends Doc {
+  account_id: string;
+  published: boolean;
+  settings: Settings;
+  /** Submissions accepted so far under `max_responses` (slots, never erased). */
+  slots_taken?: number;
+}
+
+export interface Embeddable<D extends EmbeddableDoc> {
+  kind: Kind;
+  collection: string;
+  /** `/api/widgets` and the like. */
+  path: string;
+}
+
+/** A stored object by id, or null; malformed ids never reach a store. */
+export async function findEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<D | null> {
+  if (!ID.test(id)) return null;
+  return (await services.readModels.get(what.collection, id)) as D | null;
+}
+
+/** The caller's own object, or the kind's 404 (D5: another account's object does not exist for the caller). */
+export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<D> {
+  const doc = await findEmbeddable(services, what, id);
+  if (!doc || doc.account_id !== accountId) throw notFound(what.kind);
+  return doc;
+}
+
+/** Closed at or after `closes_at`, or once `max_responses` submissions were accepted. */
+export function isClosed(doc: Pick<EmbeddableDoc, 'settings' | 'slots_taken'>, now: Date): boolean {
+  const { closes_at, max_responses } = doc.settings;
+  return Boolean(closes_at && Date.parse(closes_at) <= now.getTime()) || (max_responses !== null && (doc.slots_taken ?? 0) >= max_responses);
+}
+
+/**
+ * GET <path>/:id: public for published objects. Anonymous callers get 403
+ * `*_not_published` for an unpublished one; a key of another account gets
+ * 404; the owner (forms:read) gets the full view.
+ */
+export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
+  app: App,
+  services: Services,
+  what: Embeddable<D>,
+  view: { schema: S; render(doc: D, owner: boolean): z.output<S> },
+): void {
+  // The reply schema is the caller's, so fastify types the reply loosely here; `render` is typed by it instead.
+  const schema: z.ZodType<unknown> = view.schema;
+  const render = (doc: D, owner: boolean): unknown => view.render(doc, owner);
+  const readDefinitions = requireKey(services, { scope: 'forms:read' });
+  app.get(
+    `${what.path}/:id`,
+    {
+      config: { publicCors: true },
+      schema: { tags: [`${what.kind}s`], summary: `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema, ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const doc = await findEmbeddable(services, what, request.params.id);
+      if (!doc) throw notFound(what.kind);
+      if (!request.headers.authorization) {
+        if (!doc.published) throw new AppError(CODES[what.kind].notPublished, `This ${what.kind} is not published`);
+        return render(doc, false);
+      }
+      await readDefinitions.call(app, request, reply);
+      const owner = callerOf(request).accountId === doc.account_id;
+      if (!owner && !doc.published) throw notFound(what.kind);
+      return render(doc, owner);
+    },
+  );
+  preflight(app, `${what.path}/:id`, ['GET']);
+}
+
+/** GET <path>/:id/token: an embed token for a published object (D6). */
+export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services, what: Embeddable<D>): void {
+  app.get(
+    `${what.path}/:id/token`,
+    {
+      config: { publicCors: true },
+      schema: {
+        tags: [`${what.kind}s`],
+        summary: 'Get an embed token (valid 1800 s)',
+        params: Params,
+        response: { 200: z.object({ token: z.string(), expiresIn: z.literal(TOKEN_TTL_SECONDS) }), ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const doc = await findEmbeddable(services, what, request.params.id);
+      if (!doc) throw notFound(what.kind);
+      if (!doc.published) throw new AppError(CODES[what.kind].notPublished, `This ${what.kind} is not published`);
+      return { token: issueEmbedToken(services.keys.embedTokens, what.kind, doc.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
+    },
+  );
+  preflight(app, `${what.path}/:id/token`, ['GET']);
+}
