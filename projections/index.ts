@@ -1,6 +1,8 @@
 import { accountsProjection } from './accounts.js';
+import { formsProjection } from './forms.js';
+import { pollsProjection } from './polls.js';
 import type { Projection } from './projection.js';
 import { responsesProjection } from './responses.js';
 import { widgetsProjection } from './widgets.js';
 
-export const projections: Projection[] = [accountsProjection, widgetsProjection, responsesProjection];
+export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection];

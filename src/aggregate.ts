@@ -89,3 +89,6 @@ export async function load<State, Event extends { type: string; data: unknown },
   }
   return state;
 }
+
+/** Whether two configuration values are the same (decisions skip events that change nothing). */
+export const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);

@@ -1,9 +1,11 @@
 import { accountEvents, type AccountEvent } from './accounts/events.js';
 import { EventCatalog } from './event-catalog.js';
+import { formEvents, type FormEvent } from './forms/events.js';
+import { pollEvents, type PollEvent } from './polls/events.js';
 import { submissionEvents, type SubmissionEvent } from './submissions/events.js';
 import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent | WidgetEvent | SubmissionEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent;
 
-export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...submissionEvents]);
+export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents]);

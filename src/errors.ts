@@ -53,3 +53,9 @@ export class AppError extends Error {
     return STATUS[this.code];
   }
 }
+
+/** A configuration that fails its schema inside a decision: 400 with one detail per issue. */
+export function invalidBody(error: { issues: Array<{ path: PropertyKey[]; message: string }> }, message: string): AppError {
+  const details = error.issues.map((issue) => ({ path: ['body', ...issue.path.map(String)].join('.'), message: issue.message }));
+  return new AppError('validation_error', message, details);
+}

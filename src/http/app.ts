@@ -6,6 +6,8 @@ import { registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
 import { widgetRoutes } from '../widgets/routes.js';
+import { formRoutes } from '../forms/routes.js';
+import { pollRoutes } from '../polls/routes.js';
 import { responseRoutes } from '../submissions/routes.js';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -46,6 +48,8 @@ export async function buildApp(services: Services): Promise<App> {
   publicCors(app);
   healthRoutes(app, services);
   widgetRoutes(app, services);
+  formRoutes(app, services);
+  pollRoutes(app, services);
   responseRoutes(app, services);
   return app;
 }

@@ -4,6 +4,7 @@ import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import { ErrorResponses } from '../http/error-schemas.js';
+import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Doc } from '../infra/read-models/port.js';
 import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS, type EmbedTarget } from './embed-token.js';
@@ -70,17 +71,18 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
   app: App,
   services: Services,
   what: Embeddable<D>,
-  view: { schema: S; render(doc: D, owner: boolean): z.output<S> },
+  view: { schema: S; render(doc: D, owner: boolean): z.output<S> | Promise<z.output<S>>; suffix?: string; summary?: string },
 ): void {
+  const url = `${what.path}/:id${view.suffix ?? ''}`;
   // The reply schema is the caller's, so fastify types the reply loosely here; `render` is typed by it instead.
   const schema: z.ZodType<unknown> = view.schema;
   const render = (doc: D, owner: boolean): unknown => view.render(doc, owner);
   const readDefinitions = requireKey(services, { scope: 'forms:read' });
   app.get(
-    `${what.path}/:id`,
+    url,
     {
       config: { publicCors: true },
-      schema: { tags: [`${what.kind}s`], summary: `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema, ...ErrorResponses } },
+      schema: { tags: [`${what.kind}s`], summary: view.summary ?? `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema, ...ErrorResponses } },
     },
     async (request, reply) => {
       const doc = await findEmbeddable(services, what, request.params.id);
@@ -95,7 +97,25 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
       return render(doc, owner);
     },
   );
-  preflight(app, `${what.path}/:id`, ['GET']);
+  preflight(app, url, ['GET']);
+}
+
+/** GET <path>: the caller's own objects, newest first, paginated (D9), under the key `<kind>s`. */
+export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App, services: Services, what: Embeddable<D>, item: S): void {
+  const key = `${what.kind}s`;
+  const schema: z.ZodType<unknown> = z.object({ [key]: z.array(item), pagination: Pagination });
+  app.get(
+    what.path,
+    { preHandler: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema, ...ErrorResponses } } },
+    async (request): Promise<unknown> => {
+      const { accountId } = callerOf(request);
+      const [docs, total] = await Promise.all([
+        services.readModels.find(what.collection, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
+        services.readModels.count(what.collection, { account_id: accountId }),
+      ]);
+      return { [key]: docs, pagination: pagination(request.query, total) };
+    },
+  );
 }
 
 /** GET <path>/:id/token: an embed token for a published object (D6). */

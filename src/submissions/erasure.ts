@@ -1,5 +1,7 @@
 import type { Services } from '../services.js';
+import { POLL_VOTERS } from '../../projections/polls.js';
 import { RESPONSES } from '../../projections/responses.js';
+import type { Doc } from '../infra/read-models/port.js';
 
 export interface Erasure {
   accountId: string;
@@ -12,7 +14,12 @@ export interface Erasure {
   requestId?: string;
 }
 
-const PARENT_FIELD = { widget: 'widget_id', form: 'form_id', poll: 'poll_id' } as const;
+/** Where each parent's submissions are listed, and the stream each one lives in. */
+const SUBMISSIONS = {
+  widget: { collection: RESPONSES, field: 'widget_id', stream: (doc: Doc) => `response-${doc.id}` },
+  form: { collection: RESPONSES, field: 'form_id', stream: (doc: Doc) => `response-${doc.id}` },
+  poll: { collection: POLL_VOTERS, field: 'poll_id', stream: (doc: Doc) => String(doc.stream) },
+} as const;
 const CHUNK = 1000;
 
 /**
@@ -22,14 +29,14 @@ const CHUNK = 1000;
  * they apply that event, so a rebuild cannot bring them back.
  */
 export async function eraseResponses(services: Services, erasure: Erasure): Promise<number> {
-  const field = PARENT_FIELD[erasure.parent];
-  const owned: string[] = [];
+  const { collection, field, stream } = SUBMISSIONS[erasure.parent];
+  const owned: Doc[] = [];
   for (const id of new Set(erasure.responseIds)) {
-    const doc = await services.readModels.get(RESPONSES, id);
-    if (doc && doc[field] === erasure.parentId && doc.account_id === erasure.accountId) owned.push(id);
+    const doc = await services.readModels.get(collection, id);
+    if (doc && doc[field] === erasure.parentId && doc.account_id === erasure.accountId) owned.push(doc);
   }
   if (owned.length === 0) return 0;
-  for (const id of owned) await services.events.deleteStream(`response-${id}`);
+  for (const doc of owned) await services.events.deleteStream(stream(doc));
   const now = services.clock();
   for (let i = 0; i < owned.length; i += CHUNK) {
     const { position } = await services.events.append(
@@ -42,7 +49,7 @@ export async function eraseResponses(services: Services, erasure: Erasure): Prom
               account_id: erasure.accountId,
               parent: erasure.parent,
               parent_id: erasure.parentId,
-              response_ids: owned.slice(i, i + CHUNK),
+              response_ids: owned.slice(i, i + CHUNK).map((doc) => doc.id),
               reason: erasure.reason,
               key_id: erasure.keyId,
               erased_at: now.toISOString(),
@@ -58,8 +65,9 @@ export async function eraseResponses(services: Services, erasure: Erasure): Prom
   return owned.length;
 }
 
-/** Every response id of a parent, from the read models (for erasure when the parent is deleted). */
+/** Every response (or vote) id of a parent, from the read models (for erasure when the parent is deleted). */
 export async function responseIdsOf(services: Services, parent: Erasure['parent'], parentId: string): Promise<string[]> {
-  const docs = await services.readModels.find(RESPONSES, { [PARENT_FIELD[parent]]: parentId }, { sort: [['id', 1]] });
+  const { collection, field } = SUBMISSIONS[parent];
+  const docs = await services.readModels.find(collection, { [field]: parentId }, { sort: [['id', 1]] });
   return docs.map((doc) => doc.id);
 }

@@ -36,7 +36,7 @@ export const ResponseSubmitted = defineEvent(
  */
 export const SubmissionSlotReserved = defineEvent(
   'SubmissionSlotReserved',
-  z.object({ target: z.enum(['widget', 'form']), target_id: z.string(), response_id: z.string() }),
+  z.object({ target: z.enum(['widget', 'form', 'poll']), target_id: z.string(), response_id: z.string() }),
 );
 
 /** The audit trail of an erasure: which responses, when, by which key; never what they said. */

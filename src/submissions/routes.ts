@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { WIDGETS } from '../../projections/widgets.js';
-import { AppError } from '../errors.js';
+import { EMBEDDABLES } from '../embeddables.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { ErrorResponses } from '../http/error-schemas.js';
@@ -72,15 +71,16 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
 
 const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an id');
 
-/** D9: exactly one parent key, at most 1000 ids. */
+/** D9: exactly one parent key, at most 1000 ids (vote ids with `pollId`). */
 export const BulkDeleteBody = z
   .strictObject({
     ids: z.array(Id).min(1).max(1000),
     widgetId: Id.optional(),
     formId: Id.optional(),
+    pollId: Id.optional(),
   })
-  .refine((body) => [body.widgetId, body.formId].filter(Boolean).length === 1, {
-    message: 'give exactly one of widgetId or formId',
+  .refine((body) => [body.widgetId, body.formId, body.pollId].filter((id) => id !== undefined).length === 1, {
+    message: 'give exactly one of widgetId, formId or pollId',
     path: [],
   });
 
@@ -91,7 +91,7 @@ export function responseRoutes(app: App, services: Services): void {
       preHandler: requireKey(services, { scope: 'responses:write' }),
       schema: {
         tags: ['responses'],
-        summary: 'Erase responses of one widget or form for good',
+        summary: 'Erase responses of one widget or form, or votes of one poll, for good',
         body: BulkDeleteBody,
         response: { 200: z.object({ success: z.literal(true), deleted: z.number().int() }), ...ErrorResponses },
       },
@@ -99,11 +99,12 @@ export function responseRoutes(app: App, services: Services): void {
     async (request) => {
       const { accountId, keyId } = callerOf(request);
       const body = request.body;
-      const [parent, parentId, collection, missing] = body.widgetId
-        ? (['widget', body.widgetId, WIDGETS, 'widget_not_found'] as const)
-        : (['form', body.formId!, 'forms', 'form_not_found'] as const);
-      const doc = await services.readModels.get(collection, parentId);
-      if (!doc || doc.account_id !== accountId) throw new AppError(missing, `${parent === 'widget' ? 'Widget' : 'Form'} not found`);
+      const [parent, parentId] = body.widgetId
+        ? (['widget', body.widgetId] as const)
+        : body.formId
+          ? (['form', body.formId] as const)
+          : (['poll', body.pollId!] as const);
+      await ownEmbeddable(services, EMBEDDABLES[parent], parentId, accountId);
       const deleted = await eraseResponses(services, { accountId, parent, parentId, responseIds: body.ids, reason: 'bulk_delete', keyId, requestId: request.id });
       return { success: true as const, deleted };
     },

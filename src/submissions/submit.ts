@@ -1,6 +1,8 @@
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { Plan } from '../accounts/events.js';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError } from '../errors.js';
+import type { EventMetadata } from '../event-catalog.js';
+import { CODES, type Kind } from './embeddable.js';
 import { validateAnswers, type Answers, type FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
 import { embeddingHost, hostAllowed } from './domains.js';
@@ -10,13 +12,10 @@ import { captureMetadata, type SubmissionRequest } from './metadata.js';
 import type { Settings } from './settings.js';
 
 /** What a submission needs to know about the widget or form it answers. */
-export interface SubmissionTarget {
+export interface SubmissionTarget extends Gate {
   kind: 'widget' | 'form';
-  id: string;
   accountId: string;
-  published: boolean;
   questions: FormQuestion[];
-  settings: Settings;
   /** Forms: copied into the consent record. */
   version?: number;
 }
@@ -27,27 +26,34 @@ export interface SubmissionInput {
   request: SubmissionRequest;
 }
 
-const CODES: Record<SubmissionTarget['kind'], { notPublished: ErrorCode; closed: ErrorCode }> = {
-  widget: { notPublished: 'widget_not_published', closed: 'widget_closed' },
-  form: { notPublished: 'form_not_published', closed: 'form_closed' },
-};
 
-export interface SubmissionFacts {
+/** What every public submission (a response or a vote) is checked against. */
+export interface Gate {
+  kind: Kind;
+  id: string;
+  published: boolean;
+  settings: Settings;
+}
+
+export interface AccessFacts {
   now: Date;
   /** The embed token's issue time, or null when it is missing, forged, expired or another object's. */
   issuedAt: Date | null;
   host: string | null;
   /** The object has taken max_responses submissions already. */
   full: boolean;
+}
+
+export interface SubmissionFacts extends AccessFacts {
   answers: Record<string, unknown>;
 }
 
 /**
- * The rules of a submission, in the order the spec gives them: published,
- * not closed, token, domain, answers. Pure: facts in, valid answers out, or
- * the first rule broken as an AppError.
+ * The rules before any answer is looked at, in the order the spec gives them:
+ * published, not closed, token, domain. Pure: facts in, the token's issue
+ * time out, or the first rule broken as an AppError.
  */
-export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts): { answers: Answers; issuedAt: Date } {
+export function checkAccess(target: Gate, facts: AccessFacts): Date {
   const codes = CODES[target.kind];
   if (!target.published) throw new AppError(codes.notPublished, `This ${target.kind} is not published`);
   const closesAt = target.settings.closes_at;
@@ -58,14 +64,30 @@ export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts
   if (!hostAllowed(facts.host, target.settings.allowed_domains)) {
     throw new AppError('domain_not_allowed', `This ${target.kind} may not be embedded on ${facts.host ?? 'an unknown site'}`);
   }
-  const { answers, details } = validateAnswers(target.questions, facts.answers);
-  if (details.length > 0) throw new AppError('validation_error', 'Some answers are invalid', details);
-  return { answers, issuedAt: facts.issuedAt };
+  return facts.issuedAt;
 }
 
-const quotaStream = (target: SubmissionTarget) => `quota-${target.kind}-${target.id}`;
+/** checkAccess, then the answers against the questions. */
+export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts): { answers: Answers; issuedAt: Date } {
+  const issuedAt = checkAccess(target, facts);
+  const { answers, details } = validateAnswers(target.questions, facts.answers);
+  if (details.length > 0) throw new AppError('validation_error', 'Some answers are invalid', details);
+  return { answers, issuedAt };
+}
 
-async function isFull(services: Services, target: SubmissionTarget): Promise<boolean> {
+const quotaStream = (target: Gate) => `quota-${target.kind}-${target.id}`;
+
+/** The facts of a request about an object, read from the token, the headers and the quota stream. */
+export async function accessFacts(services: Services, target: Gate, token: unknown, headers: SubmissionRequest['headers'], now: Date): Promise<AccessFacts> {
+  return {
+    now,
+    issuedAt: verifyEmbedToken(services.keys.embedTokens, token, target.kind, target.id, now),
+    host: embeddingHost(headers),
+    full: await isFull(services, target),
+  };
+}
+
+async function isFull(services: Services, target: Gate): Promise<boolean> {
   const max = target.settings.max_responses;
   if (max === null) return false;
   const slot = await services.events.readStream(quotaStream(target), { fromRevision: BigInt(max - 1), maxCount: 1 });
@@ -87,6 +109,22 @@ function consentRecord(target: SubmissionTarget, answers: Answers, input: Submis
 }
 
 /**
+ * With `max_responses`, takes the next numbered slot of the object before a
+ * submission is recorded; past the limit the object is closed. The store's
+ * revision numbers the slots, so the count is exact under any concurrency.
+ */
+export async function reserveSlot(services: Services, target: Gate, submissionId: string, meta: Omit<EventMetadata, 'schema_version'>): Promise<void> {
+  const max = target.settings.max_responses;
+  if (max === null) return;
+  const reserved = await services.events.append(
+    quotaStream(target),
+    [services.catalog.serialize({ type: 'SubmissionSlotReserved', data: { target: target.kind, target_id: target.id, response_id: submissionId } }, meta)],
+    'any',
+  );
+  if (reserved.nextRevision >= BigInt(max)) throw new AppError(CODES[target.kind].closed, `This ${target.kind} is closed`);
+}
+
+/**
  * Records one response: checks it, captures its metadata by the owner's plan
  * at this moment, takes a slot when the object has a response limit, appends
  * it to its own stream, and returns its id once the read models show it.
@@ -94,10 +132,7 @@ function consentRecord(target: SubmissionTarget, answers: Answers, input: Submis
 export async function submitResponse(services: Services, target: SubmissionTarget, input: SubmissionInput, requestId?: string): Promise<string> {
   const now = services.clock();
   const { answers, issuedAt } = checkSubmission(target, {
-    now,
-    issuedAt: verifyEmbedToken(services.keys.embedTokens, input.token, target.kind, target.id, now),
-    host: embeddingHost(input.request.headers),
-    full: await isFull(services, target),
+    ...(await accessFacts(services, target, input.token, input.request.headers, now)),
     answers: input.answers,
   });
   const owner = await services.readModels.get(ACCOUNTS, target.accountId);
@@ -106,16 +141,7 @@ export async function submitResponse(services: Services, target: SubmissionTarge
   const responseId = services.ids('rsp');
   const meta = { occurred_at: now.toISOString(), actor: 'public', ...(requestId ? { request_id: requestId } : {}) };
 
-  if (target.settings.max_responses !== null) {
-    const reserved = await services.events.append(
-      quotaStream(target),
-      [services.catalog.serialize({ type: 'SubmissionSlotReserved', data: { target: target.kind, target_id: target.id, response_id: responseId } }, meta)],
-      'any',
-    );
-    if (reserved.nextRevision >= BigInt(target.settings.max_responses)) {
-      throw new AppError(CODES[target.kind].closed, `This ${target.kind} is closed`);
-    }
-  }
+  await reserveSlot(services, target, responseId, meta);
 
   const consent = consentRecord(target, answers, input, metadata.ip_hash, now);
   const { position } = await services.events.append(

@@ -1,16 +1,16 @@
 import { z } from 'zod';
-import { WIDGETS } from '../../projections/widgets.js';
 import { execute, load } from '../aggregate.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import { ID, isClosed, notFound, Params, publicRead, tokenRoute, type Embeddable, type EmbeddableDoc } from '../submissions/embeddable.js';
+import { ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute, type EmbeddableDoc } from '../submissions/embeddable.js';
 import { ErrorResponses } from '../http/error-schemas.js';
-import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Services } from '../services.js';
+import { WIDGET } from '../embeddables.js';
 import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
 import { Settings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
-import { CreateWidgetBody, Theme, TriggerConfig, UpdateWidgetBody, WidgetType } from './schemas.js';
+import { Theme } from '../theme.js';
+import { CreateWidgetBody, TriggerConfig, UpdateWidgetBody, WidgetType } from './schemas.js';
 import { WidgetQuestion } from '../questions.js';
 import { widget, type Widget } from './widget.js';
 
@@ -43,14 +43,11 @@ const WidgetView = z.object({
 });
 
 
-type WidgetDoc = Widget & EmbeddableDoc;
-const WIDGET: Embeddable<WidgetDoc> = { kind: 'widget', collection: WIDGETS, path: '/api/widgets' };
 
 export function widgetRoutes(app: App, services: Services): void {
-  const readDefinitions = requireKey(services, { scope: 'forms:read' });
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
-  function view(doc: WidgetDoc, owner: boolean): z.output<typeof WidgetView> {
+  function view(doc: Widget & EmbeddableDoc, owner: boolean): z.output<typeof WidgetView> {
     const base = {
       id: doc.id,
       title: doc.title,
@@ -67,18 +64,7 @@ export function widgetRoutes(app: App, services: Services): void {
     return owner ? { ...base, settings: doc.settings, created_at: doc.created_at, updated_at: doc.updated_at } : base;
   }
 
-  app.get(
-    '/api/widgets',
-    { preHandler: readDefinitions, schema: { tags: ['widgets'], summary: 'List widgets', querystring: PaginationQuery, response: { 200: z.object({ widgets: z.array(WidgetListItem), pagination: Pagination }), ...ErrorResponses } } },
-    async (request) => {
-      const { accountId } = callerOf(request);
-      const [docs, total] = await Promise.all([
-        services.readModels.find(WIDGETS, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
-        services.readModels.count(WIDGETS, { account_id: accountId }),
-      ]);
-      return { widgets: docs as unknown as z.input<typeof WidgetListItem>[], pagination: pagination(request.query, total) };
-    },
-  );
+  listRoute(app, services, WIDGET, WidgetListItem);
 
   app.post(
     '/api/widgets',

@@ -1,17 +1,10 @@
 import { z } from 'zod';
 import { WidgetQuestions } from '../questions.js';
 import { Settings } from '../submissions/settings.js';
+import { Theme } from '../theme.js';
 
 export const WidgetType = z.enum(['feedback', 'nps', 'contact', 'bug_report', 'custom']);
 export type WidgetType = z.infer<typeof WidgetType>;
-
-/** Hex (#rgb, #rgba, #rrggbb, #rrggbbaa) or rgb()/rgba()/hsl()/hsla() notation. */
-export const Colour = z
-  .string()
-  .regex(
-    /^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|(rgb|rgba|hsl|hsla)\(\s*[0-9.%]+(\s*,\s*|\s+)[0-9.%]+(\s*,\s*|\s+)[0-9.%]+((\s*,\s*|\s*\/\s*)[0-9.%]+)?\s*\))$/,
-    'must be a CSS colour code such as #4f46e5 or rgb(79, 70, 229)',
-  );
 
 export const TriggerConfig = z.strictObject({
   position: z.enum(['bottom-right', 'bottom-left', 'top-right', 'top-left']).default('bottom-right'),
@@ -21,11 +14,6 @@ export const TriggerConfig = z.strictObject({
   triggerMode: z.enum(['click_toggle', 'scroll', 'exit_intent', 'time_delay']).default('click_toggle'),
   scrollPercentage: z.number().min(0).max(100).default(50),
   timeDelay: z.number().min(0).max(86_400).default(5),
-});
-
-export const Theme = z.strictObject({
-  primaryColor: Colour.default('#4f46e5'),
-  backgroundColor: Colour.default('#ffffff'),
 });
 
 const Title = z.string().trim().min(1).max(200);

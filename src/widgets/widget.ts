@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Aggregate } from '../aggregate.js';
-import { AppError, type ErrorDetail } from '../errors.js';
+import { sameJson, type Aggregate } from '../aggregate.js';
+import { AppError, invalidBody } from '../errors.js';
 import type { WidgetEvent } from './events.js';
 import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
 import { WidgetConfig, type CreateWidgetBody, type UpdateWidgetBody } from './schemas.js';
@@ -39,10 +39,7 @@ export function evolve(state: WidgetState, event: WidgetEvent): WidgetState {
   }
 }
 
-function invalid(error: z.ZodError): AppError {
-  const details: ErrorDetail[] = error.issues.map((issue) => ({ path: ['body', ...issue.path.map(String)].join('.'), message: issue.message }));
-  return new AppError('validation_error', 'The widget configuration is invalid', details);
-}
+const invalid = (error: z.ZodError) => invalidBody(error, 'The widget configuration is invalid');
 
 /** D5: another account's widget is answered exactly like a missing one. */
 function owned(state: WidgetState, accountId: string): Widget {
@@ -52,7 +49,6 @@ function owned(state: WidgetState, accountId: string): Widget {
   return state.widget;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[] {
   switch (command.type) {
@@ -96,7 +92,7 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
       }
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {
-        if (!same(merged.data[key], widget[key])) changes[key] = merged.data[key];
+        if (!sameJson(merged.data[key], widget[key])) changes[key] = merged.data[key];
       }
       const events: WidgetEvent[] = [];
       if (Object.keys(changes).length > 0) {

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { account, type AccountCommand } from '../../src/accounts/account.js';
+import { account } from '../../src/accounts/account.js';
 import type { AccountEvent } from '../../src/accounts/events.js';
-import { AppError } from '../../src/errors.js';
+import { given as givenFor } from '../support/given.js';
 
 const at = '2026-11-22T10:00:00.000Z';
 const key = { key_id: 'key_1', name: 'default', key_hash: 'a'.repeat(64), prefix: 'svc_abcdefgh', scopes: ['forms:read' as const] };
@@ -10,20 +10,7 @@ const opened: AccountEvent[] = [
   { type: 'ApiKeyIssued', data: { account_id: 'acc_1', ...key, issued_at: at } },
 ];
 
-/** given these events, when this command, then these events (or this error code). */
-function given(history: AccountEvent[]) {
-  const state = history.reduce(account.evolve, account.initial());
-  return {
-    when: (command: AccountCommand) => {
-      try {
-        return { events: account.decide(command, state) };
-      } catch (error) {
-        if (error instanceof AppError) return { error: error.code };
-        throw error;
-      }
-    },
-  };
-}
+const given = (history: AccountEvent[]) => givenFor(account, history);
 
 t.test('opening an account issues its first key with it', async (t) => {
   t.same(given([]).when({ type: 'OpenAccount', account_id: 'acc_1', name: 'Acme', plan: 'pro', key, at }), { events: opened });

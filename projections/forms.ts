@@ -1,0 +1,28 @@
+import type { Projection } from './projection.js';
+
+export const FORMS = 'forms';
+
+export const formsProjection: Projection = {
+  name: 'forms',
+  collections: [{ name: FORMS, indexes: [['account_id', 'created_at']] }],
+  project(event) {
+    switch (event.type) {
+      case 'FormCreated': {
+        const { form_id, created_at, ...config } = event.data;
+        return [{ op: 'put', collection: FORMS, doc: { id: form_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } }];
+      }
+      case 'FormUpdated':
+        return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { ...event.data.changes, version: event.data.version, updated_at: event.data.updated_at } }];
+      case 'FormPublished':
+        return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { published: true, updated_at: event.data.published_at } }];
+      case 'FormUnpublished':
+        return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { published: false, updated_at: event.data.unpublished_at } }];
+      case 'FormDeleted':
+        return [{ op: 'delete', collection: FORMS, where: { id: event.data.form_id } }];
+      case 'SubmissionSlotReserved':
+        return event.data.target === 'form' ? [{ op: 'increment', collection: FORMS, id: event.data.target_id, field: 'slots_taken', by: 1 }] : [];
+      default:
+        return [];
+    }
+  },
+};

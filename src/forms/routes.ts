@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import { execute, load } from '../aggregate.js';
+import type { App } from '../http/app.js';
+import { callerOf, requireKey } from '../http/auth.js';
+import { ErrorResponses } from '../http/error-schemas.js';
+import { FormQuestion } from '../questions.js';
+import type { Services } from '../services.js';
+import { FORM } from '../embeddables.js';
+import { ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
+import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
+import { responsesRoute, submitRoute } from '../submissions/routes.js';
+import { Settings } from '../submissions/settings.js';
+import { Theme } from '../theme.js';
+import { form } from './form.js';
+import { CreateFormBody, UpdateFormBody } from './schemas.js';
+
+
+const FormListItem = z.object({
+  id: z.string(),
+  title: z.string(),
+  description: z.string(),
+  published: z.boolean(),
+  version: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** D7: GET answers the whole form; the public view leaves out settings. */
+const FormView = z.object({
+  id: z.string(),
+  title: z.string(),
+  description: z.string(),
+  questions: z.array(FormQuestion),
+  theme: Theme,
+  thank_you_title: z.string(),
+  thank_you_message: z.string(),
+  published: z.boolean(),
+  closed: z.boolean(),
+  version: z.number().int(),
+  settings: Settings.optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export function formRoutes(app: App, services: Services): void {
+  const writeDefinitions = requireKey(services, { scope: 'forms:write' });
+
+  listRoute(app, services, FORM, FormListItem);
+
+  app.post(
+    '/api/forms',
+    {
+      preHandler: writeDefinitions,
+      schema: {
+        tags: ['forms'],
+        summary: 'Create a form',
+        body: CreateFormBody,
+        response: { 201: z.object({ id: z.string(), title: z.string(), published: z.literal(false), version: z.literal(1), created_at: z.string() }), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { accountId, keyId } = callerOf(request);
+      const id = services.ids('frm');
+      const at = services.clock();
+      const { state } = await execute(services.commands, form, id, { type: 'CreateForm', form_id: id, account_id: accountId, body: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      if (state.status !== 'active') throw new Error('form was not created');
+      return reply.code(201).send({ id, title: state.form.title, published: false as const, version: 1 as const, created_at: state.form.created_at });
+    },
+  );
+
+  publicRead(app, services, FORM, {
+    schema: FormView,
+    render: (doc, owner) => ({
+      id: doc.id,
+      title: doc.title,
+      description: doc.description,
+      questions: doc.questions,
+      theme: doc.theme,
+      thank_you_title: doc.thank_you_title,
+      thank_you_message: doc.thank_you_message,
+      published: doc.published,
+      closed: isClosed(doc, services.clock()),
+      version: doc.version,
+      created_at: doc.created_at,
+      updated_at: doc.updated_at,
+      ...(owner ? { settings: doc.settings } : {}),
+    }),
+  });
+
+  app.put(
+    '/api/forms/:id',
+    {
+      preHandler: writeDefinitions,
+      schema: {
+        tags: ['forms'],
+        summary: 'Update a form (any subset; changing questions raises its version)',
+        params: Params,
+        body: UpdateFormBody,
+        response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), version: z.number().int(), updated_at: z.string() }), ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      if (!ID.test(request.params.id)) throw notFound('form');
+      const at = services.clock();
+      const { state } = await execute(services.commands, form, request.params.id, { type: 'UpdateForm', account_id: accountId, body: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      if (state.status !== 'active') throw notFound('form');
+      const { id, title, published, version, updated_at } = state.form;
+      return { id, title, published, version, updated_at };
+    },
+  );
+
+  app.delete(
+    '/api/forms/:id',
+    { preHandler: writeDefinitions, schema: { tags: ['forms'], summary: 'Delete a form and erase all its responses', params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      if (!ID.test(request.params.id)) throw notFound('form');
+      const at = services.clock();
+      await execute(services.commands, form, request.params.id, { type: 'DeleteForm', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      const responseIds = await responseIdsOf(services, 'form', request.params.id);
+      await eraseResponses(services, { accountId, parent: 'form', parentId: request.params.id, responseIds, reason: 'parent_deleted', keyId, requestId: request.id });
+      return { success: true as const };
+    },
+  );
+
+  tokenRoute(app, services, FORM);
+  submitRoute(app, services, FORM, async (id) => {
+    const state = await load(services.commands, form, id);
+    if (state.status !== 'active') return null;
+    const f = state.form;
+    return { kind: 'form', id: f.id, accountId: f.account_id, published: f.published, questions: f.questions, settings: f.settings, version: f.version };
+  });
+  responsesRoute(app, services, FORM);
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { FormQuestions } from '../questions.js';
+import { Settings } from '../submissions/settings.js';
+import { Theme } from '../theme.js';
+
+const Title = z.string().trim().min(1).max(200);
+const Text = (max: number) => z.string().trim().max(max);
+
+/** D7: a form's questions may hold one consent question, whose record each response keeps. */
+const Questions = FormQuestions.refine((questions) => questions.filter((q) => q.type === 'consent').length <= 1, 'a form holds at most one consent question');
+
+export const FormConfig = z.object({
+  title: Title,
+  description: Text(2000),
+  questions: Questions,
+  theme: Theme,
+  thank_you_title: Text(200),
+  thank_you_message: Text(2000),
+  settings: Settings,
+});
+export type FormConfig = z.infer<typeof FormConfig>;
+
+export const CreateFormBody = z.strictObject({
+  title: Title,
+  description: Text(2000).optional(),
+  questions: Questions.optional(),
+  theme: Theme.partial().optional(),
+  thank_you_title: Text(200).optional(),
+  thank_you_message: Text(2000).optional(),
+  settings: Settings.partial().optional(),
+});
+export type CreateFormBody = z.infer<typeof CreateFormBody>;
+
+export const UpdateFormBody = CreateFormBody.partial().extend({ published: z.boolean().optional() });
+export type UpdateFormBody = z.infer<typeof UpdateFormBody>;

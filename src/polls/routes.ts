@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { POLL_CHOICES, POLL_VOTERS } from '../../projections/polls.js';
+import { execute, load } from '../aggregate.js';
+import type { App } from '../http/app.js';
+import { callerOf, requireKey } from '../http/auth.js';
+import { preflight } from '../http/cors.js';
+import { ErrorResponses } from '../http/error-schemas.js';
+import type { Services } from '../services.js';
+import { POLL } from '../embeddables.js';
+import { ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
+import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
+import { Settings } from '../submissions/settings.js';
+import { poll } from './poll.js';
+import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
+import { castVote, VoteBody } from './votes.js';
+
+
+const PollListItem = z.object({ id: z.string(), question: z.string(), published: z.boolean(), created_at: z.string(), updated_at: z.string() });
+
+const PollView = z.object({
+  id: z.string(),
+  question: z.string(),
+  options: z.array(PollOption),
+  allow_multiple: z.boolean(),
+  published: z.boolean(),
+  closed: z.boolean(),
+  settings: Settings.optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** D8: aggregated results, never a voter's data. */
+const Results = z.object({
+  poll_id: z.string(),
+  question: z.string(),
+  total_votes: z.number().int(),
+  options: z.array(z.object({ id: z.string(), text: z.string(), votes: z.number().int(), percentage: z.number() })),
+});
+
+export function pollRoutes(app: App, services: Services): void {
+  const writeDefinitions = requireKey(services, { scope: 'forms:write' });
+  const optionIds = (n: number) => Array.from({ length: n }, () => services.ids('opt'));
+
+  listRoute(app, services, POLL, PollListItem);
+
+  app.post(
+    '/api/polls',
+    {
+      preHandler: writeDefinitions,
+      schema: {
+        tags: ['polls'],
+        summary: 'Create a poll',
+        body: CreatePollBody,
+        response: { 201: z.object({ id: z.string(), question: z.string(), options: z.array(PollOption), published: z.literal(false), created_at: z.string() }), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { accountId, keyId } = callerOf(request);
+      const id = services.ids('pol');
+      const at = services.clock();
+      const { state } = await execute(
+        services.commands,
+        poll,
+        id,
+        { type: 'CreatePoll', poll_id: id, account_id: accountId, body: request.body, option_ids: optionIds(request.body.options.length), at: at.toISOString() },
+        { actor: keyId, at, requestId: request.id },
+      );
+      if (state.status !== 'active') throw new Error('poll was not created');
+      const { question, options, created_at } = state.poll;
+      return reply.code(201).send({ id, question, options, published: false as const, created_at });
+    },
+  );
+
+  publicRead(app, services, POLL, {
+    schema: PollView,
+    render: (doc, owner) => ({
+      id: doc.id,
+      question: doc.question,
+      options: doc.options,
+      allow_multiple: doc.allow_multiple,
+      published: doc.published,
+      closed: isClosed(doc, services.clock()),
+      created_at: doc.created_at,
+      updated_at: doc.updated_at,
+      ...(owner ? { settings: doc.settings } : {}),
+    }),
+  });
+
+  publicRead(app, services, POLL, {
+    suffix: '/results',
+    summary: 'Get the aggregated results of a poll (public when published)',
+    schema: Results,
+    render: async (doc) => {
+      const [total, counts] = await Promise.all([
+        services.readModels.count(POLL_VOTERS, { poll_id: doc.id }),
+        Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id }))),
+      ]);
+      return {
+        poll_id: doc.id,
+        question: doc.question,
+        total_votes: total,
+        options: doc.options.map((option, i) => ({
+          id: option.id,
+          text: option.text,
+          votes: counts[i]!,
+          percentage: total === 0 ? 0 : Math.round((counts[i]! / total) * 1000) / 10,
+        })),
+      };
+    },
+  });
+
+  app.put(
+    '/api/polls/:id',
+    {
+      preHandler: writeDefinitions,
+      schema: {
+        tags: ['polls'],
+        summary: 'Update a poll (any subset; options sent with their id keep it)',
+        params: Params,
+        body: UpdatePollBody,
+        response: { 200: z.object({ id: z.string(), question: z.string(), published: z.boolean(), updated_at: z.string() }), ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      if (!ID.test(request.params.id)) throw notFound('poll');
+      const at = services.clock();
+      const { state } = await execute(
+        services.commands,
+        poll,
+        request.params.id,
+        { type: 'UpdatePoll', account_id: accountId, body: request.body, new_option_ids: optionIds(request.body.options?.length ?? 0), at: at.toISOString() },
+        { actor: keyId, at, requestId: request.id },
+      );
+      if (state.status !== 'active') throw notFound('poll');
+      const { id, question, published, updated_at } = state.poll;
+      return { id, question, published, updated_at };
+    },
+  );
+
+  app.delete(
+    '/api/polls/:id',
+    { preHandler: writeDefinitions, schema: { tags: ['polls'], summary: 'Delete a poll and erase its votes', params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      if (!ID.test(request.params.id)) throw notFound('poll');
+      const at = services.clock();
+      await execute(services.commands, poll, request.params.id, { type: 'DeletePoll', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      const voteIds = await responseIdsOf(services, 'poll', request.params.id);
+      await eraseResponses(services, { accountId, parent: 'poll', parentId: request.params.id, responseIds: voteIds, reason: 'parent_deleted', keyId, requestId: request.id });
+      return { success: true as const };
+    },
+  );
+
+  tokenRoute(app, services, POLL);
+
+  app.post(
+    '/api/polls/:id/vote',
+    { config: { publicCors: true }, schema: { tags: ['polls'], summary: 'Vote (embed token in `_token`); one vote per visitor', params: Params, body: VoteBody, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
+    async (request) => {
+      const state = ID.test(request.params.id) ? await load(services.commands, poll, request.params.id) : null;
+      if (state?.status !== 'active') throw notFound('poll');
+      await castVote(services, state.poll, request.body, { headers: request.headers, ip: request.ip }, request.id);
+      return { success: true as const };
+    },
+  );
+  preflight(app, '/api/polls/:id/vote', ['POST']);
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { Settings } from '../submissions/settings.js';
+
+const OptionText = z.string().trim().min(1).max(200);
+export const PollOption = z.object({ id: z.string(), text: OptionText });
+export type PollOption = z.infer<typeof PollOption>;
+
+export const PollConfig = z.object({
+  question: z.string().trim().min(1).max(500),
+  options: z.array(PollOption).min(2).max(20),
+  allow_multiple: z.boolean(),
+  settings: Settings,
+});
+export type PollConfig = z.infer<typeof PollConfig>;
+
+/** D8: options get their ids from the service. */
+export const CreatePollBody = z.strictObject({
+  question: PollConfig.shape.question,
+  options: z.array(z.strictObject({ text: OptionText })).min(2).max(20),
+  allow_multiple: z.boolean().optional(),
+  settings: Settings.partial().optional(),
+});
+export type CreatePollBody = z.infer<typeof CreatePollBody>;
+
+/** Options sent with an `id` keep it (and their votes); options without one are new. */
+export const UpdatePollBody = z.strictObject({
+  question: PollConfig.shape.question.optional(),
+  options: z.array(z.strictObject({ id: z.string().max(64).optional(), text: OptionText })).min(2).max(20).optional(),
+  allow_multiple: z.boolean().optional(),
+  settings: Settings.partial().optional(),
+  published: z.boolean().optional(),
+});
+export type UpdatePollBody = z.infer<typeof UpdatePollBody>;
