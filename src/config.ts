@@ -28,6 +28,7 @@ export const ConfigSchema = z.object({
     z.string().regex(/^(esdb|kurrentdb|kurrent)(\+discover)?:\/\/\S+$/, 'must be an esdb:// or kurrentdb:// connection string'),
   ),
   MONGODB_URL: optional(z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'must be a mongodb:// connection string')),
+  REDIS_URL: optional(z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')),
   SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   TRUST_PROXY: optional(TrustProxy),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
@@ -39,7 +40,7 @@ export type Config = z.infer<typeof ConfigSchema>;
 export class ConfigError extends Error {}
 
 /** Values that may hold credentials are never echoed back. */
-const SENSITIVE = new Set(['SECRET', 'EVENTSTORE_URL', 'MONGODB_URL']);
+const SENSITIVE = new Set(['SECRET', 'EVENTSTORE_URL', 'MONGODB_URL', 'REDIS_URL']);
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const result = ConfigSchema.safeParse(env);

@@ -13,6 +13,16 @@ import type { EventStore } from './infra/event-store/port.js';
 import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenerator, type RandomBytes } from './infra/ids.js';
 import type { ReadModelStore } from './infra/read-models/port.js';
 import { loadOrCreateSecret } from './infra/secret.js';
+import { Metrics } from './http/metrics.js';
+import type { Redis } from 'ioredis';
+
+async function openRedis(url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  // Short timeouts, as @fastify/rate-limit recommends: a slow Redis must not hold requests.
+  const redis = new Redis(url, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true });
+  await redis.connect();
+  return redis;
+}
 
 /** Everything a command, a query or a route needs, built once per process. */
 export interface Services {
@@ -30,6 +40,11 @@ export interface Services {
   geo: GeoLookup;
   catalog: EventCatalog<DomainEvent>;
   logger: FastifyBaseLogger;
+  metrics: Metrics;
+  /** Shared rate-limit counters (REDIS_URL), else none: counters stay in memory. */
+  redis?: Redis;
+  /** The window of the plan rates (a minute; tests shorten it). */
+  rateWindowMs: number;
   close(): Promise<void>;
 }
 
@@ -41,6 +56,7 @@ export interface ServiceOptions {
   logger?: FastifyBaseLogger;
   /** How long a command waits for the read models before replying anyway. */
   projectionWaitMs?: number;
+  rateWindowMs?: number;
 }
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: NodeJS.WritableStream): FastifyBaseLogger {
@@ -81,6 +97,13 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     await events.close();
     throw error;
   }
+  let redis: Redis | undefined;
+  try {
+    redis = config.REDIS_URL ? await openRedis(config.REDIS_URL) : undefined;
+  } catch (error) {
+    await Promise.allSettled([events.close(), readModels.close()]);
+    throw new Error(`cannot reach Redis: ${(error as Error).message}`);
+  }
   const runner = new ProjectionRunner(events, readModels, catalog, projections, logger);
   await runner.init();
   await readModels.ensureCollections(KeyUsage.collections);
@@ -109,9 +132,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     geo: options.geo ?? offlineGeo,
     catalog,
     logger,
+    metrics: new Metrics(),
+    ...(redis ? { redis } : {}),
+    rateWindowMs: options.rateWindowMs ?? 60_000,
     async close() {
       await runner.stop();
-      await Promise.allSettled([events.close(), readModels.close()]);
+      await Promise.allSettled([events.close(), readModels.close(), redis?.quit()]);
     },
   };
 }

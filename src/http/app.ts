@@ -1,10 +1,12 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
-import { registerErrorHandling } from './errors.js';
+import { errorBody, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
+import { metricsRoute } from './metrics.js';
+import { registerRateLimits } from './rate-limits.js';
 import { widgetRoutes } from '../widgets/routes.js';
 import { formRoutes } from '../forms/routes.js';
 import { pollRoutes } from '../polls/routes.js';
@@ -34,6 +36,10 @@ export async function buildApp(services: Services): Promise<App> {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : services.ids('req');
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // The router's own refusals (a malformed URL, a path segment over its length limit) in the D3 shape too.
+    frameworkErrors: (error, _request, reply) => {
+      (reply as FastifyReply).code(400).send(errorBody('validation_error', 'The URL is malformed', [{ path: 'url', message: error.message.replace(/^'.*' /, 'the path ') }]));
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -45,8 +51,19 @@ export async function buildApp(services: Services): Promise<App> {
     reply.header('x-request-id', request.id);
   });
 
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    // JSON needs no sources; pages the service serves (docs, embed) set their own policy.
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    // Public replies are read cross-origin by embeds; management replies are the owner's only.
+    reply.header('cross-origin-resource-policy', request.routeOptions.config?.publicCors ? 'cross-origin' : 'same-origin');
+  });
+  await registerRateLimits(app, services);
   publicCors(app);
   healthRoutes(app, services);
+  metricsRoute(app, services.metrics);
   widgetRoutes(app, services);
   formRoutes(app, services);
   pollRoutes(app, services);

@@ -1,4 +1,4 @@
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { authenticate, type Caller } from '../accounts/authenticate.js';
 import type { Plan, Scope } from '../accounts/events.js';
 import { AppError } from '../errors.js';
@@ -24,10 +24,16 @@ const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
  */
 export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): preHandlerAsyncHookHandler {
   const plans = requirement.plans ?? ['business'];
-  return async (request: FastifyRequest) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
     const caller = presented ? await authenticate(services.readModels, presented) : null;
-    if (!caller) throw new AppError('unauthorized', 'Missing or invalid API key: send `Authorization: Bearer svc_…`');
+    const { limits } = request.server;
+    if (!caller) {
+      // Refused keys count against the address, so guessing keys is throttled too.
+      await limits.take(request, reply, limits.plan(`address:${request.ip}`, 'free'));
+      throw new AppError('unauthorized', 'Missing or invalid API key: send `Authorization: Bearer svc_…`');
+    }
+    await limits.take(request, reply, limits.plan(`key:${caller.keyId}`, caller.plan));
     services.keyUsage.touch(caller.keyId);
     if (!plans.includes(caller.plan)) {
       throw new AppError('plan_required', `This endpoint needs the ${plans.join(' or ')} plan; the account is on ${caller.plan}`);

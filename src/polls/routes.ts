@@ -7,7 +7,7 @@ import { preflight } from '../http/cors.js';
 import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { POLL } from '../embeddables.js';
-import { ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
+import { ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
 import { Settings } from '../submissions/settings.js';
 import { poll } from './poll.js';
@@ -157,10 +157,13 @@ export function pollRoutes(app: App, services: Services): void {
   app.post(
     '/api/polls/:id/vote',
     { config: { publicCors: true }, schema: { tags: ['polls'], summary: 'Vote (embed token in `_token`); one vote per visitor', params: Params, body: VoteBody, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
-    async (request) => {
+    async (request, reply) => {
       const state = ID.test(request.params.id) ? await load(services.commands, poll, request.params.id) : null;
-      if (state?.status !== 'active') throw notFound('poll');
-      await castVote(services, state.poll, request.body, { headers: request.headers, ip: request.ip }, request.id);
+      const found = state?.status === 'active' ? state.poll : null;
+      const plan = await limitVisitor(services, request, reply, found?.account_id ?? null);
+      if (!found) throw notFound('poll');
+      await limitSubmissions(request, reply, 'poll', found.id, found.settings, plan);
+      await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
       return { success: true as const };
     },
   );

@@ -5,12 +5,15 @@ import { keyedHash } from '../infra/keys.js';
 import type { Services } from '../services.js';
 import type { SubmissionRequest } from '../submissions/metadata.js';
 import { accessFacts, checkAccess, reserveSlot } from '../submissions/submit.js';
+import type { Plan } from '../accounts/events.js';
 import type { Poll } from './poll.js';
 
 /** D8: `{option_ids, _token, metadata?: {fingerprint}}`; unknown keys are dropped. */
 export const VoteBody = z.object({
   option_ids: z.array(z.string().max(64)).min(1).max(20),
   _token: z.string().max(1000).optional(),
+  /** The honeypot: a hidden input only bots fill. */
+  _hp: z.string().max(1000).optional(),
   metadata: z.object({ fingerprint: z.string().max(512).optional() }).default({}),
 });
 export type VoteBody = z.infer<typeof VoteBody>;
@@ -37,12 +40,16 @@ export function voteStream(services: Pick<Services, 'keys'>, pollId: string, vot
   return `vote-${pollId}-${keyedHash(services.keys.hashes, who)}`;
 }
 
-export async function castVote(services: Services, poll: Poll, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<void> {
+export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<void> {
   const now = services.clock();
   const target = { kind: 'poll' as const, id: poll.id, published: poll.published, settings: poll.settings };
   checkAccess(target, await accessFacts(services, target, body._token, request.headers, now));
   const details = checkChoice(poll, body.option_ids);
   if (details.length > 0) throw new AppError('validation_error', 'The vote is invalid', details);
+  if (plan !== 'free' && poll.settings.honeypot && body._hp) {
+    services.metrics.increment('feedback_honeypot_caught_total', { kind: 'poll' });
+    return;
+  }
 
   const stream = voteStream(services, poll.id, { fingerprint: body.metadata.fingerprint, ip: request.ip });
   const duplicate = () => new AppError('duplicate_submission', 'This visitor has voted in this poll already');

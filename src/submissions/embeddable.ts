@@ -1,4 +1,7 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { ACCOUNTS } from '../../projections/accounts.js';
+import { Plan } from '../accounts/events.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
@@ -56,6 +59,35 @@ export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services,
   return doc;
 }
 
+/** The plan of an object's owner now (D4, D10: rates and metadata follow it). */
+export async function ownerPlan(services: Services, accountId: string): Promise<Plan> {
+  const owner = await services.readModels.get(ACCOUNTS, accountId);
+  return Plan.catch('free').parse(owner?.plan);
+}
+
+/**
+ * D4: public requests count per (owner, client address) at the owner's plan
+ * rate; requests about objects that do not exist count per address, at the
+ * lowest rate, so probing for ids is throttled. Answers the owner's plan.
+ */
+export async function limitVisitor(services: Services, request: FastifyRequest, reply: FastifyReply, ownerId: string | null): Promise<Plan> {
+  const { limits } = request.server;
+  if (ownerId === null) {
+    await limits.take(request, reply, limits.plan(`address:${request.ip}`, 'free'));
+    return 'free';
+  }
+  const plan = await ownerPlan(services, ownerId);
+  await limits.take(request, reply, limits.plan(`visitor:${ownerId}:${request.ip}`, plan));
+  return plan;
+}
+
+/** Pro and Business: the object's own per-address limit on submissions (`settings.rate_limit`). */
+export async function limitSubmissions(request: FastifyRequest, reply: FastifyReply, kind: Kind, id: string, settings: Settings, plan: Plan): Promise<void> {
+  if (plan === 'free' || !settings.rate_limit) return;
+  const { max, window_seconds } = settings.rate_limit;
+  await request.server.limits.take(request, reply, { key: `object:${kind}:${id}:${request.ip}`, max, windowMs: window_seconds * 1000 }, false);
+}
+
 /** Closed at or after `closes_at`, or once `max_responses` submissions were accepted. */
 export function isClosed(doc: Pick<EmbeddableDoc, 'settings' | 'slots_taken'>, now: Date): boolean {
   const { closes_at, max_responses } = doc.settings;
@@ -86,6 +118,7 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
     },
     async (request, reply) => {
       const doc = await findEmbeddable(services, what, request.params.id);
+      if (!request.headers.authorization) await limitVisitor(services, request, reply, doc?.account_id ?? null);
       if (!doc) throw notFound(what.kind);
       if (!request.headers.authorization) {
         if (!doc.published) throw new AppError(CODES[what.kind].notPublished, `This ${what.kind} is not published`);
@@ -131,8 +164,9 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
         response: { 200: z.object({ token: z.string(), expiresIn: z.literal(TOKEN_TTL_SECONDS) }), ...ErrorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const doc = await findEmbeddable(services, what, request.params.id);
+      await limitVisitor(services, request, reply, doc?.account_id ?? null);
       if (!doc) throw notFound(what.kind);
       if (!doc.published) throw new AppError(CODES[what.kind].notPublished, `This ${what.kind} is not published`);
       return { token: issueEmbedToken(services.keys.embedTokens, what.kind, doc.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };

@@ -36,7 +36,10 @@ export async function eraseResponses(services: Services, erasure: Erasure): Prom
     if (doc && doc[field] === erasure.parentId && doc.account_id === erasure.accountId) owned.push(doc);
   }
   if (owned.length === 0) return 0;
-  for (const doc of owned) await services.events.deleteStream(stream(doc));
+  for (const doc of owned) {
+    await services.events.deleteStream(stream(doc));
+    if (typeof doc.duplicate_guard === 'string') await services.events.deleteStream(doc.duplicate_guard);
+  }
   const now = services.clock();
   for (let i = 0; i < owned.length; i += CHUNK) {
     const { position } = await services.events.append(

@@ -26,6 +26,8 @@ export const ResponseSubmitted = defineEvent(
     metadata: ResponseMetadata,
     submitted_at: z.string(),
     consent_record: ConsentRecord.optional(),
+    /** With `prevent_duplicates`: the visitor's guard stream, erased with the response. */
+    duplicate_guard: z.string().optional(),
   }),
 );
 
@@ -37,6 +39,12 @@ export const ResponseSubmitted = defineEvent(
 export const SubmissionSlotReserved = defineEvent(
   'SubmissionSlotReserved',
   z.object({ target: z.enum(['widget', 'form', 'poll']), target_id: z.string(), response_id: z.string() }),
+);
+
+/** The first submission of a visitor to an object that takes one per visitor. */
+export const SubmissionGuarded = defineEvent(
+  'SubmissionGuarded',
+  z.object({ target: z.enum(['widget', 'form']), target_id: z.string(), response_id: z.string() }),
 );
 
 /** The audit trail of an erasure: which responses, when, by which key; never what they said. */
@@ -53,9 +61,10 @@ export const ResponsesErased = defineEvent(
   }),
 );
 
-export const submissionEvents = [ResponseSubmitted, SubmissionSlotReserved, ResponsesErased];
+export const submissionEvents = [ResponseSubmitted, SubmissionSlotReserved, SubmissionGuarded, ResponsesErased];
 
 export type SubmissionEvent =
   | EventOf<typeof ResponseSubmitted>
   | EventOf<typeof SubmissionSlotReserved>
+  | EventOf<typeof SubmissionGuarded>
   | EventOf<typeof ResponsesErased>;

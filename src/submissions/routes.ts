@@ -5,7 +5,7 @@ import { callerOf, requireKey } from '../http/auth.js';
 import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { eraseResponses } from './erasure.js';
-import { ID, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
+import { ID, limitSubmissions, limitVisitor, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
 import { preflight } from '../http/cors.js';
 import { PaginationQuery } from '../http/pagination.js';
 import { ClientMetadata } from './metadata.js';
@@ -14,8 +14,13 @@ import { submitResponse, type SubmissionTarget } from './submit.js';
 
 /** D6: every submission carries its embed token as `_token`. Unknown keys are dropped, not refused (embeds evolve). */
 export const SubmitBody = z.object({
-  answers: z.record(z.string().max(64), z.unknown()).default({}),
+  answers: z
+    .record(z.string().max(64), z.unknown())
+    .refine((answers) => Object.keys(answers).length <= 200, 'at most 200 answers')
+    .default({}),
   _token: z.string().max(1000).optional(),
+  /** The honeypot: a hidden input only bots fill. */
+  _hp: z.string().max(1000).optional(),
   metadata: ClientMetadata.default({}),
 });
 
@@ -38,14 +43,16 @@ export function submitRoute<D extends EmbeddableDoc>(
         response: { 200: z.object({ success: z.literal(true), id: z.string() }), ...ErrorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const target = ID.test(request.params.id) ? await loadTarget(request.params.id) : null;
+      const plan = await limitVisitor(services, request, reply, target?.accountId ?? null);
       if (!target) throw notFound(what.kind);
-      const { _token, answers, metadata } = request.body;
+      await limitSubmissions(request, reply, target.kind, target.id, target.settings, plan);
+      const { _token, _hp, answers, metadata } = request.body;
       const id = await submitResponse(
         services,
         target,
-        { token: _token, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
+        { plan, token: _token, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
         request.id,
       );
       return { success: true as const, id };

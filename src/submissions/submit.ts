@@ -1,5 +1,6 @@
-import { ACCOUNTS } from '../../projections/accounts.js';
-import { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/events.js';
+import { WrongExpectedRevision } from '../infra/event-store/port.js';
+import { keyedHash } from '../infra/keys.js';
 import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
 import { CODES, type Kind } from './embeddable.js';
@@ -21,7 +22,11 @@ export interface SubmissionTarget extends Gate {
 }
 
 export interface SubmissionInput {
+  /** The owner's plan now: metadata, honeypot and duplicate checks follow it. */
+  plan: Plan;
   token: unknown;
+  /** The honeypot field as sent. */
+  honeypot?: string | undefined;
   answers: Record<string, unknown>;
   request: SubmissionRequest;
 }
@@ -124,6 +129,19 @@ export async function reserveSlot(services: Services, target: Gate, submissionId
   if (reserved.nextRevision >= BigInt(max)) throw new AppError(CODES[target.kind].closed, `This ${target.kind} is closed`);
 }
 
+const duplicate = (target: Gate) => new AppError('duplicate_submission', `This visitor has answered this ${target.kind} already`);
+
+/**
+ * The visitor's guard stream for `prevent_duplicates`: it may exist once, so
+ * the store refuses a second submission however close the two arrive. The
+ * visitor is their fingerprint, else their address, keyed-hashed.
+ */
+function duplicateGuard(services: Services, target: Gate, input: SubmissionInput): string {
+  const fingerprint = input.request.client.fingerprint;
+  const who = fingerprint ? `fingerprint:${fingerprint}` : `ip:${input.request.ip}`;
+  return `guard-${target.kind}-${target.id}-${keyedHash(services.keys.hashes, who)}`;
+}
+
 /**
  * Records one response: checks it, captures its metadata by the owner's plan
  * at this moment, takes a slot when the object has a response limit, appends
@@ -135,13 +153,28 @@ export async function submitResponse(services: Services, target: SubmissionTarge
     ...(await accessFacts(services, target, input.token, input.request.headers, now)),
     answers: input.answers,
   });
-  const owner = await services.readModels.get(ACCOUNTS, target.accountId);
-  const plan = Plan.catch('free').parse(owner?.plan);
-  const metadata = await captureMetadata({ plan, request: input.request, issuedAt, now }, { hashKey: services.keys.hashes, geo: services.geo });
+  const { plan } = input;
   const responseId = services.ids('rsp');
+  const paid = plan !== 'free';
+  if (paid && target.settings.honeypot && input.honeypot) {
+    // A bot filled the hidden field: it gets the reply a person would, and nothing is kept.
+    services.metrics.increment('feedback_honeypot_caught_total', { kind: target.kind });
+    return responseId;
+  }
+  const metadata = await captureMetadata({ plan, request: input.request, issuedAt, now }, { hashKey: services.keys.hashes, geo: services.geo });
   const meta = { occurred_at: now.toISOString(), actor: 'public', ...(requestId ? { request_id: requestId } : {}) };
+  const guard = paid && target.settings.prevent_duplicates ? duplicateGuard(services, target, input) : undefined;
+  if (guard && (await services.events.readStream(guard, { maxCount: 1 })).length > 0) throw duplicate(target);
 
   await reserveSlot(services, target, responseId, meta);
+  if (guard) {
+    try {
+      await services.events.append(guard, [services.catalog.serialize({ type: 'SubmissionGuarded', data: { target: target.kind, target_id: target.id, response_id: responseId } }, meta)], 'no_stream');
+    } catch (error) {
+      if (error instanceof WrongExpectedRevision) throw duplicate(target);
+      throw error;
+    }
+  }
 
   const consent = consentRecord(target, answers, input, metadata.ip_hash, now);
   const { position } = await services.events.append(
@@ -158,6 +191,7 @@ export async function submitResponse(services: Services, target: SubmissionTarge
             metadata,
             submitted_at: now.toISOString(),
             ...(consent ? { consent_record: consent } : {}),
+            ...(guard ? { duplicate_guard: guard } : {}),
           },
         },
         meta,
