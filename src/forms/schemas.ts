@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { patchOf } from '../patch.js';
 import { FormQuestions } from '../questions.js';
 import { Settings } from '../submissions/settings.js';
 import { Theme } from '../theme.js';
@@ -24,10 +25,10 @@ export const CreateFormBody = z.strictObject({
   title: Title,
   description: Text(2000).optional(),
   questions: Questions.optional(),
-  theme: Theme.partial().optional(),
+  theme: patchOf(Theme).optional(),
   thank_you_title: Text(200).optional(),
   thank_you_message: Text(2000).optional(),
-  settings: Settings.partial().optional(),
+  settings: patchOf(Settings).optional(),
 });
 export type CreateFormBody = z.infer<typeof CreateFormBody>;
 

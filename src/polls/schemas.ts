@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { patchOf } from '../patch.js';
 import { Settings } from '../submissions/settings.js';
 
 const OptionText = z.string().trim().min(1).max(200);
@@ -18,7 +19,7 @@ export const CreatePollBody = z.strictObject({
   question: PollConfig.shape.question,
   options: z.array(z.strictObject({ text: OptionText })).min(2).max(20),
   allow_multiple: z.boolean().optional(),
-  settings: Settings.partial().optional(),
+  settings: patchOf(Settings).optional(),
 });
 export type CreatePollBody = z.infer<typeof CreatePollBody>;
 
@@ -27,7 +28,7 @@ export const UpdatePollBody = z.strictObject({
   question: PollConfig.shape.question.optional(),
   options: z.array(z.strictObject({ id: z.string().max(64).optional(), text: OptionText })).min(2).max(20).optional(),
   allow_multiple: z.boolean().optional(),
-  settings: Settings.partial().optional(),
+  settings: patchOf(Settings).optional(),
   published: z.boolean().optional(),
 });
 export type UpdatePollBody = z.infer<typeof UpdatePollBody>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { patchOf } from '../patch.js';
 import { WidgetQuestions } from '../questions.js';
 import { Settings } from '../submissions/settings.js';
 import { Theme } from '../theme.js';
@@ -38,11 +39,11 @@ export const CreateWidgetBody = z.strictObject({
   title: Title,
   description: Text(2000).optional(),
   questions: WidgetQuestions.optional(),
-  trigger_config: TriggerConfig.partial().optional(),
-  theme: Theme.partial().optional(),
+  trigger_config: patchOf(TriggerConfig).optional(),
+  theme: patchOf(Theme).optional(),
   thank_you_title: Text(200).optional(),
   thank_you_message: Text(2000).optional(),
-  settings: Settings.partial().optional(),
+  settings: patchOf(Settings).optional(),
 });
 export type CreateWidgetBody = z.infer<typeof CreateWidgetBody>;
 
