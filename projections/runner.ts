@@ -7,6 +7,8 @@ import type { Projection } from './projection.js';
 
 export interface RunnerOptions {
   batchSize?: number;
+  /** Called with each batch once it is applied (for the projection-lag metric). */
+  onApplied?: (batch: StoredEvent[]) => void;
   /** Wait before resubscribing after the feed failed. */
   retryMs?: number;
 }
@@ -30,6 +32,7 @@ export class ProjectionRunner {
   private stopped = false;
   private readonly batchSize: number;
   private readonly retryMs: number;
+  private readonly onApplied: ((batch: StoredEvent[]) => void) | undefined;
   /** True once the runner has applied everything stored when it started. */
   caughtUp = false;
 
@@ -43,6 +46,7 @@ export class ProjectionRunner {
   ) {
     this.batchSize = options.batchSize ?? 500;
     this.retryMs = options.retryMs ?? 1000;
+    this.onApplied = options.onApplied;
   }
 
   async init(): Promise<void> {
@@ -186,6 +190,7 @@ export class ProjectionRunner {
       if (moves.length === 0) break;
       if (await this.readModels.write(ops, moves)) {
         for (const move of moves) this.checkpoints.set(move.name, move.next);
+        this.onApplied?.(batch);
         break;
       }
       // Someone else moved a checkpoint: read them again and apply only what is still missing.

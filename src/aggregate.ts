@@ -1,4 +1,5 @@
 import type { EventCatalog } from './event-catalog.js';
+import { AppError } from './errors.js';
 import { WrongExpectedRevision, type EventStore } from './infra/event-store/port.js';
 
 /**
@@ -31,7 +32,39 @@ export interface CommandResult<State, Event> {
   events: Event[];
 }
 
-const ATTEMPTS = 5;
+/** Group commit settles one writer per stream per batch, so N concurrent writers need N rounds. */
+const ATTEMPTS = 50;
+const CACHED_STREAMS = 10_000;
+
+/**
+ * The last state built of each aggregate stream, per event store: a load
+ * then reads only the events after it. States are immutable values, so
+ * sharing them is safe; the cache forgets the oldest streams past its size.
+ */
+const cache = new WeakMap<EventStore, Map<string, { revision: bigint; state: unknown }>>();
+
+async function replay<State, Event extends { type: string; data: unknown }, Command>(
+  context: Pick<CommandContext, 'events' | 'catalog'>,
+  aggregate: Aggregate<State, Event, Command>,
+  streamId: string,
+): Promise<{ state: State; revision: bigint | undefined }> {
+  let streams = cache.get(context.events);
+  if (!streams) cache.set(context.events, (streams = new Map()));
+  const cached = streams.get(streamId) as { revision: bigint; state: State } | undefined;
+  let state = cached ? cached.state : aggregate.initial();
+  let revision = cached?.revision;
+  for (const event of await context.events.readStream(streamId, revision === undefined ? {} : { fromRevision: revision + 1n })) {
+    const parsed = context.catalog.parse(event);
+    if (parsed) state = aggregate.evolve(state, parsed as unknown as Event);
+    revision = event.revision;
+  }
+  if (revision !== undefined && revision !== cached?.revision) {
+    streams.delete(streamId);
+    streams.set(streamId, { revision, state });
+    if (streams.size > CACHED_STREAMS) streams.delete(streams.keys().next().value!);
+  }
+  return { state, revision };
+}
 
 /**
  * Loads the stream, decides, and appends with the revision it loaded. When
@@ -47,15 +80,9 @@ export async function execute<State, Event extends { type: string; data: unknown
 ): Promise<CommandResult<State, Event>> {
   const streamId = aggregate.streamId(id);
   for (let attempt = 1; ; attempt++) {
-    const stored = await context.events.readStream(streamId);
-    let state = aggregate.initial();
-    for (const event of stored) {
-      const parsed = context.catalog.parse(event);
-      if (parsed) state = aggregate.evolve(state, parsed as unknown as Event);
-    }
+    const { state, revision } = await replay(context, aggregate, streamId);
     const events = aggregate.decide(command, state);
     if (events.length === 0) return { state, events };
-    const last = stored[stored.length - 1];
     try {
       const result = await context.events.append(
         streamId,
@@ -66,12 +93,15 @@ export async function execute<State, Event extends { type: string; data: unknown
             ...(meta.requestId ? { request_id: meta.requestId } : {}),
           }),
         ),
-        last ? last.revision : 'no_stream',
+        revision ?? 'no_stream',
       );
       await context.awaitProjections(result.position);
       return { state: events.reduce(aggregate.evolve, state), events };
     } catch (error) {
-      if (!(error instanceof WrongExpectedRevision) || attempt >= ATTEMPTS) throw error;
+      if (!(error instanceof WrongExpectedRevision)) throw error;
+      if (attempt >= ATTEMPTS) throw new AppError('conflict', 'The object kept changing while this request ran; send it again');
+      // A little jitter, so writers that collided do not collide again in the next batch.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 5)));
     }
   }
 }
@@ -82,12 +112,7 @@ export async function load<State, Event extends { type: string; data: unknown },
   aggregate: Aggregate<State, Event, Command>,
   id: string,
 ): Promise<State> {
-  let state = aggregate.initial();
-  for (const event of await context.events.readStream(aggregate.streamId(id))) {
-    const parsed = context.catalog.parse(event);
-    if (parsed) state = aggregate.evolve(state, parsed as unknown as Event);
-  }
-  return state;
+  return (await replay(context, aggregate, aggregate.streamId(id))).state;
 }
 
 /** Whether two configuration values are the same (decisions skip events that change nothing). */

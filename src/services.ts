@@ -104,7 +104,14 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     await Promise.allSettled([events.close(), readModels.close()]);
     throw new Error(`cannot reach Redis: ${(error as Error).message}`);
   }
-  const runner = new ProjectionRunner(events, readModels, catalog, projections, logger);
+  const metrics = new Metrics();
+  const runner = new ProjectionRunner(events, readModels, catalog, projections, logger, {
+    // Append to readable: what a client waits for after a write.
+    onApplied: (batch) => {
+      const now = Date.now();
+      for (const event of batch) metrics.observe('feedback_projection_lag_ms', now - Date.parse(event.recordedAt));
+    },
+  });
   await runner.init();
   await readModels.ensureCollections(KeyUsage.collections);
   const waitMs = options.projectionWaitMs ?? 5000;
@@ -132,7 +139,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     geo: options.geo ?? offlineGeo,
     catalog,
     logger,
-    metrics: new Metrics(),
+    metrics,
     ...(redis ? { redis } : {}),
     rateWindowMs: options.rateWindowMs ?? 60_000,
     async close() {

@@ -4,8 +4,19 @@ import type { App } from './app.js';
  * A few counters an operator wants to watch, in Prometheus' text format at
  * GET /metrics. Kept per process: each instance reports its own.
  */
+const SAMPLES = 10_000;
+
 export class Metrics {
   private readonly counters = new Map<string, number>();
+  /** The latest samples of each observed quantity, for quantiles. */
+  private readonly samples = new Map<string, number[]>();
+
+  observe(name: string, value: number): void {
+    let list = this.samples.get(name);
+    if (!list) this.samples.set(name, (list = []));
+    list.push(value);
+    if (list.length > SAMPLES) list.splice(0, list.length - SAMPLES);
+  }
 
   increment(name: string, labels: Record<string, string> = {}): void {
     const key = `${name}${Object.keys(labels).length ? `{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',')}}` : ''}`;
@@ -13,7 +24,13 @@ export class Metrics {
   }
 
   render(): string {
-    return [...this.counters].map(([key, value]) => `${key} ${value}`).join('\n') + '\n';
+    const lines = [...this.counters].map(([key, value]) => `${key} ${value}`);
+    for (const [name, list] of this.samples) {
+      const sorted = [...list].sort((a, b) => a - b);
+      for (const q of [0.5, 0.9, 0.99]) lines.push(`${name}{quantile="${q}"} ${sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]}`);
+      lines.push(`${name}_count ${list.length}`);
+    }
+    return lines.join('\n') + '\n';
   }
 }
 

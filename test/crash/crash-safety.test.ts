@@ -6,7 +6,6 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import t, { type Test } from 'tap';
-import { projections } from '../../projections/index.js';
 import { catalog } from '../../src/domain-events.js';
 import { buildApp } from '../../src/http/app.js';
 import type { Services } from '../../src/services.js';

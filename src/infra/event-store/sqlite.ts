@@ -40,14 +40,30 @@ const toStored = (row: EventRow): StoredEvent => ({
   recordedAt: row.recorded_at,
 });
 
+interface PendingAppend {
+  streamId: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
 /**
  * The embedded event store: one table in the shared SQLite file, written with
  * synchronous=FULL so an acknowledged append is on disk. AUTOINCREMENT keeps
  * positions from ever being reused after a stream is deleted.
+ *
+ * Group commit: appends that arrive in the same turn of the event loop are
+ * written in one transaction, so they share one fsync; each runs in its own
+ * savepoint, so one that fails its revision check leaves the others alone.
+ * None is acknowledged before the commit is on disk.
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly appended = new EventEmitter();
+  private pending: PendingAppend[] = [];
+  /** One append in a savepoint of the batch's transaction. */
+  private readonly appendOne: (streamId: string, events: NewEvent[], expected: ExpectedRevision) => AppendResult;
   private readonly statements: {
     lastRevision: Statement<[string], { revision: number | null }>;
     insert: Statement<[string, string, number, string, string, string, string]>;
@@ -83,6 +99,7 @@ export class SqliteEventStore implements EventStore {
       head: db.prepare('SELECT max(position) AS position FROM events'),
     };
     this.appended.setMaxListeners(0);
+    this.appendOne = db.transaction(this.appendTransaction);
   }
 
   private readonly appendTransaction = (streamId: string, events: NewEvent[], expected: ExpectedRevision) => {
@@ -110,14 +127,41 @@ export class SqliteEventStore implements EventStore {
     return { nextRevision: BigInt(revision), position: BigInt(position) };
   };
 
-  async append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
-    // IMMEDIATE takes the write lock before the revision check, so another
-    // process cannot slip an event in between the check and the insert.
-    const result = this.db.transaction(this.appendTransaction).immediate(streamId, events, expectedRevision);
-    this.appended.emit('append');
-    return result;
+  append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    return new Promise((resolve, reject) => {
+      if (this.pending.push({ streamId, events, expected: expectedRevision, resolve, reject }) === 1) setImmediate(this.flush);
+    });
   }
+
+  private readonly flush = () => {
+    const batch = this.pending;
+    this.pending = [];
+    const outcomes: Array<{ result: AppendResult } | { error: unknown }> = [];
+    try {
+      // IMMEDIATE takes the write lock before the revision checks, so another
+      // process cannot slip an event in between a check and its insert.
+      this.db.transaction(() => {
+        for (const item of batch) {
+          try {
+            // Nested: a savepoint, rolled back alone when this append fails.
+            outcomes.push({ result: this.appendOne(item.streamId, item.events, item.expected) });
+          } catch (error) {
+            outcomes.push({ error });
+          }
+        }
+      }).immediate();
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if ('result' in outcome) item.resolve(outcome.result);
+      else item.reject(outcome.error);
+    });
+    this.appended.emit('append');
+  };
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = Number(options.fromRevision ?? 0n);

@@ -1,0 +1,232 @@
+/**
+ * npm run bench: the real server on the embedded default, in its own
+ * process, driven by autocannon over loopback, beside a bare fastify server
+ * measured in the same run as the ceiling of this stack on this machine.
+ *
+ * Prints a table with each goal beside its figure, and the same as JSON.
+ * BENCH_SECONDS (default 10) sets each scenario's duration; BENCH_EVENTS
+ * (default 1,000,000) the size of the rebuild and cold-start store.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { pino } from 'pino';
+import { createKey, openAccount } from '../src/accounts/commands.js';
+import { loadConfig } from '../src/config.js';
+import { catalog } from '../src/domain-events.js';
+import { buildApp } from '../src/http/app.js';
+import { openServices, type Services } from '../src/services.js';
+
+const ROOT = new URL('../', import.meta.url).pathname;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
+const CONNECTIONS = 32;
+const silent = pino({ level: 'silent' });
+const tsx = { ...process.env, NODE_OPTIONS: '--import=tsx' };
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+interface Scenario {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+function freePort(): number {
+  return 20_000 + Math.floor(Math.random() * 20_000);
+}
+
+async function waitFor(url: string, timeoutMs = 60_000): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return performance.now() - started;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > timeoutMs) throw new Error(`${url} did not answer`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function start(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [join(ROOT, script)], { env: { ...tsx, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+const randomAddress = () => `10.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}`;
+
+async function load(name: string, url: string, options: Partial<autocannon.Options> & { requestFactory?: () => Partial<autocannon.Request> } = {}): Promise<Scenario> {
+  const { requestFactory, ...rest } = options;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    ...(requestFactory ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, ...requestFactory() }) }] } : {}),
+    ...rest,
+  });
+  const scenario = { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+  log(`  ${name}: ${scenario.rps} req/s, p50 ${scenario.p50} ms, p99 ${scenario.p99} ms${scenario.non2xx ? `, ${scenario.non2xx} non-2xx` : ''}`);
+  return scenario;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** Accounts, keys, a widget, a poll, and a widget with 100,000 responses. */
+async function prepare(dataDir: string) {
+  const services = await openServices(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { logger: silent });
+  const app = await buildApp(services);
+  const scopes = ['forms:read', 'forms:write', 'responses:read', 'responses:write'] as const;
+  const account = await openAccount(services, { name: 'Bench', plan: 'business', scopes: [...scopes] });
+  // Business keys allow 1000 requests a minute each: rotate enough of them not to measure the limiter.
+  const keys = [account.api_key];
+  for (let i = 0; i < 300; i++) keys.push((await createKey(services, { accountId: account.account_id, name: `k${i}`, scopes: [...scopes] })).api_key);
+  const headers = { authorization: `Bearer ${account.api_key}` };
+  const make = async (url: string, payload: object) => {
+    const id = (await app.inject({ method: 'POST', url, headers, payload })).json().id as string;
+    await app.inject({ method: 'PUT', url: `${url}/${id}`, headers, payload: { published: true } });
+    return id;
+  };
+  const widget = await make('/api/widgets', { widget_type: 'feedback', title: 'Bench' });
+  const deep = await make('/api/widgets', { widget_type: 'feedback', title: 'Deep' });
+  const poll = await make('/api/polls', { question: 'Bench?', options: [{ text: 'A' }, { text: 'B' }, { text: 'C' }] });
+  const option = (await app.inject({ method: 'GET', url: `/api/polls/${poll}` })).json().options[0].id as string;
+  await seedResponses(services, account.account_id, deep, 100_000, 0);
+  await services.projections.catchUp();
+  await app.close();
+  await services.close();
+  return { keys, widget, deep, poll, option };
+}
+
+const METADATA = { browser: 'Chrome', browser_version: '126.0', device: 'Desktop' as const, os: 'Linux', ip_hash: 'a'.repeat(64), language: 'en', completion_time_ms: 4200, page_url: 'https://shop.example/', page_title: 'Shop' };
+
+/** Responses appended through the store's group commit, as fast as it takes them. */
+async function seedResponses(services: Services, accountId: string, widget: string, count: number, offset: number) {
+  const meta = { occurred_at: new Date().toISOString(), actor: 'bench' };
+  for (let done = 0; done < count; done += 2000) {
+    await Promise.all(
+      Array.from({ length: Math.min(2000, count - done) }, (_, i) => {
+        const n = offset + done + i;
+        return services.events.append(
+          `response-bench${n}`,
+          [catalog.serialize({ type: 'ResponseSubmitted', data: { response_id: `rsp_bench${String(n).padStart(9, '0')}`, account_id: accountId, widget_id: widget, answers: { rating: 1 + (n % 5), comment: 'Fine, thanks' }, metadata: METADATA, submitted_at: new Date(1_790_000_000_000 + n).toISOString() } }, meta)],
+          'no_stream',
+        );
+      }),
+    );
+  }
+}
+
+async function main() {
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  log(`machine: ${machine}`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  log('preparing: accounts, keys, objects, 100,000 responses');
+  const fixture = await prepare(dataDir);
+
+  const barePort = freePort();
+  const bare = start('bench/bare.ts', { PORT: String(barePort) });
+  const port = freePort();
+  // TRUST_PROXY so each request can come from its own visitor address: the plan's per-visitor rate is not what is measured here.
+  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true' });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(`http://127.0.0.1:${barePort}/`);
+  await waitFor(`${base}/readyz`);
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(server.pid!))), 200);
+
+  const scenarios: Scenario[] = [];
+  log('load:');
+  const ceiling = await load('bare fastify (ceiling)', `http://127.0.0.1:${barePort}/`);
+  const token = async (kind: string, id: string) => ((await (await fetch(`${base}/api/${kind}/${id}/token`)).json()) as { token: string }).token;
+  const widgetToken = await token('widgets', fixture.widget);
+  const pollToken = await token('polls', fixture.poll);
+  let n = 0;
+  const visitor = () => ({ 'content-type': 'application/json', 'x-forwarded-for': randomAddress() });
+  const submitBody = JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, _token: widgetToken, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: 'fp' } });
+  const submit = { method: 'POST' as const, requestFactory: () => ({ headers: visitor(), body: submitBody }) };
+  const keyed = (path: string) => () => ({ path, headers: { authorization: `Bearer ${fixture.keys[n++ % fixture.keys.length]}`, 'x-forwarded-for': randomAddress() } });
+
+  const submitPeak = await load('widget submit', `${base}/api/widgets/${fixture.widget}/submit`, submit);
+  scenarios.push(submitPeak);
+  const metrics = await (await fetch(`${base}/metrics`)).text();
+  const lag = (q: string) => Number(new RegExp(`feedback_projection_lag_ms\\{quantile="${q}"\\} (\\d+)`).exec(metrics)?.[1] ?? NaN);
+  const lagP50 = lag('0.5');
+  const lagP99 = lag('0.99');
+  const half = await load('widget submit at half the peak rate', `${base}/api/widgets/${fixture.widget}/submit`, { ...submit, overallRate: Math.max(1, Math.round(submitPeak.rps / 2)) });
+  scenarios.push(half);
+  scenarios.push(
+    await load('poll vote', `${base}/api/polls/${fixture.poll}/vote`, {
+      method: 'POST',
+      requestFactory: () => ({ headers: visitor(), body: JSON.stringify({ option_ids: [fixture.option], _token: pollToken, metadata: { fingerprint: `voter-${n++}` } }) }),
+    }),
+  );
+  scenarios.push(await load('public GET widget', `${base}/api/widgets/${fixture.widget}`, { requestFactory: () => ({ headers: visitor() }) }));
+  scenarios.push(await load('embed token', `${base}/api/widgets/${fixture.widget}/token`, { requestFactory: () => ({ headers: visitor() }) }));
+  const page1 = await load('GET responses, page 1 of 100', base, { requestFactory: keyed(`/api/widgets/${fixture.deep}/responses?page=1&limit=100`) });
+  const deepPage = await load('GET responses, page 1000 of 100', base, { requestFactory: keyed(`/api/widgets/${fixture.deep}/responses?page=1000&limit=100`) });
+  scenarios.push(page1, deepPage);
+  scenarios.push(await load('list widgets', base, { requestFactory: keyed('/api/widgets') }));
+  clearInterval(sampler);
+  server.kill('SIGTERM');
+  bare.kill('SIGTERM');
+
+  log(`seeding ${EVENTS.toLocaleString('en')} events for rebuild and cold start`);
+  const bigDir = mkdtempSync(join(tmpdir(), 'bench-big-'));
+  {
+    const services = await openServices(loadConfig({ DATA_DIR: bigDir, LOG_LEVEL: 'silent' }), { logger: silent });
+    const account = await openAccount(services, { name: 'Big', plan: 'business', scopes: ['forms:read'] });
+    await seedResponses(services, account.account_id, 'wgt_big', EVENTS - 2, 0);
+    await services.close();
+  }
+  const rebuildRun = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'src/cli/admin.ts'), 'rebuild'], { env: { ...tsx, DATA_DIR: bigDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`rebuild exited ${code}`))));
+  });
+  const rebuilt = JSON.parse(rebuildRun) as { events: number; seconds: number };
+  const rebuildRate = Math.round(rebuilt.events / rebuilt.seconds);
+  log(`  rebuild: ${rebuilt.events} events in ${rebuilt.seconds} s`);
+  const coldPort = freePort();
+  const coldStarted = performance.now();
+  const cold = start('src/main.ts', { DATA_DIR: bigDir, PORT: String(coldPort), LOG_LEVEL: 'warn' });
+  await waitFor(`http://127.0.0.1:${coldPort}/readyz`);
+  const coldStartMs = Math.round(performance.now() - coldStarted);
+  cold.kill('SIGTERM');
+  log(`  cold start: ${coldStartMs} ms`);
+
+  const ratio = (s: Scenario) => s.rps / ceiling.rps;
+  const goals = [
+    { figure: 'submit / ceiling', value: `${(ratio(submitPeak) * 100).toFixed(1)} %`, goal: '≥ 40 %', met: ratio(submitPeak) >= 0.4 },
+    { figure: 'submit p99 at half the peak rate', value: `${half.p99} ms`, goal: '≤ 25 ms', met: half.p99 <= 25 },
+    { figure: 'deep page p50 / page 1 p50', value: `${(deepPage.p50 / Math.max(1, page1.p50)).toFixed(2)} ×`, goal: '≤ 2 ×', met: deepPage.p50 <= 2 * Math.max(1, page1.p50) },
+    { figure: 'projection lag p50 / p99 (submit load)', value: `${lagP50} / ${lagP99} ms`, goal: 'p99 ≤ 50 ms', met: lagP99 <= 50 },
+    { figure: 'rebuild', value: `${rebuildRate.toLocaleString('en')} events/s`, goal: '≥ 100,000 events/s', met: rebuildRate >= 100_000 },
+    { figure: `cold start with ${EVENTS.toLocaleString('en')} events`, value: `${coldStartMs} ms`, goal: '≤ 1500 ms', met: coldStartMs <= 1500 },
+    { figure: 'server RSS under load (peak)', value: `${Math.round(peakRss)} MB`, goal: '≤ 300 MB', met: peakRss <= 300 },
+  ];
+
+  const table = [
+    `| scenario | req/s | p50 ms | p99 ms | of ceiling |`,
+    `| --- | ---: | ---: | ---: | ---: |`,
+    `| ${ceiling.name} | ${ceiling.rps} | ${ceiling.p50} | ${ceiling.p99} | 100 % |`,
+    ...scenarios.map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} | ${(ratio(s) * 100).toFixed(1)} %${s.non2xx ? ` (${s.non2xx} non-2xx)` : ''} |`),
+    '',
+    `| goal | figure | target | met |`,
+    `| --- | --- | --- | --- |`,
+    ...goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`),
+  ].join('\n');
+  process.stdout.write(`\nmachine: ${machine}; ${CONNECTIONS} connections, ${SECONDS} s a scenario\n\n${table}\n\n`);
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), connections: CONNECTIONS, seconds: SECONDS, ceiling, scenarios, projectionLagMs: { p50: lagP50, p99: lagP99 }, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, coldStartMs, peakRssMb: Math.round(peakRss), goals })}\n`);
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(bigDir, { recursive: true, force: true });
+}
+
+await main();
