@@ -6,7 +6,10 @@ import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/r
 import type { Projection } from './projection.js';
 
 export interface RunnerOptions {
+  /** Largest batch of the live feed (small: low latency per write). */
   batchSize?: number;
+  /** Largest batch when catching up or rebuilding (large: fewer transactions). */
+  catchUpBatchSize?: number;
   /** Called with each batch once it is applied (for the projection-lag metric). */
   onApplied?: (batch: StoredEvent[]) => void;
   /** Wait before resubscribing after the feed failed. */
@@ -31,6 +34,7 @@ export class ProjectionRunner {
   private loop: Promise<void> | undefined;
   private stopped = false;
   private readonly batchSize: number;
+  private readonly catchUpBatchSize: number;
   private readonly retryMs: number;
   private readonly onApplied: ((batch: StoredEvent[]) => void) | undefined;
   /** True once the runner has applied everything stored when it started. */
@@ -45,6 +49,7 @@ export class ProjectionRunner {
     options: RunnerOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 500;
+    this.catchUpBatchSize = options.catchUpBatchSize ?? options.batchSize ?? 5000;
     this.retryMs = options.retryMs ?? 1000;
     this.onApplied = options.onApplied;
   }
@@ -69,7 +74,7 @@ export class ProjectionRunner {
     let applied = 0;
     for (;;) {
       const after = this.position;
-      const batch = await this.events.readAll({ after, limit: this.batchSize });
+      const batch = await this.events.readAll({ after, limit: this.catchUpBatchSize });
       if (batch.length === 0) break;
       try {
         await this.apply(batch, after);

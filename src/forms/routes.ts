@@ -6,8 +6,7 @@ import { ErrorResponses } from '../http/error-schemas.js';
 import { FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
 import { FORM } from '../embeddables.js';
-import { ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
-import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
+import { deleteRoute, ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { Settings } from '../submissions/settings.js';
 import { Theme } from '../theme.js';
@@ -110,18 +109,8 @@ export function formRoutes(app: App, services: Services): void {
     },
   );
 
-  app.delete(
-    '/api/forms/:id',
-    { preHandler: writeDefinitions, schema: { tags: ['forms'], summary: 'Delete a form and erase all its responses', params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
-    async (request) => {
-      const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound('form');
-      const at = services.clock();
-      await execute(services.commands, form, request.params.id, { type: 'DeleteForm', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      const responseIds = await responseIdsOf(services, 'form', request.params.id);
-      await eraseResponses(services, { accountId, parent: 'form', parentId: request.params.id, responseIds, reason: 'parent_deleted', keyId, requestId: request.id });
-      return { success: true as const };
-    },
+  deleteRoute(app, services, FORM, (id, { accountId, keyId, at, requestId }) =>
+    execute(services.commands, form, id, { type: 'DeleteForm', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId }),
   );
 
   tokenRoute(app, services, FORM);

@@ -7,8 +7,7 @@ import { preflight } from '../http/cors.js';
 import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { POLL } from '../embeddables.js';
-import { ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
-import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
+import { deleteRoute, ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { Settings } from '../submissions/settings.js';
 import { poll } from './poll.js';
 import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
@@ -138,18 +137,8 @@ export function pollRoutes(app: App, services: Services): void {
     },
   );
 
-  app.delete(
-    '/api/polls/:id',
-    { preHandler: writeDefinitions, schema: { tags: ['polls'], summary: 'Delete a poll and erase its votes', params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
-    async (request) => {
-      const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound('poll');
-      const at = services.clock();
-      await execute(services.commands, poll, request.params.id, { type: 'DeletePoll', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      const voteIds = await responseIdsOf(services, 'poll', request.params.id);
-      await eraseResponses(services, { accountId, parent: 'poll', parentId: request.params.id, responseIds: voteIds, reason: 'parent_deleted', keyId, requestId: request.id });
-      return { success: true as const };
-    },
+  deleteRoute(app, services, POLL, (id, { accountId, keyId, at, requestId }) =>
+    execute(services.commands, poll, id, { type: 'DeletePoll', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId }),
   );
 
   tokenRoute(app, services, POLL);

@@ -12,6 +12,7 @@ import type { Doc } from '../infra/read-models/port.js';
 import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS, type EmbedTarget } from './embed-token.js';
 import type { Settings } from './settings.js';
+import { eraseResponses, responseIdsOf } from './erasure.js';
 
 /**
  * What widgets, forms and polls share: owners publish them, visitors read
@@ -147,6 +148,34 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
         services.readModels.count(what.collection, { account_id: accountId }),
       ]);
       return { [key]: docs, pagination: pagination(request.query, total) };
+    },
+  );
+}
+
+/**
+ * DELETE <path>/:id: the owner deletes the object (its aggregate decides,
+ * `remove` runs that command), then every response or vote of it is erased.
+ */
+export function deleteRoute<D extends EmbeddableDoc>(
+  app: App,
+  services: Services,
+  what: Embeddable<D>,
+  remove: (id: string, meta: { accountId: string; keyId: string; at: Date; requestId: string }) => Promise<unknown>,
+): void {
+  app.delete(
+    `${what.path}/:id`,
+    {
+      preHandler: requireKey(services, { scope: 'forms:write' }),
+      schema: { tags: [`${what.kind}s`], summary: `Delete a ${what.kind} and erase all its ${what.kind === 'poll' ? 'votes' : 'responses'}`, params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } },
+    },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      const id = request.params.id;
+      if (!ID.test(id)) throw notFound(what.kind);
+      await remove(id, { accountId, keyId, at: services.clock(), requestId: request.id });
+      const responseIds = await responseIdsOf(services, what.kind, id);
+      await eraseResponses(services, { accountId, parent: what.kind, parentId: id, responseIds, reason: 'parent_deleted', keyId, requestId: request.id });
+      return { success: true as const };
     },
   );
 }

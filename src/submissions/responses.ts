@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESPONSES } from '../../projections/responses.js';
+import { RESPONSE_COUNTS, RESPONSES } from '../../projections/responses.js';
 import { Pagination, pagination, window, type PaginationQuery } from '../http/pagination.js';
 import type { Filter } from '../infra/read-models/port.js';
 import { Answers } from '../questions.js';
@@ -21,10 +21,11 @@ export const ResponseRecord = z.object({
 export const ResponseList = z.object({ responses: z.array(ResponseRecord), pagination: Pagination });
 
 /** D9: newest first; equal timestamps keep a stable order by id. */
-export async function listResponses(services: Services, filter: Filter, query: PaginationQuery): Promise<z.input<typeof ResponseList>> {
-  const [docs, total] = await Promise.all([
+export async function listResponses(services: Services, parentId: string, filter: Filter, query: PaginationQuery): Promise<z.input<typeof ResponseList>> {
+  const [docs, counter] = await Promise.all([
     services.readModels.find(RESPONSES, filter, { sort: [['submitted_at', -1], ['id', -1]], ...window(query) }),
-    services.readModels.count(RESPONSES, filter),
+    services.readModels.get(RESPONSE_COUNTS, parentId),
   ]);
+  const total = typeof counter?.count === 'number' ? counter.count : await services.readModels.count(RESPONSES, filter);
   return { responses: docs as unknown as z.input<typeof ResponseRecord>[], pagination: pagination(query, total) };
 }

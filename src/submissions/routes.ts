@@ -71,7 +71,7 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
     },
     async (request) => {
       const doc = await ownEmbeddable(services, what, request.params.id, callerOf(request).accountId);
-      return listResponses(services, { [`${what.kind}_id`]: doc.id }, request.query);
+      return listResponses(services, doc.id, { [`${what.kind}_id`]: doc.id }, request.query);
     },
   );
 }

@@ -2,11 +2,10 @@ import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import { ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute, type EmbeddableDoc } from '../submissions/embeddable.js';
+import { deleteRoute, ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute, type EmbeddableDoc } from '../submissions/embeddable.js';
 import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { WIDGET } from '../embeddables.js';
-import { eraseResponses, responseIdsOf } from '../submissions/erasure.js';
 import { Settings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { Theme } from '../theme.js';
@@ -113,18 +112,8 @@ export function widgetRoutes(app: App, services: Services): void {
     },
   );
 
-  app.delete(
-    '/api/widgets/:id',
-    { preHandler: writeDefinitions, schema: { tags: ['widgets'], summary: 'Delete a widget and erase all its responses', params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
-    async (request) => {
-      const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound('widget');
-      const at = services.clock();
-      await execute(services.commands, widget, request.params.id, { type: 'DeleteWidget', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      const responseIds = await responseIdsOf(services, 'widget', request.params.id);
-      await eraseResponses(services, { accountId, parent: 'widget', parentId: request.params.id, responseIds, reason: 'parent_deleted', keyId, requestId: request.id });
-      return { success: true as const };
-    },
+  deleteRoute(app, services, WIDGET, (id, { accountId, keyId, at, requestId }) =>
+    execute(services.commands, widget, id, { type: 'DeleteWidget', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId }),
   );
 
   tokenRoute(app, services, WIDGET);

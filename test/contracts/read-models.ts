@@ -90,6 +90,18 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     t.equal(await store.count(items, {}), 0);
   });
 
+  t.test('delete can count down what it deleted', async (t) => {
+    await store.write([
+      { op: 'put', collection: items, doc: item('i1') },
+      { op: 'put', collection: items, doc: item('i2') },
+      { op: 'put', collection: `${c}_other`, doc: { id: 'counter', n: 10 } },
+    ]);
+    await store.write([{ op: 'delete', collection: items, where: { owner: 'o1' }, countDown: { collection: `${c}_other`, id: 'counter', field: 'n' } }]);
+    t.equal((await store.get(`${c}_other`, 'counter'))!.n, 8, 'by the number deleted');
+    await store.write([{ op: 'delete', collection: items, where: { owner: 'o1' }, countDown: { collection: `${c}_other`, id: 'counter', field: 'n' } }]);
+    t.equal((await store.get(`${c}_other`, 'counter'))!.n, 8, 'nothing deleted, nothing subtracted');
+  });
+
   t.test('find filters by equality, sorts, pages; count agrees', async (t) => {
     await store.write(
       ['i1', 'i2', 'i3', 'i4', 'i5'].map((id) => ({

@@ -106,7 +106,7 @@ t.test('kill -9 of a projection in the middle of applying a batch', async (t) =>
   }
   const services = await testServices(t, { dataDir: dir });
   // Atomicity: what a killed projection left is exactly what its checkpoint says it applied.
-  const checkpoint = (await services.readModels.checkpoints()).get('responses') ?? 0n;
+  const checkpoint = (await services.readModels.checkpoints()).get('responses_v2') ?? 0n;
   const applied = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponseSubmitted' && e.position <= checkpoint).length;
   const partial = await services.readModels.count('responses', { widget_id: widget });
   t.equal(partial, applied, `the killed projections left ${partial} responses, exactly those up to their checkpoint`);

@@ -39,6 +39,7 @@ t.test('bulk delete erases responses from read models and the event store, leavi
   t.same(reply.json(), { success: true, deleted: 2 }, 'only ids of that widget count, each once');
 
   t.same(await list(app, biz, widget), [kept], 'gone from the responses list at once');
+  t.equal((await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().pagination.total, 1, 'and from the total');
   t.same(await list(app, biz, sibling), [onSibling], "another widget's response is left alone");
   t.same(await list(app, other, theirs), [onTheirs], "another account's response is left alone");
   const store = await wholeStore(services);

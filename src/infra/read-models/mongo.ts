@@ -257,7 +257,16 @@ class MongoReadModels implements ReadModelStore {
       case 'delete': {
         const coll = this.coll(op.collection);
         const filter = toFilter(op.where);
-        return (session) => coll.deleteMany(filter, { session });
+        if (!op.countDown) return (session) => coll.deleteMany(filter, { session });
+        const { collection, id, field } = op.countDown;
+        const counter = this.coll(collection);
+        settableField(field);
+        if (typeof id !== 'string') throw new Error(`delete on ${op.collection}: countDown.id must be a string`);
+        return async (session) => {
+          const { deletedCount } = await coll.deleteMany(filter, { session });
+          const inc: Document = { [field]: -deletedCount };
+          if (deletedCount > 0) await counter.updateOne({ _id: id }, { $inc: inc }, { session });
+        };
       }
       default:
         throw new Error(`unknown read-model op ${JSON.stringify((op as { op?: unknown }).op)}`);

@@ -28,8 +28,13 @@ export type ReadModelOp =
   | { op: 'patch'; collection: string; where: Filter; set: Record<string, unknown> }
   /** Add `by` to a numeric top-level field of one existing document; a missing document is left missing. */
   | { op: 'increment'; collection: string; id: string; field: string; by: number }
-  /** Delete every matching document. */
-  | { op: 'delete'; collection: string; where: Filter };
+  /**
+   * Delete every matching document; with `countDown`, also subtract the
+   * number actually deleted from a counter field of another document. A
+   * counter kept this way agrees with a rebuild even when the events of the
+   * deleted documents are gone by then (nothing to delete, nothing subtracted).
+   */
+  | { op: 'delete'; collection: string; where: Filter; countDown?: { collection: string; id: string; field: string } };
 
 /** Moves one projection's checkpoint from `expected` to `next` (compare-and-set). */
 export interface CheckpointMove {

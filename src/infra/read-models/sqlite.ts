@@ -95,7 +95,10 @@ export class SqliteReadModels implements ReadModelStore {
       }
       case 'delete': {
         const where = whereClause(op.where);
-        this.statement(`DELETE FROM ${table} ${where.sql}`).run(...where.params);
+        const { changes } = this.statement(`DELETE FROM ${table} ${where.sql}`).run(...where.params);
+        if (op.countDown && changes > 0) {
+          this.apply({ op: 'increment', collection: op.countDown.collection, id: op.countDown.id, field: op.countDown.field, by: -changes });
+        }
         return;
       }
     }
