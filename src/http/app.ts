@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import { errorBody, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
+import { registerOpenApi, type RegisteredRoute } from './openapi.js';
 import { metricsRoute } from './metrics.js';
 import { registerRateLimits } from './rate-limits.js';
 import { widgetRoutes } from '../widgets/routes.js';
@@ -44,6 +45,12 @@ export async function buildApp(services: Services): Promise<App> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) || route.prefix === '/docs' });
+  });
+  app.decorate('registeredRoutes', routes);
+  await registerOpenApi(app, services);
   registerErrorHandling(app);
   // Every body is JSON: anything else is 415 rather than a string handed to the schemas.
   app.removeContentTypeParser('text/plain');

@@ -18,13 +18,16 @@ export interface KeyRequirement {
 
 const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
 
+/** Marks the preHandlers made by requireKey, so the OpenAPI document can name the bearer scheme on their routes. */
+export const REQUIRES_KEY = Symbol('requires an API key');
+
 /**
  * The preHandler of every K endpoint: 401 without a valid key, then 403
  * `plan_required`, then 403 `insufficient_scope`, in that order.
  */
 export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): preHandlerAsyncHookHandler {
   const plans = requirement.plans ?? ['business'];
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+  const check = async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
     const caller = presented ? await authenticate(services.readModels, presented) : null;
     const { limits } = request.server;
@@ -43,6 +46,7 @@ export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, 
     }
     request.caller = caller;
   };
+  return Object.assign(check, { [REQUIRES_KEY]: requirement });
 }
 
 /** The authenticated caller of a K endpoint (requireKey ran before the handler). */

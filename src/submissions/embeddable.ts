@@ -114,7 +114,7 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
   app.get(
     url,
     {
-      config: { publicCors: true },
+      config: { publicCors: true, optionalKey: true },
       schema: { tags: [`${what.kind}s`], summary: view.summary ?? `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema, ...ErrorResponses } },
     },
     async (request, reply) => {
