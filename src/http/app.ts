@@ -7,6 +7,7 @@ import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
 import { registerOpenApi, type RegisteredRoute } from './openapi.js';
 import { metricsRoute } from './metrics.js';
+import { embedRoute } from '../embed/route.js';
 import { registerRateLimits } from './rate-limits.js';
 import { widgetRoutes } from '../widgets/routes.js';
 import { formRoutes } from '../forms/routes.js';
@@ -71,6 +72,7 @@ export async function buildApp(services: Services): Promise<App> {
   publicCors(app);
   healthRoutes(app, services);
   metricsRoute(app, services.metrics);
+  embedRoute(app);
   widgetRoutes(app, services);
   formRoutes(app, services);
   pollRoutes(app, services);
