@@ -35,7 +35,6 @@ export interface Services {
   clock: Clock;
   ids: IdGenerator;
   random: RandomBytes;
-  secret: string;
   keys: DerivedKeys;
   geo: GeoLookup;
   catalog: EventCatalog<DomainEvent>;
@@ -134,7 +133,6 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     clock: options.clock ?? systemClock,
     ids: options.ids ?? createIdGenerator(),
     random: options.random ?? secureRandom,
-    secret,
     keys: deriveKeys(secret),
     geo: options.geo ?? offlineGeo,
     catalog,

@@ -1,6 +1,4 @@
 import type { Plan } from '../accounts/events.js';
-import { WrongExpectedRevision } from '../infra/event-store/port.js';
-import { keyedHash } from '../infra/keys.js';
 import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
 import { CODES, type Kind } from './embeddable.js';
@@ -11,6 +9,7 @@ import { verifyEmbedToken } from './embed-token.js';
 import type { ConsentRecord } from './events.js';
 import { captureMetadata, type SubmissionRequest } from './metadata.js';
 import type { Settings } from './settings.js';
+import { appendFirstVisit, assertFirstVisit, caughtByHoneypot, visitorMeta, visitorStream } from './visitors.js';
 
 /** What a submission needs to know about the widget or form it answers. */
 export interface SubmissionTarget extends Gate {
@@ -129,19 +128,6 @@ export async function reserveSlot(services: Services, target: Gate, submissionId
   if (reserved.nextRevision >= BigInt(max)) throw new AppError(CODES[target.kind].closed, `This ${target.kind} is closed`);
 }
 
-const duplicate = (target: Gate) => new AppError('duplicate_submission', `This visitor has answered this ${target.kind} already`);
-
-/**
- * The visitor's guard stream for `prevent_duplicates`: it may exist once, so
- * the store refuses a second submission however close the two arrive. The
- * visitor is their fingerprint, else their address, keyed-hashed.
- */
-function duplicateGuard(services: Services, target: Gate, input: SubmissionInput): string {
-  const fingerprint = input.request.client.fingerprint;
-  const who = fingerprint ? `fingerprint:${fingerprint}` : `ip:${input.request.ip}`;
-  return `guard-${target.kind}-${target.id}-${keyedHash(services.keys.hashes, who)}`;
-}
-
 /**
  * Records one response: checks it, captures its metadata by the owner's plan
  * at this moment, takes a slot when the object has a response limit, appends
@@ -155,25 +141,19 @@ export async function submitResponse(services: Services, target: SubmissionTarge
   });
   const { plan } = input;
   const responseId = services.ids('rsp');
-  const paid = plan !== 'free';
-  if (paid && target.settings.honeypot && input.honeypot) {
-    // A bot filled the hidden field: it gets the reply a person would, and nothing is kept.
-    services.metrics.increment('feedback_honeypot_caught_total', { kind: target.kind });
-    return responseId;
-  }
+  // A bot gets the reply a person would, and nothing is kept.
+  if (caughtByHoneypot(services, target.kind, target.settings, plan, input.honeypot)) return responseId;
   const metadata = await captureMetadata({ plan, request: input.request, issuedAt, now }, { hashKey: services.keys.hashes, geo: services.geo });
-  const meta = { occurred_at: now.toISOString(), actor: 'public', ...(requestId ? { request_id: requestId } : {}) };
-  const guard = paid && target.settings.prevent_duplicates ? duplicateGuard(services, target, input) : undefined;
-  if (guard && (await services.events.readStream(guard, { maxCount: 1 })).length > 0) throw duplicate(target);
+  const meta = visitorMeta(now, requestId);
+  const guard =
+    plan !== 'free' && target.settings.prevent_duplicates
+      ? visitorStream(services, `guard-${target.kind}-${target.id}`, { fingerprint: input.request.client.fingerprint, ip: input.request.ip })
+      : undefined;
+  if (guard) await assertFirstVisit(services, target.kind, guard);
 
   await reserveSlot(services, target, responseId, meta);
   if (guard) {
-    try {
-      await services.events.append(guard, [services.catalog.serialize({ type: 'SubmissionGuarded', data: { target: target.kind, target_id: target.id, response_id: responseId } }, meta)], 'no_stream');
-    } catch (error) {
-      if (error instanceof WrongExpectedRevision) throw duplicate(target);
-      throw error;
-    }
+    await appendFirstVisit(services, target.kind, guard, services.catalog.serialize({ type: 'SubmissionGuarded', data: { target: target.kind, target_id: target.id, response_id: responseId } }, meta));
   }
 
   const consent = consentRecord(target, answers, input, metadata.ip_hash, now);
