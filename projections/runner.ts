@@ -56,6 +56,11 @@ export class ProjectionRunner {
 
   async init(): Promise<void> {
     await this.readModels.ensureCollections(this.projections.flatMap((p) => p.collections));
+    // A projection without a checkpoint (new, or renamed because its shape changed)
+    // replays from zero, into collections emptied of what an older version left.
+    const stored = await this.readModels.checkpoints();
+    const fresh = this.projections.filter((p) => !stored.has(p.name));
+    if (fresh.length > 0) await this.readModels.reset(fresh.flatMap((p) => p.collections.map((c) => c.name)), []);
     await this.loadCheckpoints();
   }
 

@@ -27,4 +27,5 @@ export function pagination(query: PaginationQuery, total: number): Pagination {
   return { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) };
 }
 
-export const window = (query: PaginationQuery) => ({ offset: (query.page - 1) * query.limit, limit: query.limit });
+/** Offsets past 2^53 are all past the end of any list, so they are held there rather than lose precision. */
+export const window = (query: PaginationQuery) => ({ offset: Math.min((query.page - 1) * query.limit, Number.MAX_SAFE_INTEGER), limit: query.limit });

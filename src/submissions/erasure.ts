@@ -70,7 +70,10 @@ export async function eraseResponses(services: Services, erasure: Erasure): Prom
 
 /** Every response (or vote) id of a parent, from the read models (for erasure when the parent is deleted). */
 export async function responseIdsOf(services: Services, parent: Erasure['parent'], parentId: string): Promise<string[]> {
-  const { collection, field } = SUBMISSIONS[parent];
-  const docs = await services.readModels.find(collection, { [field]: parentId }, { sort: [['id', 1]] });
+  if (parent === 'poll') {
+    const { collection, field } = SUBMISSIONS.poll;
+    return (await services.readModels.find(collection, { [field]: parentId }, { sort: [['id', 1]] })).map((doc) => doc.id);
+  }
+  const { docs } = await services.readModels.newestFirst(RESPONSES, parentId, { offset: 0, limit: Number.MAX_SAFE_INTEGER });
   return docs.map((doc) => doc.id);
 }

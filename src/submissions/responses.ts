@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { RESPONSE_COUNTS, RESPONSES } from '../../projections/responses.js';
+import { RESPONSES } from '../../projections/responses.js';
 import { Pagination, pagination, window, type PaginationQuery } from '../http/pagination.js';
-import type { Filter } from '../infra/read-models/port.js';
 import { Answers } from '../questions.js';
 import type { Services } from '../services.js';
 import { ConsentRecord } from './events.js';
@@ -20,12 +19,8 @@ export const ResponseRecord = z.object({
 
 export const ResponseList = z.object({ responses: z.array(ResponseRecord), pagination: Pagination });
 
-/** D9: newest first; equal timestamps keep a stable order by id. */
-export async function listResponses(services: Services, parentId: string, filter: Filter, query: PaginationQuery): Promise<z.input<typeof ResponseList>> {
-  const [docs, counter] = await Promise.all([
-    services.readModels.find(RESPONSES, filter, { sort: [['submitted_at', -1], ['id', -1]], ...window(query) }),
-    services.readModels.get(RESPONSE_COUNTS, parentId),
-  ]);
-  const total = typeof counter?.count === 'number' ? counter.count : await services.readModels.count(RESPONSES, filter);
+/** D9: newest first, in the order the service recorded them; any page costs what page 1 costs. */
+export async function listResponses(services: Services, parentId: string, query: PaginationQuery): Promise<z.input<typeof ResponseList>> {
+  const { docs, total } = await services.readModels.newestFirst(RESPONSES, parentId, window(query));
   return { responses: docs as unknown as z.input<typeof ResponseRecord>[], pagination: pagination(query, total) };
 }

@@ -67,11 +67,11 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
     `${what.path}/:id/responses`,
     {
       preHandler: requireKey(services, { scope: 'responses:read' }),
-      schema: { tags: ['responses'], summary: `List a ${what.kind}'s responses, newest first`, params: Params, querystring: PaginationQuery, response: { 200: ResponseList, ...ErrorResponses } },
+      schema: { tags: ['responses'], summary: `List a ${what.kind}'s responses, newest first`, description: 'Newest first in the order the service recorded them (under concurrent submissions, `submitted_at` may be a millisecond out of that order). Every page costs the same, so paging through is the way to export.', params: Params, querystring: PaginationQuery, response: { 200: ResponseList, ...ErrorResponses } },
     },
     async (request) => {
       const doc = await ownEmbeddable(services, what, request.params.id, callerOf(request).accountId);
-      return listResponses(services, doc.id, { [`${what.kind}_id`]: doc.id }, request.query);
+      return listResponses(services, doc.id, request.query);
     },
   );
 }

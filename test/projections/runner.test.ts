@@ -115,3 +115,17 @@ t.test('waitFor answers false when the read models do not get there in time', as
   const services = await testServices(t);
   t.equal(await services.projections.waitFor(10n ** 12n, 20), false);
 });
+
+t.test('a projection renamed for a new shape replays into collections emptied of the old one', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const expected = await snapshotReadModels(services);
+  const renamed = projections.find((p) => p.collections.some((c) => c.name === 'responses'))!;
+  // What an older version left: a document the history does not make, and no checkpoint under the new name.
+  await services.readModels.write([{ op: 'put', collection: 'responses', doc: { id: 'rsp_from_an_older_shape', parent_id: 'wgt_gone' } }]);
+  await services.readModels.reset([], [renamed.name]);
+  const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent);
+  await runner.init();
+  await runner.catchUp();
+  t.same(await snapshotReadModels(services), expected);
+});

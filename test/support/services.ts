@@ -32,7 +32,16 @@ export async function snapshotReadModels(services: Services): Promise<Record<str
   const out: Record<string, unknown[]> = {};
   for (const projection of projections) {
     for (const collection of projection.collections) {
-      out[collection.name] = await services.readModels.find(collection.name, {}, { sort: [['id', 1]] });
+      const docs = await services.readModels.find(collection.name, {}, { sort: [['id', 1]] });
+      out[collection.name] = docs;
+      const within = collection.rankWithin;
+      if (within !== undefined) {
+        // The rank order of every group belongs to the read model too.
+        const groups = [...new Set(docs.map((doc) => String(doc[within])))].sort();
+        out[`${collection.name} ranks`] = await Promise.all(
+          groups.map(async (group) => [group, ...(await services.readModels.newestFirst(collection.name, group, { offset: 0, limit: 1e9 })).docs.map((doc) => doc.id)]),
+        );
+      }
     }
   }
   return out;

@@ -3,7 +3,8 @@
  * suite in test/contracts/read-models.ts).
  *
  * - Every document is stored with `_id` = its `id`, plus all of its fields
- *   (`id` included); `_id` is projected away on the way out.
+ *   (`id` included); `_id` is projected away on the way out. Documents of a
+ *   ranked collection also carry `_rank`, projected away the same way.
  * - Filters are plain equality on top-level fields whose names pass
  *   `assertName` and whose values are runtime-checked scalars, so nothing a
  *   client sends can become an operator. `id` maps to `_id`.
@@ -32,6 +33,7 @@ import {
   type Filter,
   type FindOptions,
   type ReadModelOp,
+  type RankedPage,
   type ReadModelStore,
   type CheckpointMove,
 } from './port.js';
@@ -49,6 +51,14 @@ const INT64_MAX = 2n ** 63n - 1n;
 type CheckpointDoc = { _id: string; position: unknown };
 /** A read-model document as stored: the port's document plus `_id` = its `id`. */
 type StoredDoc = { _id: string; [field: string]: unknown };
+const HIDDEN = { projection: { _id: 0, _rank: 0 } } as const;
+
+/** What one transaction attempt learns about ranked groups (see the SQLite adapter for the reasoning). */
+class RankChanges {
+  readonly top = new Map<string, number>();
+  readonly freed = new Map<string, { coll: Collection<StoredDoc>; within: string; group: string; ranks: number[] }>();
+}
+type Step = (session: ClientSession, changes: RankChanges) => Promise<unknown>;
 
 const MAJORITY = new WriteConcern('majority');
 const TXN: TransactionOptions = {
@@ -114,6 +124,8 @@ async function requireReplicaSet(db: Db, where: string): Promise<void> {
 class MongoReadModels implements ReadModelStore {
   readonly kind = 'mongodb' as const;
   private readonly checkpointsColl: Collection<CheckpointDoc>;
+  /** Ranked collections by name, with the field that groups them. */
+  private readonly ranked = new Map<string, string>();
 
   constructor(
     private readonly client: MongoClient,
@@ -148,7 +160,12 @@ class MongoReadModels implements ReadModelStore {
           .join('_');
         indexes.set(name, { key, name });
       }
-      return { name: spec.name, indexes: [...indexes.values()] };
+      if (spec.rankWithin !== undefined) {
+        assertName('field', spec.rankWithin);
+        const key = { [spec.rankWithin]: 1, _rank: 1 } as const;
+        indexes.set(`${spec.rankWithin}_1__rank_1`, { key, name: `${spec.rankWithin}_1__rank_1` });
+      }
+      return { name: spec.name, indexes: [...indexes.values()], rankWithin: spec.rankWithin };
     });
     const existing = new Set(
       (await this.db.listCollections({}, { nameOnly: true }).toArray()).map((info) => info.name),
@@ -162,6 +179,7 @@ class MongoReadModels implements ReadModelStore {
         // snapshot read concern then already sees the new catalog.
         await this.db.collection(plan.name, { writeConcern: MAJORITY }).createIndexes(plan.indexes);
       }
+      if (plan.rankWithin !== undefined) this.ranked.set(plan.name, plan.rankWithin);
     }
   }
 
@@ -184,7 +202,10 @@ class MongoReadModels implements ReadModelStore {
             return false;
           }
         }
-        for (const step of steps) await step(s);
+        // Fresh for every attempt: withTransaction may run this callback again.
+        const changes = new RankChanges();
+        for (const step of steps) await step(s, changes);
+        await closeGaps(changes, s);
         return true;
       }, TXN);
     } finally {
@@ -218,17 +239,32 @@ class MongoReadModels implements ReadModelStore {
   }
 
   /** Validates one op and returns the function that applies it in a session. */
-  private step(op: ReadModelOp): (session: ClientSession) => Promise<unknown> {
+  private step(op: ReadModelOp): Step {
     if (op === null || typeof op !== 'object') throw new Error('invalid read-model op');
+    const within = this.ranked.get(op.collection);
     switch (op.op) {
       case 'put': {
         const coll = this.coll(op.collection);
         const doc = op.doc;
         if (!isPlainObject(doc)) throw new Error(`put on ${op.collection}: the document must be an object`);
         if (typeof doc.id !== 'string') throw new Error(`put on ${op.collection}: the document id must be a string`);
-        if (Object.hasOwn(doc, '_id')) throw new Error(`put on ${op.collection}: _id is reserved`);
+        if (Object.hasOwn(doc, '_id') || Object.hasOwn(doc, '_rank')) throw new Error(`put on ${op.collection}: _id and _rank are reserved`);
         const id = doc.id;
-        return (session) => coll.replaceOne({ _id: id }, { _id: id, ...doc }, { upsert: true, session });
+        if (within === undefined) return (session) => coll.replaceOne({ _id: id }, { _id: id, ...doc }, { upsert: true, session });
+        const group = doc[within];
+        if (typeof group !== 'string') throw new Error(`put on ${op.collection}: ${within} must be a string`);
+        // A new document takes the group's next rank; a replaced one keeps its own.
+        return async (session, changes) => {
+          const existing = await coll.findOne({ _id: id }, { session, projection: { [within]: 1, _rank: 1 } });
+          if (existing) {
+            if (existing[within] !== group) throw new Error(`put on ${op.collection}: ${within} ranks the documents and cannot change`);
+            return coll.replaceOne({ _id: id }, { _id: id, ...doc, _rank: existing._rank }, { session });
+          }
+          const key = `${op.collection}\u0000${group}`;
+          const top = changes.top.get(key) ?? (await topRank(coll, within, group, session));
+          changes.top.set(key, top + 1);
+          return coll.insertOne({ _id: id, ...doc, _rank: top + 1 }, { session });
+        };
       }
       case 'patch': {
         const coll = this.coll(op.collection);
@@ -237,6 +273,7 @@ class MongoReadModels implements ReadModelStore {
         const set: Document = {};
         for (const [field, value] of Object.entries(op.set)) {
           settableField(field);
+          if (field === within) throw new Error(`patch on ${op.collection}: ${within} ranks the documents and cannot change`);
           if (value !== undefined) set[field] = value;
         }
         if (Object.keys(set).length === 0) return async () => undefined;
@@ -257,15 +294,19 @@ class MongoReadModels implements ReadModelStore {
       case 'delete': {
         const coll = this.coll(op.collection);
         const filter = toFilter(op.where);
-        if (!op.countDown) return (session) => coll.deleteMany(filter, { session });
-        const { collection, id, field } = op.countDown;
-        const counter = this.coll(collection);
-        settableField(field);
-        if (typeof id !== 'string') throw new Error(`delete on ${op.collection}: countDown.id must be a string`);
-        return async (session) => {
-          const { deletedCount } = await coll.deleteMany(filter, { session });
-          const inc: Document = { [field]: -deletedCount };
-          if (deletedCount > 0) await counter.updateOne({ _id: id }, { $inc: inc }, { session });
+        if (within === undefined) return (session) => coll.deleteMany(filter, { session });
+        return async (session, changes) => {
+          const gone = await coll.find(filter, { session, projection: { [within]: 1, _rank: 1 } }).toArray();
+          for (const doc of gone) {
+            const group = String(doc[within]);
+            const key = `${op.collection}\u0000${group}`;
+            // The group's top before the delete, so no new rank reuses a freed one.
+            if (!changes.top.has(key)) changes.top.set(key, await topRank(coll, within, group, session));
+            const entry = changes.freed.get(key) ?? { coll, within, group, ranks: [] };
+            entry.ranks.push(Number(doc._rank));
+            changes.freed.set(key, entry);
+          }
+          return coll.deleteMany(filter, { session });
         };
       }
       default:
@@ -281,7 +322,7 @@ class MongoReadModels implements ReadModelStore {
   async get(collection: string, id: string): Promise<Doc | null> {
     const coll = this.coll(collection);
     if (typeof id !== 'string') throw new Error('id must be a string');
-    return (await coll.findOne({ _id: id }, { projection: { _id: 0 } })) as unknown as Doc | null;
+    return (await coll.findOne({ _id: id }, HIDDEN)) as unknown as Doc | null;
   }
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
@@ -312,11 +353,36 @@ class MongoReadModels implements ReadModelStore {
     }
     // MongoDB reads limit 0 as "no limit"; the port means "nothing".
     if (limit === 0) return [];
-    let cursor = coll.find(query, { projection: { _id: 0 } });
+    let cursor = coll.find(query, HIDDEN);
     if (sortSpec !== undefined) cursor = cursor.sort(sortSpec);
     if (offset !== undefined && offset > 0) cursor = cursor.skip(offset);
     if (limit !== undefined) cursor = cursor.limit(limit);
     return (await cursor.toArray()) as unknown as Doc[];
+  }
+
+  async newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage> {
+    const coll = this.coll(collection);
+    const within = this.ranked.get(collection);
+    if (within === undefined) throw new Error(`${collection} is not a ranked collection`);
+    if (typeof group !== 'string') throw new Error('group must be a string');
+    const { offset, limit } = window;
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new Error('offset must be a non-negative integer');
+    if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('limit must be a non-negative integer');
+    // A snapshot session, so the total and the page are read at the same point in time.
+    const session = this.client.startSession({ snapshot: true });
+    try {
+      // Ranks are dense, so the top one is the group's size.
+      const total = await topRank(coll, within, group, session);
+      const high = total - offset;
+      if (high <= 0 || limit === 0) return { docs: [], total };
+      const docs = await coll
+        .find({ [within]: group, _rank: { $gt: Math.max(0, high - limit), $lte: high } }, { ...HIDDEN, session })
+        .sort({ _rank: -1 })
+        .toArray();
+      return { docs: docs as unknown as Doc[], total };
+    } finally {
+      await session.endSession();
+    }
   }
 
   async count(collection: string, filter: Filter): Promise<number> {
@@ -353,6 +419,24 @@ class MongoReadModels implements ReadModelStore {
 
 // ---------------------------------------------------------------------------
 
+async function topRank(coll: Collection<StoredDoc>, within: string, group: string, session: ClientSession): Promise<number> {
+  const top = await coll.findOne({ [within]: group }, { session, sort: { _rank: -1 }, projection: { _rank: 1 } });
+  return top === null ? 0 : Number(top._rank);
+}
+
+/** Moves every rank above freed ones down by the number freed below it, one stretch at a time. */
+async function closeGaps(changes: RankChanges, session: ClientSession): Promise<void> {
+  for (const { coll, within, group, ranks } of changes.freed.values()) {
+    ranks.sort((a, b) => a - b);
+    for (const [i, rank] of ranks.entries()) {
+      const above = ranks[i + 1];
+      const range: Document = above === undefined ? { $gt: rank } : { $gt: rank, $lt: above };
+      const inc: Document = { _rank: -(i + 1) };
+      await coll.updateMany({ [within]: group, _rank: range }, { $inc: inc }, { session });
+    }
+  }
+}
+
 /** Creates a collection, tolerating one that exists (or is created concurrently). */
 async function createIfMissing(db: Db, name: string): Promise<void> {
   try {
@@ -370,7 +454,7 @@ function storedField(field: string): string {
 /** A field a patch or increment may write: a valid name, and neither the key nor the internal _id. */
 function settableField(field: string): void {
   assertName('field', field);
-  if (field === 'id' || field === '_id' || field === '__proto__') {
+  if (field === 'id' || field === '_id' || field === '_rank' || field === '__proto__') {
     throw new Error(`field ${JSON.stringify(field)} cannot be written by patch or increment`);
   }
 }
@@ -398,7 +482,7 @@ function toFilter(where: Filter): Document {
   const out: Document = {};
   for (const [field, value] of Object.entries(where)) {
     assertName('field', field);
-    if (field === '_id' || field === '__proto__') throw new Error(`field ${JSON.stringify(field)} cannot be filtered on`);
+    if (field === '_id' || field === '_rank' || field === '__proto__') throw new Error(`field ${JSON.stringify(field)} cannot be filtered on`);
     if (!isScalar(value)) {
       throw new Error(`filter value for ${field} must be a string, finite number, boolean or null`);
     }

@@ -19,6 +19,13 @@ export interface CollectionSpec {
   name: string;
   /** Compound indexes as lists of top-level field names. */
   indexes: string[][];
+  /**
+   * Ranks the documents that share a value of this (string) field 1..n, in
+   * the order they were first put, and keeps the ranks dense when documents
+   * are deleted. `newestFirst` then reads any page by rank, so page 1000
+   * costs what page 1 costs. The field cannot change once a document is in.
+   */
+  rankWithin?: string;
 }
 
 export type ReadModelOp =
@@ -28,13 +35,8 @@ export type ReadModelOp =
   | { op: 'patch'; collection: string; where: Filter; set: Record<string, unknown> }
   /** Add `by` to a numeric top-level field of one existing document; a missing document is left missing. */
   | { op: 'increment'; collection: string; id: string; field: string; by: number }
-  /**
-   * Delete every matching document; with `countDown`, also subtract the
-   * number actually deleted from a counter field of another document. A
-   * counter kept this way agrees with a rebuild even when the events of the
-   * deleted documents are gone by then (nothing to delete, nothing subtracted).
-   */
-  | { op: 'delete'; collection: string; where: Filter; countDown?: { collection: string; id: string; field: string } };
+  /** Delete every matching document (in a ranked collection, the ranks above close up). */
+  | { op: 'delete'; collection: string; where: Filter };
 
 /** Moves one projection's checkpoint from `expected` to `next` (compare-and-set). */
 export interface CheckpointMove {
@@ -47,6 +49,12 @@ export interface FindOptions {
   sort?: SortSpec;
   offset?: number;
   limit?: number;
+}
+
+/** A page of a ranked collection's group, and how many documents the group holds. */
+export interface RankedPage {
+  docs: Doc[];
+  total: number;
 }
 
 export interface ReadModelStore {
@@ -64,6 +72,12 @@ export interface ReadModelStore {
   get(collection: string, id: string): Promise<Doc | null>;
   find(collection: string, filter: Filter, options?: FindOptions): Promise<Doc[]>;
   count(collection: string, filter: Filter): Promise<number>;
+  /**
+   * The documents of one group of a ranked collection, highest rank (last
+   * put) first, skipping `offset` and returning at most `limit`, read with the
+   * group's size from one snapshot.
+   */
+  newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage>;
   /** Empties the collections and removes the named checkpoints in one step (rebuild). */
   reset(collections: string[], checkpointNames: string[]): Promise<void>;
   /** Throws when the store cannot be reached. */

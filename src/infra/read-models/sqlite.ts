@@ -8,9 +8,27 @@ import {
   type Filter,
   type FindOptions,
   type ReadModelOp,
+  type RankedPage,
   type ReadModelStore,
   type Scalar,
 } from './port.js';
+
+/** What one write learns about ranked groups: the next rank to give, and the ranks its deletes freed. */
+class RankChanges {
+  readonly top = new Map<string, number>();
+  readonly freed = new Map<string, { table: string; group: string; ranks: number[] }>();
+
+  static key(table: string, group: string): string {
+    return `${table}\u0000${group}`;
+  }
+
+  free(table: string, group: string, rank: number): void {
+    const key = RankChanges.key(table, group);
+    const entry = this.freed.get(key) ?? { table, group, ranks: [] };
+    entry.ranks.push(rank);
+    this.freed.set(key, entry);
+  }
+}
 
 /**
  * Read models in the embedded SQLite file: one table per collection holding
@@ -21,6 +39,8 @@ import {
 export class SqliteReadModels implements ReadModelStore {
   readonly kind = 'sqlite' as const;
   private readonly cache = new Map<string, Statement>();
+  /** Ranked collections by name, with the field that groups them. */
+  private readonly ranked = new Map<string, string>();
 
   constructor(private readonly db: SqliteDatabase) {
     db.exec('CREATE TABLE IF NOT EXISTS projection_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
@@ -40,6 +60,15 @@ export class SqliteReadModels implements ReadModelStore {
       for (const spec of specs) {
         const table = tableName(spec.name);
         this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+        if (spec.rankWithin !== undefined) {
+          assertName('field', spec.rankWithin);
+          // Real columns, so the rank index is read and renumbered without touching the JSON.
+          const columns = new Set((this.db.pragma(`table_info(${table})`) as Array<{ name: string }>).map((c) => c.name));
+          if (!columns.has('grp')) this.db.exec(`ALTER TABLE ${table} ADD COLUMN grp TEXT`);
+          if (!columns.has('rank')) this.db.exec(`ALTER TABLE ${table} ADD COLUMN rank INTEGER`);
+          this.db.exec(`CREATE INDEX IF NOT EXISTS ix_${spec.name}_rank ON ${table} (grp, rank)`);
+          this.ranked.set(spec.name, spec.rankWithin);
+        }
         for (const fields of spec.indexes) {
           const index = `ix_${spec.name}_${fields.join('_')}`;
           assertName('index', index);
@@ -55,7 +84,9 @@ export class SqliteReadModels implements ReadModelStore {
       const row = current.get(move.name) as { position: number | bigint } | undefined;
       if (BigInt(row?.position ?? 0) !== move.expected) return false;
     }
-    for (const op of ops) this.apply(op);
+    const changes = new RankChanges();
+    for (const op of ops) this.apply(op, changes);
+    this.closeGaps(changes);
     const upsert = this.statement(
       'INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position',
     );
@@ -67,10 +98,12 @@ export class SqliteReadModels implements ReadModelStore {
     return this.db.transaction(this.writeTransaction).immediate(ops, checkpoints);
   }
 
-  private apply(op: ReadModelOp): void {
+  private apply(op: ReadModelOp, changes: RankChanges): void {
     const table = tableName(op.collection);
+    const within = this.ranked.get(op.collection);
     switch (op.op) {
       case 'put':
+        if (within !== undefined) return this.putRanked(table, within, op.doc, changes);
         this.statement(
           `INSERT INTO ${table} (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
         ).run(op.doc.id, JSON.stringify(op.doc));
@@ -78,6 +111,7 @@ export class SqliteReadModels implements ReadModelStore {
       case 'patch': {
         const fields = Object.keys(op.set);
         if (fields.length === 0) return;
+        if (within !== undefined && fields.includes(within)) throw new Error(`patch on ${op.collection}: ${within} ranks the documents and cannot change`);
         const where = whereClause(op.where);
         const assignments = fields.map((field) => `${jsonPath(field)}, json(?)`).join(', ');
         this.statement(`UPDATE ${table} SET doc = json_set(doc, ${assignments}) ${where.sql}`).run(
@@ -95,12 +129,51 @@ export class SqliteReadModels implements ReadModelStore {
       }
       case 'delete': {
         const where = whereClause(op.where);
-        const { changes } = this.statement(`DELETE FROM ${table} ${where.sql}`).run(...where.params);
-        if (op.countDown && changes > 0) {
-          this.apply({ op: 'increment', collection: op.countDown.collection, id: op.countDown.id, field: op.countDown.field, by: -changes });
+        if (within !== undefined) {
+          const rows = this.statement(`SELECT grp, rank FROM ${table} ${where.sql}`).all(...where.params) as Array<{ grp: string; rank: number }>;
+          for (const row of rows) {
+            // Remember the group's top before the delete, so no new rank reuses a freed one.
+            const key = RankChanges.key(table, row.grp);
+            if (!changes.top.has(key)) changes.top.set(key, this.topRank(table, row.grp));
+            changes.free(table, row.grp, row.rank);
+          }
         }
+        this.statement(`DELETE FROM ${table} ${where.sql}`).run(...where.params);
         return;
       }
+    }
+  }
+
+  /** A new document takes the group's next rank; a replaced one keeps its own. */
+  private putRanked(table: string, within: string, doc: Doc, changes: RankChanges): void {
+    const group = doc[within];
+    if (typeof group !== 'string') throw new Error(`put on ${table}: ${within} must be a string`);
+    const existing = this.statement(`SELECT grp FROM ${table} WHERE id = ?`).get(doc.id) as { grp: string } | undefined;
+    if (existing) {
+      if (existing.grp !== group) throw new Error(`put on ${table}: ${within} ranks the documents and cannot change`);
+      this.statement(`UPDATE ${table} SET doc = ? WHERE id = ?`).run(JSON.stringify(doc), doc.id);
+      return;
+    }
+    const key = RankChanges.key(table, group);
+    // Ranks freed in this write close up at its end, so new ones count on from the highest ever given.
+    const top = changes.top.get(key) ?? this.topRank(table, group);
+    changes.top.set(key, top + 1);
+    this.statement(`INSERT INTO ${table} (id, doc, grp, rank) VALUES (?, ?, ?, ?)`).run(doc.id, JSON.stringify(doc), group, top + 1);
+  }
+
+  private topRank(table: string, group: string): number {
+    return (this.statement(`SELECT coalesce(max(rank), 0) AS top FROM ${table} WHERE grp = ?`).get(group) as { top: number }).top;
+  }
+
+  /**
+   * Moves every rank above freed ones down by the number freed below it: one
+   * statement per stretch between two freed ranks, each stretch moved once.
+   */
+  private closeGaps(changes: RankChanges): void {
+    for (const { table, group, ranks } of changes.freed.values()) {
+      ranks.sort((a, b) => a - b);
+      const shift = this.statement(`UPDATE ${table} SET rank = rank - ? WHERE grp = ? AND rank > ? AND rank < ?`);
+      ranks.forEach((rank, i) => shift.run(i + 1, group, rank, ranks[i + 1] ?? Number.MAX_SAFE_INTEGER));
     }
   }
 
@@ -131,6 +204,22 @@ export class SqliteReadModels implements ReadModelStore {
     return rows.map((row) => JSON.parse(row.doc) as Doc);
   }
 
+  private readonly rankedPage = (table: string, group: string, offset: number, limit: number): RankedPage => {
+    // Ranks are dense, so the top one is the group's size.
+    const total = this.topRank(table, group);
+    const high = total - offset;
+    if (high <= 0 || limit <= 0) return { docs: [], total };
+    const rows = this.statement(`SELECT doc FROM ${table} WHERE grp = ? AND rank > ? AND rank <= ? ORDER BY rank DESC`).all(group, Math.max(0, high - limit), high) as Array<{ doc: string }>;
+    return { docs: rows.map((row) => JSON.parse(row.doc) as Doc), total };
+  };
+
+  async newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage> {
+    if (!this.ranked.has(collection)) throw new Error(`${collection} is not a ranked collection`);
+    checkWindow(window);
+    // One read transaction, so the total and the page come from the same snapshot.
+    return this.db.transaction(this.rankedPage).deferred(tableName(collection), group, window.offset, window.limit);
+  }
+
   async count(collection: string, filter: Filter): Promise<number> {
     const where = whereClause(filter);
     const row = this.statement(`SELECT count(*) AS n FROM ${tableName(collection)} ${where.sql}`).get(
@@ -154,6 +243,11 @@ export class SqliteReadModels implements ReadModelStore {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
+}
+
+function checkWindow({ offset, limit }: { offset: number; limit: number }): void {
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new Error('offset must be a non-negative integer');
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('limit must be a non-negative integer');
 }
 
 function tableName(collection: string): string {
