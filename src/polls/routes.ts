@@ -8,6 +8,7 @@ import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { POLL } from '../embeddables.js';
 import { deleteRoute, ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
+import { eraseIfOrphaned } from '../submissions/erasure.js';
 import { Settings } from '../submissions/settings.js';
 import { poll } from './poll.js';
 import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
@@ -152,7 +153,9 @@ export function pollRoutes(app: App, services: Services): void {
       const plan = await limitVisitor(services, request, reply, found?.account_id ?? null);
       if (!found) throw notFound('poll');
       await limitSubmissions(request, reply, 'poll', found.id, found.settings, plan);
-      await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
+      const voteId = await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
+      const orphan = { accountId: found.account_id, parent: 'poll' as const, parentId: found.id, id: voteId ?? '', requestId: request.id };
+      if (voteId && (await eraseIfOrphaned(services, orphan, async () => (await load(services.commands, poll, found.id)).status === 'active'))) throw notFound('poll');
       return { success: true as const };
     },
   );

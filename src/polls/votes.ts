@@ -29,13 +29,14 @@ export function checkChoice(poll: Pick<Poll, 'options' | 'allow_multiple'>, opti
   return details;
 }
 
-export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<void> {
+/** Records one vote and returns its id (undefined when the honeypot caught a bot and nothing was kept). */
+export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<string | undefined> {
   const now = services.clock();
   const target = { kind: 'poll' as const, id: poll.id, published: poll.published, settings: poll.settings };
   checkAccess(target, await accessFacts(services, target, body._token, request.headers, now));
   const details = checkChoice(poll, body.option_ids);
   if (details.length > 0) throw new AppError('validation_error', 'The vote is invalid', details);
-  if (caughtByHoneypot(services, 'poll', poll.settings, plan, body._hp)) return;
+  if (caughtByHoneypot(services, 'poll', poll.settings, plan, body._hp)) return undefined;
 
   // Each visitor's vote is the one event of their own stream, so the store refuses a second.
   const stream = visitorStream(services, `vote-${poll.id}`, { fingerprint: body.metadata.fingerprint, ip: request.ip });
@@ -50,4 +51,5 @@ export async function castVote(services: Services, poll: Poll, plan: Plan, body:
     services.catalog.serialize({ type: 'VoteCast', data: { vote_id: voteId, poll_id: poll.id, account_id: poll.account_id, option_ids: body.option_ids, cast_at: now.toISOString() } }, meta),
   );
   await services.commands.awaitProjections(position);
+  return voteId;
 }

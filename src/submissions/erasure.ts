@@ -11,6 +11,8 @@ export interface Erasure {
   responseIds: string[];
   reason: 'bulk_delete' | 'parent_deleted';
   keyId: string | null;
+  /** Who the audit event names when no key asked (default `cli`). */
+  actor?: string;
   requestId?: string;
 }
 
@@ -58,7 +60,7 @@ export async function eraseResponses(services: Services, erasure: Erasure): Prom
               erased_at: now.toISOString(),
             },
           },
-          { occurred_at: now.toISOString(), actor: erasure.keyId ?? 'cli', ...(erasure.requestId ? { request_id: erasure.requestId } : {}) },
+          { occurred_at: now.toISOString(), actor: erasure.keyId ?? erasure.actor ?? 'cli', ...(erasure.requestId ? { request_id: erasure.requestId } : {}) },
         ),
       ],
       'any',
@@ -76,4 +78,23 @@ export async function responseIdsOf(services: Services, parent: Erasure['parent'
   }
   const { docs } = await services.readModels.newestFirst(RESPONSES, parentId, { offset: 0, limit: Number.MAX_SAFE_INTEGER });
   return docs.map((doc) => doc.id);
+}
+
+/**
+ * A submission that passed its checks just as its parent was being deleted
+ * can be recorded after the deletion listed what to erase. So the submitter
+ * looks at the parent again once its own event is in: a deletion recorded
+ * before that event is seen here, and one recorded after it listed the
+ * submission itself. When the parent is gone, the submission is erased like
+ * every other of that parent, and the answer is true.
+ */
+export async function eraseIfOrphaned(
+  services: Services,
+  submission: { accountId: string; parent: Erasure['parent']; parentId: string; id: string; requestId?: string },
+  parentExists: () => Promise<boolean>,
+): Promise<boolean> {
+  if (await parentExists()) return false;
+  const { id, ...rest } = submission;
+  await eraseResponses(services, { ...rest, responseIds: [id], reason: 'parent_deleted', keyId: null, actor: 'service' });
+  return true;
 }

@@ -4,7 +4,7 @@ import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
-import { eraseResponses } from './erasure.js';
+import { eraseIfOrphaned, eraseResponses } from './erasure.js';
 import { ID, limitSubmissions, limitVisitor, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
 import { preflight } from '../http/cors.js';
 import { PaginationQuery } from '../http/pagination.js';
@@ -55,6 +55,8 @@ export function submitRoute<D extends EmbeddableDoc>(
         { plan, token: _token, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
         request.id,
       );
+      const orphan = { accountId: target.accountId, parent: target.kind, parentId: target.id, id, requestId: request.id };
+      if (await eraseIfOrphaned(services, orphan, async () => (await loadTarget(target.id)) !== null)) throw notFound(what.kind);
       return { success: true as const, id };
     },
   );

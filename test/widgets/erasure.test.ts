@@ -92,3 +92,43 @@ t.test('deleting a widget erases every response it had', async (t) => {
   await services.projections.rebuild();
   t.same(await snapshotReadModels(services), before, 'rebuild agrees');
 });
+
+t.test('a submission recorded just after its parent was deleted is erased with the rest', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const pollId = (await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Which?', options: [{ text: 'LATE-OPTION' }, { text: 'B' }] } })).json().id;
+  await app.inject({ method: 'PUT', url: `/api/polls/${pollId}`, headers: biz.headers, payload: { published: true } });
+  const option = (await app.inject({ method: 'GET', url: `/api/polls/${pollId}` })).json().options[0].id;
+  const tokens = { widget: await tokenFor(app, 'widgets', widget), poll: await tokenFor(app, 'polls', pollId) };
+
+  // The deletion runs to its end between the submission's checks and its append.
+  const events = services.events as { append: Services['events']['append'] };
+  const append = services.events.append.bind(services.events);
+  let deleteFirst: (() => Promise<unknown>) | undefined;
+  events.append = async (stream, batch, expected) => {
+    const run = deleteFirst;
+    if (run && batch.some((e) => e.type === 'ResponseSubmitted' || e.type === 'VoteCast')) {
+      deleteFirst = undefined;
+      await run();
+    }
+    return append(stream, batch, expected);
+  };
+
+  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/widgets/${widget}`, headers: biz.headers });
+  const late = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'LATE-ANSWER' }, _token: tokens.widget } });
+  t.match(late.json(), D3(404, 'widget_not_found'), 'the submitter learns the widget is gone');
+  t.equal(deleteFirst, undefined, 'the deletion ran in between');
+
+  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/polls/${pollId}`, headers: biz.headers });
+  const vote = await app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } });
+  t.match(vote.json(), D3(404, 'poll_not_found'));
+
+  const store = await wholeStore(services);
+  t.notMatch(store, /LATE-ANSWER/, 'the late response left the event store');
+  t.notMatch(store, /"VoteCast"/, 'so did the late vote');
+  const audit = await services.events.readStream(`erasures-${biz.accountId}`);
+  t.match(audit.filter((e) => e.metadata.actor === 'service').map((e) => e.data.parent), ['widget', 'poll'], 'each erasure is audited, by the service');
+  t.equal(await services.readModels.count('responses', { widget_id: widget }), 0);
+  t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0);
+});
