@@ -18,6 +18,7 @@ import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/domain-events.js';
 import { buildApp } from '../src/http/app.js';
 import { openServices, type Services } from '../src/services.js';
+import { paced } from './paced.js';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -159,7 +160,10 @@ async function main() {
   const lag = (q: string) => Number(new RegExp(`feedback_projection_lag_ms\\{quantile="${q}"\\} (\\d+)`).exec(metrics)?.[1] ?? NaN);
   const lagP50 = lag('0.5');
   const lagP99 = lag('0.99');
-  const half = await load('widget submit at half the peak rate', `${base}/api/widgets/${fixture.widget}/submit`, { ...submit, overallRate: Math.max(1, Math.round(submitPeak.rps / 2)) });
+  // Paced, not autocannon's overallRate: see bench/paced.ts.
+  const halfRate = Math.max(1, Math.round(submitPeak.rps / 2));
+  const half = { name: 'widget submit at half the peak rate (paced)', ...(await paced({ url: `${base}/api/widgets/${fixture.widget}/submit`, rate: halfRate, seconds: SECONDS, method: 'POST', request: () => ({ headers: visitor(), body: submitBody }) })) };
+  log(`  ${half.name}: ${half.rps} req/s, p50 ${half.p50} ms, p99 ${half.p99} ms${half.non2xx ? `, ${half.non2xx} non-2xx` : ''}`);
   scenarios.push(half);
   scenarios.push(
     await load('poll vote', `${base}/api/polls/${fixture.poll}/vote`, {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Makes a new id with a readable prefix, e.g. `acc_01JD…`. */
@@ -9,8 +9,26 @@ export type IdGenerator = (prefix: string) => string;
  * within one millisecond, which gives lists a stable newest-first tie-break.
  */
 export function createIdGenerator(): IdGenerator {
-  const ulid = monotonicFactory();
+  const ulid = monotonicFactory(pooledRandom());
   return (prefix) => `${prefix}_${ulid()}`;
+}
+
+/**
+ * ulid's own source asks the OS for one random byte per character (sixteen
+ * calls an id, about 5 % of a submission's CPU). This one draws the same
+ * bytes, a byte per character as ulid does, from a pool refilled 4 KiB at a
+ * time from the same CSPRNG.
+ */
+function pooledRandom(): () => number {
+  const pool = Buffer.alloc(4096);
+  let next = pool.length;
+  return () => {
+    if (next === pool.length) {
+      randomFillSync(pool);
+      next = 0;
+    }
+    return pool[next++]! / 256;
+  };
 }
 
 export type Clock = () => Date;
