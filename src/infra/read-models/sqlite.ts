@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase } from '../sqlite.js';
 import {
   assertName,
+  NAME,
   type CheckpointMove,
   type CollectionSpec,
   type Doc,
@@ -69,11 +70,16 @@ export class SqliteReadModels implements ReadModelStore {
           this.db.exec(`CREATE INDEX IF NOT EXISTS ix_${spec.name}_rank ON ${table} (grp, rank)`);
           this.ranked.set(spec.name, spec.rankWithin);
         }
+        const wanted = new Set(spec.rankWithin !== undefined ? [`ix_${spec.name}_rank`] : []);
         for (const fields of spec.indexes) {
           const index = `ix_${spec.name}_${fields.join('_')}`;
           assertName('index', index);
+          wanted.add(index);
           this.db.exec(`CREATE INDEX IF NOT EXISTS ${index} ON ${table} (${fields.map(column).join(', ')})`);
         }
+        // An index an older version declared costs every insert and serves no query now.
+        const present = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name LIKE 'ix\\_%' ESCAPE '\\'").pluck().all(table) as string[];
+        for (const index of present) if (!wanted.has(index) && NAME.test(index)) this.db.exec(`DROP INDEX ${index}`);
       }
     }).immediate();
   }
