@@ -154,8 +154,10 @@ export function pollRoutes(app: App, services: Services): void {
       if (!found) throw notFound('poll');
       await limitSubmissions(request, reply, 'poll', found.id, found.settings, plan);
       const voteId = await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
-      const orphan = { accountId: found.account_id, parent: 'poll' as const, parentId: found.id, id: voteId ?? '', requestId: request.id };
-      if (voteId && (await eraseIfOrphaned(services, orphan, async () => (await load(services.commands, poll, found.id)).status === 'active'))) throw notFound('poll');
+      // A honeypot catch kept nothing, so there is nothing to look after.
+      if (voteId === undefined) return { success: true as const };
+      const orphan = { accountId: found.account_id, parent: 'poll' as const, parentId: found.id, id: voteId, requestId: request.id };
+      if (await eraseIfOrphaned(services, orphan, async () => (await load(services.commands, poll, found.id)).status === 'active')) throw notFound('poll');
       return { success: true as const };
     },
   );
