@@ -223,6 +223,8 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     await t.rejects(store.write([{ op: 'put', collection: ranked, doc: { id: 'z' } }]), 'the group field is required');
     t.same((await pageIds('p1', 0, 10)).ids, ['c', 'b', 'a'], 'a refused write changed nothing');
     await t.rejects(store.newestFirst(items, 'o1', { offset: 0, limit: 10 }), 'only ranked collections page by rank');
+    await t.rejects(store.newestFirst(ranked, 'p1', { offset: -1, limit: 10 }), 'a negative offset is refused');
+    await t.rejects(store.newestFirst(ranked, 'p1', { offset: 0, limit: 1.5 }), 'a fractional limit is refused');
   });
 
   t.test('deletes close the ranks up, mixed with puts in one write or many', async (t) => {

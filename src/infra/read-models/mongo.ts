@@ -28,6 +28,7 @@ import {
 } from 'mongodb';
 import {
   assertName,
+  assertWindow,
   type CollectionSpec,
   type Doc,
   type Filter,
@@ -365,9 +366,8 @@ class MongoReadModels implements ReadModelStore {
     const within = this.ranked.get(collection);
     if (within === undefined) throw new Error(`${collection} is not a ranked collection`);
     if (typeof group !== 'string') throw new Error('group must be a string');
+    assertWindow(window);
     const { offset, limit } = window;
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new Error('offset must be a non-negative integer');
-    if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('limit must be a non-negative integer');
     // A snapshot session, so the total and the page are read at the same point in time.
     const session = this.client.startSession({ snapshot: true });
     try {

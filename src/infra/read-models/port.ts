@@ -90,3 +90,9 @@ export const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export function assertName(kind: string, name: string): void {
   if (!NAME.test(name)) throw new Error(`invalid ${kind} name: ${JSON.stringify(name)}`);
 }
+
+/** A page window: a non-negative integer offset and limit (adapters check it before any query). */
+export function assertWindow({ offset, limit }: { offset: number; limit: number }): void {
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new Error('offset must be a non-negative integer');
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('limit must be a non-negative integer');
+}

@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase } from '../sqlite.js';
 import {
   assertName,
+  assertWindow,
   NAME,
   type CheckpointMove,
   type CollectionSpec,
@@ -221,7 +222,7 @@ export class SqliteReadModels implements ReadModelStore {
 
   async newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage> {
     if (!this.ranked.has(collection)) throw new Error(`${collection} is not a ranked collection`);
-    checkWindow(window);
+    assertWindow(window);
     // One read transaction, so the total and the page come from the same snapshot.
     return this.db.transaction(this.rankedPage).deferred(tableName(collection), group, window.offset, window.limit);
   }
@@ -249,11 +250,6 @@ export class SqliteReadModels implements ReadModelStore {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
-}
-
-function checkWindow({ offset, limit }: { offset: number; limit: number }): void {
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new Error('offset must be a non-negative integer');
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('limit must be a non-negative integer');
 }
 
 function tableName(collection: string): string {
