@@ -61,7 +61,7 @@ export class ProjectionRunner {
     const stored = await this.readModels.checkpoints();
     const fresh = this.projections.filter((p) => !stored.has(p.name));
     if (fresh.length > 0) await this.readModels.reset(fresh.flatMap((p) => p.collections.map((c) => c.name)), []);
-    await this.loadCheckpoints();
+    this.useCheckpoints(stored);
   }
 
   /** The feed position every projection has reached. */
@@ -174,7 +174,10 @@ export class ProjectionRunner {
   }
 
   private async loadCheckpoints(): Promise<void> {
-    const stored = await this.readModels.checkpoints();
+    this.useCheckpoints(await this.readModels.checkpoints());
+  }
+
+  private useCheckpoints(stored: Map<string, bigint>): void {
     this.checkpoints.clear();
     for (const projection of this.projections) {
       this.checkpoints.set(projection.name, stored.get(projection.name) ?? 0n);
