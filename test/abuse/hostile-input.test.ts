@@ -39,9 +39,22 @@ const hostileObject = fc
   .dictionary(fc.oneof(fc.string(), fc.constantFrom('title', 'questions', 'published', 'settings', 'options', 'ids', 'answers', 'constructor', '$set')), hostileValue, { maxKeys: 6 })
   .map((dict) => ({ ...dict, unknown_field_for_this_api: true }));
 
-/** Raw bodies: malformed JSON, deep nesting, prototype keys, non-objects. */
+function parses(raw: string): boolean {
+  try {
+    JSON.parse(raw);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Raw bodies: malformed JSON, deep nesting, prototype keys, non-objects. An
+ * opened brace is completed now and then by chance (`{}` is a valid, empty
+ * update), so those are drawn again.
+ */
 const rawBody = fc.oneof(
-  fc.string().map((s) => `{${s}`),
+  fc.string().map((s) => `{${s}`).filter((raw) => !parses(raw)),
   fc.constantFrom(
     '{"a":',
     '[]',
@@ -68,6 +81,16 @@ const badId = fc.oneof(
  */
 function inPath(id: string): string {
   return id.includes('%') ? id.replace(/[?#/]/g, encodeURIComponent) : encodeURIComponent(id);
+}
+
+/**
+ * The injector resolves dot segments as a browser would (`/api/forms/.` and
+ * `/api/forms/%2E` are the form list), so an id that is one names another
+ * route rather than being a bad id.
+ */
+function namesTheRoute(template: string, url: string): boolean {
+  const segments = (path: string) => path.split('/').length;
+  return segments(new URL(url, 'http://localhost').pathname) === segments(template);
 }
 
 interface World {
@@ -192,14 +215,16 @@ t.test('hostile input is refused everywhere and changes nothing', async (t) => {
   ] as const;
   for (const [method, template] of idRoutes) {
     await fc.assert(
-      fc.asyncProperty(badId, fc.boolean(), async (id, withKey) =>
-        send({
+      fc.asyncProperty(badId, fc.boolean(), async (id, withKey) => {
+        const url = template.replace(':id', inPath(id));
+        fc.pre(namesTheRoute(template, url));
+        await send({
           method,
-          url: template.replace(':id', inPath(id)),
+          url,
           ...(withKey ? { headers: alice.headers } : {}),
           ...(method === 'PUT' || method === 'POST' ? { payload: {} } : {}),
-        }),
-      ),
+        });
+      }),
       { numRuns: 15 },
     );
   }
