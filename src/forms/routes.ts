@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import { ErrorResponses } from '../http/error-schemas.js';
 import { FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
 import { FORM } from '../embeddables.js';
@@ -50,11 +49,12 @@ export function formRoutes(app: App, services: Services): void {
     '/api/forms',
     {
       preHandler: writeDefinitions,
+      config: { errors: ['conflict'] },
       schema: {
         tags: ['forms'],
         summary: 'Create a form',
         body: CreateFormBody,
-        response: { 201: z.object({ id: z.string(), title: z.string(), published: z.literal(false), version: z.literal(1), created_at: z.string() }), ...ErrorResponses },
+        response: { 201: z.object({ id: z.string(), title: z.string(), published: z.literal(false), version: z.literal(1), created_at: z.string() }) },
       },
     },
     async (request, reply) => {
@@ -90,12 +90,13 @@ export function formRoutes(app: App, services: Services): void {
     '/api/forms/:id',
     {
       preHandler: writeDefinitions,
+      config: { errors: ['form_not_found', 'conflict'] },
       schema: {
         tags: ['forms'],
         summary: 'Update a form (any subset; changing questions raises its version)',
         params: Params,
         body: UpdateFormBody,
-        response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), version: z.number().int(), updated_at: z.string() }), ...ErrorResponses },
+        response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), version: z.number().int(), updated_at: z.string() }) },
       },
     },
     async (request) => {

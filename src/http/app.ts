@@ -6,6 +6,7 @@ import { errorBody, registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
 import { registerOpenApi, type RegisteredRoute } from './openapi.js';
+import { documentErrors } from './error-schemas.js';
 import { metricsRoute } from './metrics.js';
 import { embedRoute } from '../embed/route.js';
 import { registerRateLimits } from './rate-limits.js';
@@ -45,14 +46,19 @@ export async function buildApp(services: Services): Promise<App> {
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  // Error bodies are built in one place (errors.ts), typed by their code; the
+  // handler checks the code against the route's document instead of a 500.
+  app.setSerializerCompiler<Parameters<typeof serializerCompiler>[0]['schema']>((route) =>
+    Number(route.httpStatus) >= 400 ? (data: unknown) => JSON.stringify(data) : serializerCompiler(route),
+  );
   const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', documentErrors);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) || route.prefix === '/docs' });
   });
   app.decorate('registeredRoutes', routes);
   await registerOpenApi(app, services);
-  registerErrorHandling(app);
+  registerErrorHandling(app, services.metrics);
   // Every body is JSON: anything else is 415 rather than a string handed to the schemas.
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
 import { authenticate, type Caller } from '../accounts/authenticate.js';
 import type { Plan, Scope } from '../accounts/events.js';
 import { AppError } from '../errors.js';
@@ -20,6 +20,9 @@ const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
 
 /** Marks the preHandlers made by requireKey, so the OpenAPI document can name the bearer scheme on their routes. */
 export const REQUIRES_KEY = Symbol('requires an API key');
+
+/** Whether a route's preHandlers include requireKey. */
+export const needsKey = (route: RouteOptions): boolean => [route.preHandler].flat().some((handler) => handler && REQUIRES_KEY in handler);
 
 /**
  * The preHandler of every K endpoint: 401 without a valid key, then 403

@@ -1,23 +1,107 @@
+import type { RouteOptions } from 'fastify';
 import { z } from 'zod';
-import { STATUS } from '../errors.js';
+import { STATUS, type ErrorCode } from '../errors.js';
+import { needsKey } from './auth.js';
+import { errorBody } from './errors.js';
 
-/** D3: the one error body, described once for validation of replies and for OpenAPI. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The codes of the route's own checks (not found, not published, ...); the generic ones are added from its shape. */
+    errors?: readonly ErrorCode[];
+    /** Every code the route is documented to answer, filled in when it is registered. */
+    documentedErrors?: ReadonlySet<ErrorCode>;
+  }
+}
+
+/** D3: the one error body, described once for the OpenAPI document. */
 export const ErrorBody = z.object({
   statusCode: z.number().int(),
-  code: z.enum(Object.keys(STATUS) as [keyof typeof STATUS, ...Array<keyof typeof STATUS>]),
+  code: z.enum(Object.keys(STATUS) as [ErrorCode, ...ErrorCode[]]),
   error: z.string(),
   message: z.string(),
   details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 });
 
-/** The error statuses any route may answer with, for its response schema. */
-export const ErrorResponses = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  413: ErrorBody,
-  415: ErrorBody,
-  429: ErrorBody,
-} as const;
+/** A message each code typically carries, for the document's examples. */
+const EXAMPLE: Record<ErrorCode, string> = {
+  validation_error: 'The request body is invalid',
+  unauthorized: 'Missing or invalid API key: send `Authorization: Bearer svc_…`',
+  forbidden: 'Forbidden',
+  plan_required: 'This endpoint needs the business plan; the account is on pro',
+  insufficient_scope: 'This endpoint needs the forms:write scope',
+  invalid_token: 'The embed token is missing, invalid or expired; fetch a new one',
+  domain_not_allowed: 'This widget may not be embedded on example.org',
+  widget_not_published: 'This widget is not published',
+  widget_closed: 'This widget is closed',
+  form_not_published: 'This form is not published',
+  form_closed: 'This form is closed',
+  poll_not_published: 'This poll is not published',
+  poll_closed: 'This poll is closed',
+  not_found: 'No route GET /api/nothing',
+  account_not_found: 'no such account',
+  key_not_found: 'no such key',
+  widget_not_found: 'Widget not found',
+  form_not_found: 'Form not found',
+  poll_not_found: 'Poll not found',
+  conflict: 'The object kept changing while this request ran; send it again',
+  account_exists: 'account exists already',
+  duplicate_submission: 'This visitor has voted in this poll already',
+  payload_too_large: 'The request body is larger than 1 MiB',
+  unsupported_media_type: 'Unsupported Media Type: text/plain',
+  rate_limited: 'Rate limit exceeded: 1000 requests per 60 s; retry in 12 s',
+  internal_error: 'Something went wrong on our side; the request id identifies it in our logs',
+  not_ready: 'The service is not ready',
+};
+
+/** Routes that take a key (always or optionally): the checks of requireKey, in its order. */
+const KEY: ErrorCode[] = ['unauthorized', 'plan_required', 'insufficient_scope'];
+/** Routes whose method carries a body: fastify's refusals before the schema runs. */
+const BODY: ErrorCode[] = ['payload_too_large', 'unsupported_media_type'];
+
+const takesKey = (route: RouteOptions) => Boolean(route.config?.optionalKey) || needsKey(route);
+
+/**
+ * The codes a route can answer, roughly in the order its checks run: a bad
+ * path, query or body, the key, the route's own checks, its rate, and our
+ * own failure.
+ */
+export function errorCodesOf(route: RouteOptions): ErrorCode[] {
+  const hasBody = [route.method].flat().some((method) => method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE');
+  return [
+    ...new Set<ErrorCode>([
+      'validation_error',
+      ...(hasBody ? BODY : []),
+      ...(takesKey(route) ? KEY : []),
+      ...(route.config?.errors ?? []),
+      'rate_limited',
+      'internal_error',
+    ]),
+  ];
+}
+
+/** One reply schema per status, naming exactly the codes the route answers with it. */
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, z.ZodType> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(STATUS[code], [...(byStatus.get(STATUS[code]) ?? []), code]);
+  const responses: Record<number, z.ZodType> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[status] = ErrorBody.extend({ statusCode: z.literal(status), code: z.enum(list as [ErrorCode, ...ErrorCode[]]) }).meta({
+      description: list.map((code) => `\`${code}\``).join(', '),
+      examples: list.map((code) => errorBody(code, EXAMPLE[code])),
+    });
+  }
+  return responses;
+}
+
+/**
+ * Gives every documented route its error replies in the OpenAPI document,
+ * and remembers them so the error handler can tell a code the document does
+ * not name (logged and counted; the reply still goes out).
+ */
+export function documentErrors(route: RouteOptions): void {
+  const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+  if (!schema || schema.hide) return;
+  const codes = errorCodesOf(route);
+  route.schema = { ...schema, response: { ...schema.response, ...errorResponses(codes) } };
+  route.config = { ...route.config, documentedErrors: new Set(codes) };
+}

@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { STATUS as CODE_STATUS } from '../errors.js';
 import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { STATUS_CODES } from 'node:http';
+import type { Metrics } from './metrics.js';
 
 /**
  * D3: every error leaves in Fastify's shape with our code. This is the one
@@ -54,9 +55,15 @@ function toBody(error: unknown, request: FastifyRequest): ErrorBody {
   return errorBody('internal_error', 'Something went wrong on our side; the request id identifies it in our logs');
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, metrics: Metrics): void {
   app.setErrorHandler((error, request, reply: FastifyReply) => {
     const body = toBody(error, request);
+    const documented = request.routeOptions.config?.documentedErrors;
+    if (documented && !documented.has(body.code)) {
+      // The OpenAPI document promised other codes: a defect of ours, not the client's.
+      request.log.error({ code: body.code, route: request.routeOptions.url }, 'error code missing from the route\'s OpenAPI entry');
+      metrics.increment('feedback_undocumented_errors_total', { route: `${request.method} ${request.routeOptions.url}`, code: body.code });
+    }
     if (body.statusCode >= 500) reply.header('cache-control', 'no-store');
     return reply.code(body.statusCode).send(body);
   });

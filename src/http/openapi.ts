@@ -4,7 +4,7 @@ import type { RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
 import type { App } from './app.js';
-import { REQUIRES_KEY } from './auth.js';
+import { needsKey } from './auth.js';
 
 export interface RegisteredRoute {
   method: string;
@@ -22,8 +22,6 @@ declare module 'fastify' {
     optionalKey?: boolean;
   }
 }
-
-const needsKey = (route: RouteOptions) => [route.preHandler].flat().some((handler) => handler && REQUIRES_KEY in handler);
 
 /**
  * OpenAPI 3.1 from the routes' own zod schemas (the same ones that validate

@@ -4,10 +4,9 @@ import { execute, load } from '../aggregate.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
-import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { POLL } from '../embeddables.js';
-import { deleteRoute, ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
+import { answerErrors, deleteRoute, ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { eraseIfOrphaned } from '../submissions/erasure.js';
 import { Settings } from '../submissions/settings.js';
 import { poll } from './poll.js';
@@ -47,11 +46,12 @@ export function pollRoutes(app: App, services: Services): void {
     '/api/polls',
     {
       preHandler: writeDefinitions,
+      config: { errors: ['conflict'] },
       schema: {
         tags: ['polls'],
         summary: 'Create a poll',
         body: CreatePollBody,
-        response: { 201: z.object({ id: z.string(), question: z.string(), options: z.array(PollOption), published: z.literal(false), created_at: z.string() }), ...ErrorResponses },
+        response: { 201: z.object({ id: z.string(), question: z.string(), options: z.array(PollOption), published: z.literal(false), created_at: z.string() }) },
       },
     },
     async (request, reply) => {
@@ -113,12 +113,13 @@ export function pollRoutes(app: App, services: Services): void {
     '/api/polls/:id',
     {
       preHandler: writeDefinitions,
+      config: { errors: ['poll_not_found', 'conflict'] },
       schema: {
         tags: ['polls'],
         summary: 'Update a poll (any subset; options sent with their id keep it)',
         params: Params,
         body: UpdatePollBody,
-        response: { 200: z.object({ id: z.string(), question: z.string(), published: z.boolean(), updated_at: z.string() }), ...ErrorResponses },
+        response: { 200: z.object({ id: z.string(), question: z.string(), published: z.boolean(), updated_at: z.string() }) },
       },
     },
     async (request) => {
@@ -146,7 +147,7 @@ export function pollRoutes(app: App, services: Services): void {
 
   app.post(
     '/api/polls/:id/vote',
-    { config: { publicCors: true }, schema: { tags: ['polls'], summary: 'Vote (embed token in `_token`); one vote per visitor', params: Params, body: VoteBody, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } } },
+    { config: { publicCors: true, errors: answerErrors('poll') }, schema: { tags: ['polls'], summary: 'Vote (embed token in `_token`); one vote per visitor', params: Params, body: VoteBody, response: { 200: z.object({ success: z.literal(true) }) } } },
     async (request, reply) => {
       const state = ID.test(request.params.id) ? await load(services.commands, poll, request.params.id) : null;
       const found = state?.status === 'active' ? state.poll : null;

@@ -6,7 +6,6 @@ import { AppError, type ErrorCode } from '../errors.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
-import { ErrorResponses } from '../http/error-schemas.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Doc } from '../infra/read-models/port.js';
 import type { Services } from '../services.js';
@@ -30,6 +29,9 @@ export const ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const Params = z.object({ id: z.string().max(200) });
 
 export const notFound = (kind: Kind) => new AppError(CODES[kind].notFound, `${CODES[kind].label} not found`);
+
+/** What a visitor's answer (submit or vote) can be refused with, in the order the checks run. */
+export const answerErrors = (kind: Kind): ErrorCode[] => [CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed', 'duplicate_submission'];
 
 /** The stored fields every embeddable read model has. */
 export interface EmbeddableDoc extends Doc {
@@ -114,8 +116,8 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
   app.get(
     url,
     {
-      config: { publicCors: true, optionalKey: true },
-      schema: { tags: [`${what.kind}s`], summary: view.summary ?? `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema, ...ErrorResponses } },
+      config: { publicCors: true, optionalKey: true, errors: [CODES[what.kind].notFound, CODES[what.kind].notPublished] },
+      schema: { tags: [`${what.kind}s`], summary: view.summary ?? `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema } },
     },
     async (request, reply) => {
       const doc = await findEmbeddable(services, what, request.params.id);
@@ -140,7 +142,7 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
   const schema: z.ZodType<unknown> = z.object({ [key]: z.array(item), pagination: Pagination });
   app.get(
     what.path,
-    { preHandler: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema, ...ErrorResponses } } },
+    { preHandler: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema } } },
     async (request): Promise<unknown> => {
       const { accountId } = callerOf(request);
       const [docs, total] = await Promise.all([
@@ -166,7 +168,8 @@ export function deleteRoute<D extends EmbeddableDoc>(
     `${what.path}/:id`,
     {
       preHandler: requireKey(services, { scope: 'forms:write' }),
-      schema: { tags: [`${what.kind}s`], summary: `Delete a ${what.kind} and erase all its ${what.kind === 'poll' ? 'votes' : 'responses'}`, params: Params, response: { 200: z.object({ success: z.literal(true) }), ...ErrorResponses } },
+      config: { errors: [CODES[what.kind].notFound, 'conflict'] },
+      schema: { tags: [`${what.kind}s`], summary: `Delete a ${what.kind} and erase all its ${what.kind === 'poll' ? 'votes' : 'responses'}`, params: Params, response: { 200: z.object({ success: z.literal(true) }) } },
     },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
@@ -185,12 +188,12 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
   app.get(
     `${what.path}/:id/token`,
     {
-      config: { publicCors: true },
+      config: { publicCors: true, errors: [CODES[what.kind].notFound, CODES[what.kind].notPublished] },
       schema: {
         tags: [`${what.kind}s`],
         summary: 'Get an embed token (valid 1800 s)',
         params: Params,
-        response: { 200: z.object({ token: z.string(), expiresIn: z.literal(TOKEN_TTL_SECONDS) }), ...ErrorResponses },
+        response: { 200: z.object({ token: z.string(), expiresIn: z.literal(TOKEN_TTL_SECONDS) }) },
       },
     },
     async (request, reply) => {

@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { EMBEDDABLES } from '../embeddables.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { eraseIfOrphaned, eraseResponses } from './erasure.js';
-import { ID, limitSubmissions, limitVisitor, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
+import { answerErrors, CODES, ID, limitSubmissions, limitVisitor, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
 import { preflight } from '../http/cors.js';
 import { PaginationQuery } from '../http/pagination.js';
 import { ClientMetadata } from './metadata.js';
@@ -34,13 +33,13 @@ export function submitRoute<D extends EmbeddableDoc>(
   app.post(
     `${what.path}/:id/submit`,
     {
-      config: { publicCors: true },
+      config: { publicCors: true, errors: answerErrors(what.kind) },
       schema: {
         tags: [`${what.kind}s`],
         summary: `Submit a ${what.kind} response (embed token in \`_token\`)`,
         params: Params,
         body: SubmitBody,
-        response: { 200: z.object({ success: z.literal(true), id: z.string() }), ...ErrorResponses },
+        response: { 200: z.object({ success: z.literal(true), id: z.string() }) },
       },
     },
     async (request, reply) => {
@@ -69,7 +68,8 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
     `${what.path}/:id/responses`,
     {
       preHandler: requireKey(services, { scope: 'responses:read' }),
-      schema: { tags: ['responses'], summary: `List a ${what.kind}'s responses, newest first`, description: 'Newest first in the order the service recorded them (under concurrent submissions, `submitted_at` may be a millisecond out of that order). Every page costs the same, so paging through is the way to export.', params: Params, querystring: PaginationQuery, response: { 200: ResponseList, ...ErrorResponses } },
+      config: { errors: [CODES[what.kind].notFound] },
+      schema: { tags: ['responses'], summary: `List a ${what.kind}'s responses, newest first`, description: 'Newest first in the order the service recorded them (under concurrent submissions, `submitted_at` may be a millisecond out of that order). Every page costs the same, so paging through is the way to export.', params: Params, querystring: PaginationQuery, response: { 200: ResponseList } },
     },
     async (request) => {
       const doc = await ownEmbeddable(services, what, request.params.id, callerOf(request).accountId);
@@ -98,11 +98,12 @@ export function responseRoutes(app: App, services: Services): void {
     '/api/responses',
     {
       preHandler: requireKey(services, { scope: 'responses:write' }),
+      config: { errors: ['widget_not_found', 'form_not_found', 'poll_not_found'] },
       schema: {
         tags: ['responses'],
         summary: 'Erase responses of one widget or form, or votes of one poll, for good',
         body: BulkDeleteBody,
-        response: { 200: z.object({ success: z.literal(true), deleted: z.number().int() }), ...ErrorResponses },
+        response: { 200: z.object({ success: z.literal(true), deleted: z.number().int() }) },
       },
     },
     async (request) => {

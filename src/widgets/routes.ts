@@ -3,7 +3,6 @@ import { execute, load } from '../aggregate.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { deleteRoute, ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute, type EmbeddableDoc } from '../submissions/embeddable.js';
-import { ErrorResponses } from '../http/error-schemas.js';
 import type { Services } from '../services.js';
 import { WIDGET } from '../embeddables.js';
 import { Settings } from '../submissions/settings.js';
@@ -69,11 +68,12 @@ export function widgetRoutes(app: App, services: Services): void {
     '/api/widgets',
     {
       preHandler: requireKey(services, { scope: 'forms:write', plans: ['business'] }),
+      config: { errors: ['conflict'] },
       schema: {
         tags: ['widgets'],
         summary: 'Create a widget',
         body: CreateWidgetBody,
-        response: { 201: z.object({ id: z.string(), title: z.string(), widget_type: WidgetType, published: z.literal(false), created_at: z.string() }), ...ErrorResponses },
+        response: { 201: z.object({ id: z.string(), title: z.string(), widget_type: WidgetType, published: z.literal(false), created_at: z.string() }) },
       },
     },
     async (request, reply) => {
@@ -93,12 +93,13 @@ export function widgetRoutes(app: App, services: Services): void {
     '/api/widgets/:id',
     {
       preHandler: writeDefinitions,
+      config: { errors: ['widget_not_found', 'conflict'] },
       schema: {
         tags: ['widgets'],
         summary: 'Update a widget (any subset of its configuration, and publish or unpublish it)',
         params: Params,
         body: UpdateWidgetBody,
-        response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), updated_at: z.string() }), ...ErrorResponses },
+        response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), updated_at: z.string() }) },
       },
     },
     async (request) => {

@@ -1,6 +1,21 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import t from 'tap';
+import { z } from 'zod';
+import { AppError } from '../../src/errors.js';
+import { buildApp } from '../../src/http/app.js';
 import { testApp } from '../support/app.js';
+import { testServices } from '../support/services.js';
+
+type Responses = Record<string, { description: string; content: { 'application/json': { schema: { properties: { code: { enum: string[] } } } } } }>;
+
+/** Each error status of an operation with the codes its document names. */
+function codesOf(responses: Responses): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(responses)
+      .filter(([status]) => Number(status) >= 400)
+      .map(([status, reply]) => [status, reply.content['application/json'].schema.properties.code.enum]),
+  );
+}
 
 t.test('the OpenAPI document is valid 3.1 and holds every route the server registers', async (t) => {
   const { app } = await testApp(t);
@@ -29,6 +44,50 @@ t.test('the OpenAPI document is valid 3.1 and holds every route the server regis
   t.notOk(document.paths['/api/widgets/{id}/submit'].post.security, 'submissions take no key');
   t.ok(document.paths['/api/widgets'].post.requestBody, 'request bodies come from the zod schemas');
   t.equal(document.components.securitySchemes.apiKey.scheme, 'bearer');
+});
+
+t.test('each operation names exactly the error codes it answers, with examples', async (t) => {
+  const { app } = await testApp(t);
+  const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  const paths = document.paths;
+  t.same(codesOf(paths['/api/polls/{id}/vote'].post.responses), {
+    400: ['validation_error'],
+    403: ['poll_not_published', 'poll_closed', 'invalid_token', 'domain_not_allowed'],
+    404: ['poll_not_found'],
+    409: ['duplicate_submission'],
+    413: ['payload_too_large'],
+    415: ['unsupported_media_type'],
+    429: ['rate_limited'],
+    500: ['internal_error'],
+  }, 'a public vote: no key codes');
+  t.same(codesOf(paths['/api/widgets'].get.responses), {
+    400: ['validation_error'],
+    401: ['unauthorized'],
+    403: ['plan_required', 'insufficient_scope'],
+    429: ['rate_limited'],
+    500: ['internal_error'],
+  }, 'a key route without a body or an id: no 404, 413 or 415');
+  t.same(codesOf(paths['/api/forms/{id}'].get.responses)['403'], ['plan_required', 'insufficient_scope', 'form_not_published'], 'an optional key brings the key codes');
+  t.same(codesOf(paths['/api/forms/{id}'].put.responses)['409'], ['conflict']);
+  t.same(codesOf(paths['/api/responses'].delete.responses)['404'], ['widget_not_found', 'form_not_found', 'poll_not_found']);
+  const forbidden = paths['/api/widgets/{id}/submit'].post.responses['403'];
+  t.match(forbidden.description, /`widget_closed`/, 'the reply description lists the codes');
+  const examples = Object.values(forbidden.content['application/json'].examples as Record<string, { value: { code: string; statusCode: number } }>).map((e) => e.value);
+  t.same(examples.map((e) => e.code), ['widget_not_published', 'widget_closed', 'invalid_token', 'domain_not_allowed'], 'one example per code');
+  t.ok(examples.every((e) => e.statusCode === 403));
+});
+
+t.test('a code the document does not name is still answered, and logged and counted', async (t) => {
+  const services = await testServices(t);
+  const app = await buildApp(services);
+  t.teardown(() => app.close());
+  app.get('/api/undocumented', { schema: { response: { 200: z.object({ ok: z.boolean() }) } } }, async () => {
+    throw new AppError('widget_not_found', 'Widget not found');
+  });
+  const reply = await app.inject({ method: 'GET', url: '/api/undocumented' });
+  t.equal(reply.statusCode, 404, 'the client gets the real error, not a 500');
+  t.equal(reply.json().code, 'widget_not_found');
+  t.match(services.metrics.render(), /feedback_undocumented_errors_total\{route="GET \/api\/undocumented",code="widget_not_found"\} 1/);
 });
 
 t.test('/docs serves the interactive reference', async (t) => {

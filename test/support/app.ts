@@ -36,6 +36,11 @@ export async function testApp(t: Test, options: ServiceOptions & { dataDir?: str
   services.projections.start();
   const app = await buildApp(services);
   t.teardown(() => app.close());
+  // Every error any test provokes must be one its route's OpenAPI entry names.
+  t.teardown(() => {
+    const undocumented = services.metrics.render().split('\n').filter((line) => line.startsWith('feedback_undocumented_errors_total'));
+    if (undocumented.length > 0) throw new Error(`error codes missing from the OpenAPI document: ${undocumented.join('; ')}`);
+  });
   return { app, services };
 }
 
