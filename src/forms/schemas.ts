@@ -29,8 +29,21 @@ export const CreateFormBody = z.strictObject({
   thank_you_title: Text(200).optional(),
   thank_you_message: Text(2000).optional(),
   settings: patchOf(Settings).optional(),
+}).meta({
+  examples: [
+    {
+      title: 'Newsletter sign-up',
+      questions: [
+        { id: 'email', type: 'email', title: 'Your email address', required: true },
+        { id: 'consent', type: 'consent', title: 'Consent', text: 'I agree that Example Ltd may send me its monthly newsletter. I can unsubscribe at any time.', required: true },
+      ],
+      settings: { closes_at: '2027-01-31T23:59:59Z' },
+    },
+  ],
 });
 export type CreateFormBody = z.infer<typeof CreateFormBody>;
 
-export const UpdateFormBody = CreateFormBody.partial().extend({ published: z.boolean().optional() });
+export const UpdateFormBody = CreateFormBody.partial()
+  .extend({ published: z.boolean().optional() })
+  .meta({ examples: [{ title: 'Newsletter sign-up (2027)', published: true }] });
 export type UpdateFormBody = z.infer<typeof UpdateFormBody>;

@@ -20,7 +20,7 @@ export const CreatePollBody = z.strictObject({
   options: z.array(z.strictObject({ text: OptionText })).min(2).max(20),
   allow_multiple: z.boolean().optional(),
   settings: patchOf(Settings).optional(),
-});
+}).meta({ examples: [{ question: 'Which feature should we build next?', options: [{ text: 'Dark mode' }, { text: 'CSV export' }, { text: 'Slack alerts' }], allow_multiple: false }] });
 export type CreatePollBody = z.infer<typeof CreatePollBody>;
 
 /** Options sent with an `id` keep it (and their votes); options without one are new. */
@@ -30,5 +30,7 @@ export const UpdatePollBody = z.strictObject({
   allow_multiple: z.boolean().optional(),
   settings: patchOf(Settings).optional(),
   published: z.boolean().optional(),
+}).meta({
+  examples: [{ published: true, options: [{ id: 'opt_01JD3Q5V8K2M4N6P8R0S2T4V6X', text: 'Dark mode' }, { id: 'opt_01JD3Q5V8K2M4N6P8R0S2T4V6Y', text: 'CSV export' }, { text: 'Webhooks' }] }],
 });
 export type UpdatePollBody = z.infer<typeof UpdatePollBody>;

@@ -21,6 +21,14 @@ export const SubmitBody = z.object({
   /** The honeypot: a hidden input only bots fill. */
   _hp: z.string().max(1000).optional(),
   metadata: ClientMetadata.default({}),
+}).meta({
+  examples: [
+    {
+      answers: { score: 9, reason: 'Quick to set up.' },
+      _token: 'v1.widget.wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z.m3u9x0a1.Xb8…',
+      metadata: { pageUrl: 'https://example.com/pricing?utm_source=newsletter', pageTitle: 'Pricing', fingerprint: '5c1f9e0d2b7a4e63', screenWidth: 1440, screenHeight: 900 },
+    },
+  ],
 });
 
 /** POST <path>/:id/submit for widgets and forms: `{success: true, id}` once the response is readable. */
@@ -91,7 +99,8 @@ export const BulkDeleteBody = z
   .refine((body) => [body.widgetId, body.formId, body.pollId].filter((id) => id !== undefined).length === 1, {
     message: 'give exactly one of widgetId, formId or pollId',
     path: [],
-  });
+  })
+  .meta({ examples: [{ widgetId: 'wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', ids: ['rsp_01JD3Q6A1B2C3D4E5F6G7H8J9K', 'rsp_01JD3Q6A1B2C3D4E5F6G7H8J9M'] }] });
 
 export function responseRoutes(app: App, services: Services): void {
   app.delete(

@@ -44,11 +44,23 @@ export const CreateWidgetBody = z.strictObject({
   thank_you_title: Text(200).optional(),
   thank_you_message: Text(2000).optional(),
   settings: patchOf(Settings).optional(),
+}).meta({
+  examples: [
+    {
+      widget_type: 'nps',
+      title: 'How likely are you to recommend us?',
+      trigger_config: { position: 'bottom-right', icon: 'star', triggerMode: 'time_delay', timeDelay: 10 },
+      theme: { primaryColor: '#0f766e' },
+      thank_you_title: 'Thank you!',
+      settings: { allowed_domains: ['example.com', '*.example.com'], prevent_duplicates: true },
+    },
+  ],
 });
 export type CreateWidgetBody = z.infer<typeof CreateWidgetBody>;
 
 /** Any subset of the configuration plus `published`; nested objects merge key by key. The type is fixed at creation. */
 export const UpdateWidgetBody = CreateWidgetBody.omit({ widget_type: true })
   .partial()
-  .extend({ published: z.boolean().optional() });
+  .extend({ published: z.boolean().optional() })
+  .meta({ examples: [{ published: true, trigger_config: { triggerMode: 'scroll', scrollPercentage: 60 } }] });
 export type UpdateWidgetBody = z.infer<typeof UpdateWidgetBody>;

@@ -3,7 +3,12 @@ import t from 'tap';
 import { z } from 'zod';
 import { AppError } from '../../src/errors.js';
 import { buildApp } from '../../src/http/app.js';
-import { testApp } from '../support/app.js';
+import { CreateFormBody, UpdateFormBody } from '../../src/forms/schemas.js';
+import { CreatePollBody, UpdatePollBody } from '../../src/polls/schemas.js';
+import { VoteBody } from '../../src/polls/votes.js';
+import { BulkDeleteBody, SubmitBody } from '../../src/submissions/routes.js';
+import { CreateWidgetBody, UpdateWidgetBody } from '../../src/widgets/schemas.js';
+import { owner, testApp } from '../support/app.js';
 import { testServices } from '../support/services.js';
 
 type Responses = Record<string, { description: string; content: { 'application/json': { schema: { properties: { code: { enum: string[] } } } } } }>;
@@ -75,6 +80,34 @@ t.test('each operation names exactly the error codes it answers, with examples',
   const examples = Object.values(forbidden.content['application/json'].examples as Record<string, { value: { code: string; statusCode: number } }>).map((e) => e.value);
   t.same(examples.map((e) => e.code), ['widget_not_published', 'widget_closed', 'invalid_token', 'domain_not_allowed'], 'one example per code');
   t.ok(examples.every((e) => e.statusCode === 403));
+});
+
+t.test('every request body has an example that its own schema accepts, and the create examples work', async (t) => {
+  const bodies = { CreateWidgetBody, UpdateWidgetBody, CreateFormBody, UpdateFormBody, CreatePollBody, UpdatePollBody, SubmitBody, VoteBody, BulkDeleteBody };
+  for (const [name, schema] of Object.entries(bodies)) {
+    const examples = (z.globalRegistry.get(schema)?.examples ?? []) as unknown[];
+    t.ok(examples.length > 0, `${name} has an example`);
+    for (const example of examples) t.same((schema as z.ZodType).safeParse(example).error?.issues ?? [], [], `${name}'s example is valid`);
+  }
+
+  const { app, services } = await testApp(t);
+  const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  const who = await owner(services);
+  for (const [path, schema] of [['/api/widgets', CreateWidgetBody], ['/api/forms', CreateFormBody], ['/api/polls', CreatePollBody]] as const) {
+    const shown = document.paths[path].post.requestBody.content['application/json'];
+    const example = shown.example ?? Object.values(shown.examples as Record<string, { value: unknown }>)[0]!.value;
+    t.same(example, z.globalRegistry.get(schema)?.examples?.[0], `POST ${path} shows it`);
+    const created = await app.inject({ method: 'POST', url: path, headers: who.headers, payload: example as object });
+    t.equal(created.statusCode, 201, `POST ${path} with its example creates: ${created.body.slice(0, 200)}`);
+  }
+
+  // The submit example answers the example NPS widget, from a page of its allowed domain.
+  const widget = (await app.inject({ method: 'POST', url: '/api/widgets', headers: who.headers, payload: z.globalRegistry.get(CreateWidgetBody)?.examples?.[0] as object })).json().id;
+  await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { published: true } });
+  const token = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/token` })).json().token;
+  const submission = { ...(z.globalRegistry.get(SubmitBody)?.examples?.[0] as object), _token: token };
+  const submitted = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers: { origin: 'https://example.com' }, payload: submission });
+  t.equal(submitted.statusCode, 200, `the submit example is accepted: ${submitted.body.slice(0, 200)}`);
 });
 
 t.test('a code the document does not name is still answered, and logged and counted', async (t) => {
