@@ -155,17 +155,20 @@ export class SqliteReadModels implements ReadModelStore {
   private putRanked(table: string, within: string, doc: Doc, changes: RankChanges): void {
     const group = doc[within];
     if (typeof group !== 'string') throw new Error(`put on ${table}: ${within} must be a string`);
-    const existing = this.statement(`SELECT grp FROM ${table} WHERE id = ?`).get(doc.id) as { grp: string } | undefined;
-    if (existing) {
-      if (existing.grp !== group) throw new Error(`put on ${table}: ${within} ranks the documents and cannot change`);
-      this.statement(`UPDATE ${table} SET doc = ? WHERE id = ?`).run(JSON.stringify(doc), doc.id);
-      return;
-    }
+    const json = JSON.stringify(doc);
     const key = RankChanges.key(table, group);
     // Ranks freed in this write close up at its end, so new ones count on from the highest ever given.
     const top = changes.top.get(key) ?? this.topRank(table, group);
-    changes.top.set(key, top + 1);
-    this.statement(`INSERT INTO ${table} (id, doc, grp, rank) VALUES (?, ?, ?, ?)`).run(doc.id, JSON.stringify(doc), group, top + 1);
+    // Most puts are new documents: try the insert first rather than looking the id up.
+    const inserted = this.statement(`INSERT INTO ${table} (id, doc, grp, rank) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(doc.id, json, group, top + 1);
+    if (inserted.changes === 1) {
+      changes.top.set(key, top + 1);
+      return;
+    }
+    changes.top.set(key, top);
+    const existing = this.statement(`SELECT grp FROM ${table} WHERE id = ?`).get(doc.id) as { grp: string };
+    if (existing.grp !== group) throw new Error(`put on ${table}: ${within} ranks the documents and cannot change`);
+    this.statement(`UPDATE ${table} SET doc = ? WHERE id = ?`).run(json, doc.id);
   }
 
   private topRank(table: string, group: string): number {
