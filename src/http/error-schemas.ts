@@ -21,6 +21,7 @@ export const ErrorBody = z.object({
   message: z.string(),
   details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 });
+export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** A message each code typically carries, for the document's examples. */
 const EXAMPLE: Record<ErrorCode, string> = {

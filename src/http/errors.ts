@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { STATUS as CODE_STATUS } from '../errors.js';
-import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { AppError, STATUS as CODE_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { STATUS_CODES } from 'node:http';
+import type { ErrorBody } from './error-schemas.js';
 import type { Metrics } from './metrics.js';
 
 /**
@@ -10,14 +10,6 @@ import type { Metrics } from './metrics.js';
  * place where errors become HTTP; nothing from a driver, SQLite or a stack
  * trace gets past it.
  */
-export interface ErrorBody {
-  statusCode: number;
-  code: ErrorCode;
-  error: string;
-  message: string;
-  details?: ErrorDetail[];
-}
-
 export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   const statusCode = CODE_STATUS[code];
   return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details ? { details } : {}) };
