@@ -8,10 +8,9 @@ import { FORM } from '../embeddables.js';
 import { deleteRoute, ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { Settings } from '../submissions/settings.js';
-import { Theme } from '../theme.js';
+import { Shown } from '../presentation.js';
 import { form } from './form.js';
 import { CreateFormBody, UpdateFormBody } from './schemas.js';
-
 
 const FormListItem = z.object({
   id: z.string(),
@@ -26,12 +25,8 @@ const FormListItem = z.object({
 /** D7: GET answers the whole form; the public view leaves out settings. */
 const FormView = z.object({
   id: z.string(),
-  title: z.string(),
-  description: z.string(),
+  ...Shown,
   questions: z.array(FormQuestion),
-  theme: Theme,
-  thank_you_title: z.string(),
-  thank_you_message: z.string(),
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),

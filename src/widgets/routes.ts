@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 import { WIDGET } from '../embeddables.js';
 import { Settings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
-import { Theme } from '../theme.js';
+import { Shown } from '../presentation.js';
 import { CreateWidgetBody, TriggerConfig, UpdateWidgetBody, WidgetType } from './schemas.js';
 import { WidgetQuestion } from '../questions.js';
 import { widget, type Widget } from './widget.js';
@@ -25,22 +25,16 @@ const WidgetListItem = z.object({
 /** Spec 4.3, plus `description` and `closed`; owners also see `settings` and the timestamps. */
 const WidgetView = z.object({
   id: z.string(),
-  title: z.string(),
-  description: z.string(),
+  ...Shown,
   widget_type: WidgetType,
   questions: z.array(WidgetQuestion),
   trigger_config: TriggerConfig,
-  theme: Theme,
-  thank_you_title: z.string(),
-  thank_you_message: z.string(),
   published: z.boolean(),
   closed: z.boolean(),
   settings: Settings.optional(),
   created_at: z.string().optional(),
   updated_at: z.string().optional(),
 });
-
-
 
 export function widgetRoutes(app: App, services: Services): void {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { patchOf } from '../patch.js';
+import { Presentation, PresentationPatch } from '../presentation.js';
 import { WidgetQuestions } from '../questions.js';
-import { Settings } from '../submissions/settings.js';
-import { Theme } from '../theme.js';
 
 export const WidgetType = z.enum(['feedback', 'nps', 'contact', 'bug_report', 'custom']);
 export type WidgetType = z.infer<typeof WidgetType>;
@@ -17,33 +16,15 @@ export const TriggerConfig = z.strictObject({
   timeDelay: z.number().min(0).max(86_400).default(5),
 });
 
-const Title = z.string().trim().min(1).max(200);
-const Text = (max: number) => z.string().trim().max(max);
-
 /** Everything an owner configures; stored whole in WidgetCreated. */
-export const WidgetConfig = z.object({
-  widget_type: WidgetType,
-  title: Title,
-  description: Text(2000),
-  questions: WidgetQuestions,
-  trigger_config: TriggerConfig,
-  theme: Theme,
-  thank_you_title: Text(200),
-  thank_you_message: Text(2000),
-  settings: Settings,
-});
+export const WidgetConfig = z.object({ widget_type: WidgetType, ...Presentation, questions: WidgetQuestions, trigger_config: TriggerConfig });
 export type WidgetConfig = z.infer<typeof WidgetConfig>;
 
 export const CreateWidgetBody = z.strictObject({
   widget_type: WidgetType,
-  title: Title,
-  description: Text(2000).optional(),
+  ...PresentationPatch,
   questions: WidgetQuestions.optional(),
   trigger_config: patchOf(TriggerConfig).optional(),
-  theme: patchOf(Theme).optional(),
-  thank_you_title: Text(200).optional(),
-  thank_you_message: Text(2000).optional(),
-  settings: patchOf(Settings).optional(),
 }).meta({
   examples: [
     {
