@@ -48,7 +48,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   account_exists: 'account exists already',
   duplicate_submission: 'This visitor has voted in this poll already',
   payload_too_large: 'The request body is larger than 1 MiB',
-  unsupported_media_type: 'Unsupported Media Type: text/plain',
+  unsupported_media_type: 'Unsupported Media Type',
   rate_limited: 'Rate limit exceeded: 1000 requests per 60 s; retry in 12 s',
   internal_error: 'Something went wrong on our side; the request id identifies it in our logs',
   not_ready: 'The service is not ready',
