@@ -58,9 +58,17 @@ export class ProjectionRunner {
     await this.readModels.ensureCollections(this.projections.flatMap((p) => p.collections));
     // A projection without a checkpoint (new, or renamed because its shape changed)
     // replays from zero, into collections emptied of what an older version left.
+    // Its checkpoint goes with them: a runner that applied a batch since we looked
+    // then fails its next compare-and-set and replays too, instead of skipping
+    // the rows emptied under it.
     const stored = await this.readModels.checkpoints();
     const fresh = this.projections.filter((p) => !stored.has(p.name));
-    if (fresh.length > 0) await this.readModels.reset(fresh.flatMap((p) => p.collections.map((c) => c.name)), []);
+    if (fresh.length > 0) {
+      await this.readModels.reset(
+        fresh.flatMap((p) => p.collections.map((c) => c.name)),
+        fresh.map((p) => p.name),
+      );
+    }
     this.useCheckpoints(stored);
   }
 

@@ -129,3 +129,28 @@ t.test('a projection renamed for a new shape replays into collections emptied of
   await runner.catchUp();
   t.same(await snapshotReadModels(services), expected);
 });
+
+t.test('two runners starting on a fresh projection together lose nothing', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const expected = await snapshotReadModels(services);
+  const names = projections.flatMap((p) => p.collections.map((c) => c.name));
+  await services.readModels.reset(names, projections.map((p) => p.name));
+  const first = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { batchSize: 5 });
+  await first.init();
+  // The second runner has seen no checkpoints; the first applies everything before the second empties the fresh collections.
+  const emptyingLate = new Proxy(services.readModels, {
+    get(target, property, receiver) {
+      if (property !== 'reset') return Reflect.get(target, property, receiver);
+      return async (collections: string[], checkpoints: string[]) => {
+        await first.catchUp();
+        return target.reset(collections, checkpoints);
+      };
+    },
+  });
+  const second = new ProjectionRunner(services.events, emptyingLate, catalog, projections, silent, { batchSize: 5 });
+  await second.init();
+  await second.catchUp();
+  await first.catchUp();
+  t.same(await snapshotReadModels(services), expected);
+});
