@@ -134,7 +134,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     ids: options.ids ?? createIdGenerator(),
     random: options.random ?? secureRandom,
     keys: deriveKeys(secret),
-    geo: options.geo ?? offlineGeo,
+    geo: options.geo ?? offlineGeo(logger),
     catalog,
     logger,
     metrics,

