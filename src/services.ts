@@ -16,11 +16,19 @@ import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './http/metrics.js';
 import type { Redis } from 'ioredis';
 
-async function openRedis(url: string): Promise<Redis> {
+async function openRedis(url: string, logger: Pick<FastifyBaseLogger, 'warn'>): Promise<Redis> {
   const { Redis } = await import('ioredis');
   // Short timeouts, as @fastify/rate-limit recommends: a slow Redis must not hold requests.
   const redis = new Redis(url, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true });
-  await redis.connect();
+  try {
+    await redis.connect();
+  } catch (error) {
+    // Or the client keeps reconnecting in the background and holds the process open.
+    redis.disconnect();
+    throw error;
+  }
+  // Requests go through while Redis is away (skipOnError); the operator hears of it here.
+  redis.on('error', (error: Error) => logger.warn({ err: error }, 'Redis is unreachable; rate limits are not counted meanwhile'));
   return redis;
 }
 
@@ -98,7 +106,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   }
   let redis: Redis | undefined;
   try {
-    redis = config.REDIS_URL ? await openRedis(config.REDIS_URL) : undefined;
+    redis = config.REDIS_URL ? await openRedis(config.REDIS_URL, logger) : undefined;
   } catch (error) {
     await Promise.allSettled([events.close(), readModels.close()]);
     throw new Error(`cannot reach Redis: ${(error as Error).message}`);

@@ -153,7 +153,8 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
   }
   let services: Services;
   try {
-    const config = loadConfig(env);
+    // The CLI counts no requests, so it does not need Redis (nor to wait for one that is down).
+    const config = { ...loadConfig(env), REDIS_URL: undefined };
     services = await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, process.stderr) });
   } catch (error) {
     err(error instanceof ConfigError ? error.message : `admin: could not open the stores: ${(error as Error).message}`);

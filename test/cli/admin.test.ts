@@ -78,3 +78,10 @@ t.test('events prints the history as NDJSON for auditors; rebuild rebuilds', asy
   t.match(json(await admin(['rebuild'], env)), { rebuilt: true, events: 3, seconds: Number });
   t.equal(json(await admin(['list-keys', '--account', opened.account_id], env)).length, 1, 'read models are back after the rebuild');
 });
+
+t.test('the CLI does not need Redis, even when the server is told to use one that is down', async (t) => {
+  const env = { DATA_DIR: tempDir(t), REDIS_URL: 'redis://127.0.0.1:1' };
+  const run = await admin(['create-account', '--name', 'Acme', '--plan', 'free'], env);
+  t.equal(run.code, 0, run.stderr);
+  t.match(json(run), { plan: 'free' });
+});
