@@ -10,7 +10,10 @@ export interface RunnerOptions {
   batchSize?: number;
   /** Largest batch when catching up or rebuilding (large: fewer transactions). */
   catchUpBatchSize?: number;
-  /** Called with each batch once it is applied (for the projection-lag metric). */
+  /**
+   * Called with each batch of the live feed once it is applied (for the
+   * projection-lag metric); catch-up and rebuild batches are old events, not lag.
+   */
   onApplied?: (batch: StoredEvent[]) => void;
   /** Wait before resubscribing after the feed failed. */
   retryMs?: number;
@@ -115,6 +118,7 @@ export class ProjectionRunner {
       try {
         for await (const batch of this.subscription) {
           await this.apply(batch, after);
+          this.onApplied?.(batch);
           after = batch[batch.length - 1]!.position;
           if (this.stopped) break;
         }
@@ -211,7 +215,6 @@ export class ProjectionRunner {
       if (moves.length === 0) break;
       if (await this.readModels.write(ops, moves)) {
         for (const move of moves) this.checkpoints.set(move.name, move.next);
-        this.onApplied?.(batch);
         break;
       }
       // Someone else moved a checkpoint: read them again and apply only what is still missing.

@@ -154,3 +154,12 @@ t.test('two runners starting on a fresh projection together lose nothing', async
   await first.catchUp();
   t.same(await snapshotReadModels(services), expected);
 });
+
+t.test('the lag metric observes the live feed, not a catch-up of old events', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  t.notMatch(services.metrics.render(), /feedback_projection_lag_ms/, 'catching up observed nothing');
+  services.projections.start();
+  await openAccount(services, { name: 'Live', plan: 'free', scopes: ['forms:read'] });
+  t.match(services.metrics.render(), /feedback_projection_lag_ms_count [1-9]/, 'a live event was observed');
+});
