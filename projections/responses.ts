@@ -20,6 +20,8 @@ export const responsesProjection: Projection = {
         return parent_id ? [{ op: 'put', collection: RESPONSES, doc: { id: response_id, parent_id, ...record } }] : [];
       }
       case 'ResponsesErased':
+        // A poll's erased ids are votes, which were never responses here.
+        if (event.data.parent === 'poll') return [];
         return event.data.response_ids.map((id) => ({ op: 'delete', collection: RESPONSES, where: { id } }));
       default:
         return [];
