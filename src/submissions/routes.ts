@@ -56,12 +56,14 @@ export function submitRoute<D extends EmbeddableDoc>(
       if (!target) throw notFound(what.kind);
       await limitSubmissions(request, reply, target.kind, target.id, target.settings, plan);
       const { _token, _hp, answers, metadata } = request.body;
-      const id = await submitResponse(
+      const { id, kept } = await submitResponse(
         services,
         target,
         { plan, token: _token, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
         request.id,
       );
+      // A honeypot catch kept nothing, so there is nothing to look after.
+      if (!kept) return { success: true as const, id };
       const orphan = { accountId: target.accountId, parent: target.kind, parentId: target.id, id, requestId: request.id };
       if (await eraseIfOrphaned(services, orphan, async () => (await loadTarget(target.id)) !== null)) throw notFound(what.kind);
       return { success: true as const, id };

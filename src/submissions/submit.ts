@@ -132,8 +132,14 @@ export async function reserveSlot(services: Services, target: Gate, submissionId
  * Records one response: checks it, captures its metadata by the owner's plan
  * at this moment, takes a slot when the object has a response limit, appends
  * it to its own stream, and returns its id once the read models show it.
+ * `kept` is false for a honeypot catch: the bot gets an id, nothing is stored.
  */
-export async function submitResponse(services: Services, target: SubmissionTarget, input: SubmissionInput, requestId?: string): Promise<string> {
+export async function submitResponse(
+  services: Services,
+  target: SubmissionTarget,
+  input: SubmissionInput,
+  requestId?: string,
+): Promise<{ id: string; kept: boolean }> {
   const now = services.clock();
   const { answers, issuedAt } = checkSubmission(target, {
     ...(await accessFacts(services, target, input.token, input.request.headers, now)),
@@ -142,7 +148,7 @@ export async function submitResponse(services: Services, target: SubmissionTarge
   const { plan } = input;
   const responseId = services.ids('rsp');
   // A bot gets the reply a person would, and nothing is kept.
-  if (caughtByHoneypot(services, target.kind, target.settings, plan, input.honeypot)) return responseId;
+  if (caughtByHoneypot(services, target.kind, target.settings, plan, input.honeypot)) return { id: responseId, kept: false };
   const metadata = await captureMetadata({ plan, request: input.request, issuedAt, now }, { hashKey: services.keys.hashes, geo: services.geo });
   const meta = visitorMeta(now, requestId);
   const guard =
@@ -180,5 +186,5 @@ export async function submitResponse(services: Services, target: SubmissionTarge
     'no_stream',
   );
   await services.commands.awaitProjections(position);
-  return responseId;
+  return { id: responseId, kept: true };
 }
