@@ -29,6 +29,8 @@ export const ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const Params = z.object({ id: z.string().max(200) });
 
 export const notFound = (kind: Kind) => new AppError(CODES[kind].notFound, `${CODES[kind].label} not found`);
+export const notPublished = (kind: Kind) => new AppError(CODES[kind].notPublished, `This ${kind} is not published`);
+export const closed = (kind: Kind) => new AppError(CODES[kind].closed, `This ${kind} is closed`);
 
 /** What a visitor's answer (submit or vote) can be refused with, in the order the checks run. */
 export const answerErrors = (kind: Kind): ErrorCode[] => [CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed', 'duplicate_submission'];
@@ -91,10 +93,13 @@ export async function limitSubmissions(request: FastifyRequest, reply: FastifyRe
   await request.server.limits.take(request, reply, { key: `object:${kind}:${id}:${request.ip}`, max, windowMs: window_seconds * 1000 }, false);
 }
 
+/** At or after `closes_at`. */
+export const pastClosingTime = (settings: Settings, now: Date): boolean => Boolean(settings.closes_at && Date.parse(settings.closes_at) <= now.getTime());
+
 /** Closed at or after `closes_at`, or once `max_responses` submissions were accepted. */
 export function isClosed(doc: Pick<EmbeddableDoc, 'settings' | 'slots_taken'>, now: Date): boolean {
-  const { closes_at, max_responses } = doc.settings;
-  return Boolean(closes_at && Date.parse(closes_at) <= now.getTime()) || (max_responses !== null && (doc.slots_taken ?? 0) >= max_responses);
+  const { max_responses } = doc.settings;
+  return pastClosingTime(doc.settings, now) || (max_responses !== null && (doc.slots_taken ?? 0) >= max_responses);
 }
 
 /**
@@ -124,7 +129,7 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
       if (!request.headers.authorization) await limitVisitor(services, request, reply, doc?.account_id ?? null);
       if (!doc) throw notFound(what.kind);
       if (!request.headers.authorization) {
-        if (!doc.published) throw new AppError(CODES[what.kind].notPublished, `This ${what.kind} is not published`);
+        if (!doc.published) throw notPublished(what.kind);
         return render(doc, false);
       }
       await readDefinitions.call(app, request, reply);
@@ -200,7 +205,7 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
       const doc = await findEmbeddable(services, what, request.params.id);
       await limitVisitor(services, request, reply, doc?.account_id ?? null);
       if (!doc) throw notFound(what.kind);
-      if (!doc.published) throw new AppError(CODES[what.kind].notPublished, `This ${what.kind} is not published`);
+      if (!doc.published) throw notPublished(what.kind);
       return { token: issueEmbedToken(services.keys.embedTokens, what.kind, doc.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
     },
   );

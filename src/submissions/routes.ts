@@ -88,7 +88,7 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
   );
 }
 
-const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an id');
+const Id = z.string().regex(ID, 'must be an id');
 
 /** D9: exactly one parent key, at most 1000 ids (vote ids with `pollId`). */
 export const BulkDeleteBody = z

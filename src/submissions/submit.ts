@@ -1,7 +1,7 @@
 import type { Plan } from '../accounts/events.js';
 import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
-import { CODES, type Kind } from './embeddable.js';
+import { closed, notPublished, pastClosingTime, type Kind } from './embeddable.js';
 import { validateAnswers, type Answers, type FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
 import { embeddingHost, hostAllowed } from './domains.js';
@@ -58,12 +58,8 @@ export interface SubmissionFacts extends AccessFacts {
  * time out, or the first rule broken as an AppError.
  */
 export function checkAccess(target: Gate, facts: AccessFacts): Date {
-  const codes = CODES[target.kind];
-  if (!target.published) throw new AppError(codes.notPublished, `This ${target.kind} is not published`);
-  const closesAt = target.settings.closes_at;
-  if ((closesAt && Date.parse(closesAt) <= facts.now.getTime()) || facts.full) {
-    throw new AppError(codes.closed, `This ${target.kind} is closed`);
-  }
+  if (!target.published) throw notPublished(target.kind);
+  if (pastClosingTime(target.settings, facts.now) || facts.full) throw closed(target.kind);
   if (!facts.issuedAt) throw new AppError('invalid_token', 'The embed token is missing, invalid or expired; fetch a new one');
   if (!hostAllowed(facts.host, target.settings.allowed_domains)) {
     throw new AppError('domain_not_allowed', `This ${target.kind} may not be embedded on ${facts.host ?? 'an unknown site'}`);
@@ -125,7 +121,7 @@ export async function reserveSlot(services: Services, target: Gate, submissionId
     [services.catalog.serialize({ type: 'SubmissionSlotReserved', data: { target: target.kind, target_id: target.id, response_id: submissionId } }, meta)],
     'any',
   );
-  if (reserved.nextRevision >= BigInt(max)) throw new AppError(CODES[target.kind].closed, `This ${target.kind} is closed`);
+  if (reserved.nextRevision >= BigInt(max)) throw closed(target.kind);
 }
 
 /**

@@ -84,7 +84,6 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
         trigger_config: { ...widget.trigger_config, ...fields.trigger_config },
         theme: { ...widget.theme, ...fields.theme },
         settings: { ...widget.settings, ...fields.settings },
-        questions: fields.questions ?? widget.questions,
       });
       if (!merged.success) throw invalid(merged.error);
       if (merged.data.questions.length === 0) {
