@@ -36,7 +36,7 @@ export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, 
     const { limits } = request.server;
     if (!caller) {
       // Refused keys count against the address, so guessing keys is throttled too.
-      await limits.take(request, reply, limits.plan(`address:${request.ip}`, 'free'));
+      await limits.take(request, reply, limits.address(request));
       throw new AppError('unauthorized', 'Missing or invalid API key: send `Authorization: Bearer svc_…`');
     }
     await limits.take(request, reply, limits.plan(`key:${caller.keyId}`, caller.plan));

@@ -37,6 +37,11 @@ export class Limits {
     return { key, max: PLAN_RATES[plan], windowMs: this.services.rateWindowMs };
   }
 
+  /** A caller we cannot tie to an account (a refused key, an unknown object): its address, at the lowest rate. */
+  address(request: FastifyRequest): Bucket {
+    return this.plan(`address:${request.ip}`, 'free');
+  }
+
   /**
    * Counts the request in the bucket; over the limit it is 429 `rate_limited`
    * with Retry-After. The plan's bucket also sets the X-RateLimit-* headers.

@@ -78,7 +78,7 @@ export async function ownerPlan(services: Services, accountId: string): Promise<
 export async function limitVisitor(services: Services, request: FastifyRequest, reply: FastifyReply, ownerId: string | null): Promise<Plan> {
   const { limits } = request.server;
   if (ownerId === null) {
-    await limits.take(request, reply, limits.plan(`address:${request.ip}`, 'free'));
+    await limits.take(request, reply, limits.address(request));
     return 'free';
   }
   const plan = await ownerPlan(services, ownerId);
