@@ -5,6 +5,7 @@ export const API_KEYS = 'api_keys';
 
 export const accountsProjection: Projection = {
   name: 'accounts',
+  version: 1,
   collections: [
     { name: ACCOUNTS, indexes: [] },
     { name: API_KEYS, indexes: [['key_hash'], ['account_id', 'created_at']] },

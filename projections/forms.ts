@@ -4,6 +4,7 @@ export const FORMS = 'forms';
 
 export const formsProjection: Projection = {
   name: 'forms',
+  version: 1,
   collections: [{ name: FORMS, indexes: [['account_id', 'created_at']] }],
   project(event) {
     switch (event.type) {

@@ -14,6 +14,7 @@ export const POLL_CHOICES = 'poll_choices';
  */
 export const pollsProjection: Projection = {
   name: 'polls',
+  version: 1,
   collections: [
     { name: POLLS, indexes: [['account_id', 'created_at']] },
     { name: POLL_VOTERS, indexes: [['poll_id']] },

@@ -8,8 +8,16 @@ import type { CollectionSpec, ReadModelOp } from '../src/infra/read-models/port.
  * is what makes redelivery harmless.
  */
 export interface Projection {
-  /** Checkpoint name; changing it replays the projection from zero. */
   name: string;
+  /** Raised when the read-model shape changes: the new version replays from zero. */
+  version: number;
   collections: CollectionSpec[];
   project(event: Recorded<DomainEvent>): ReadModelOp[];
 }
+
+/**
+ * The key the projection's checkpoint is stored under. Version 1 is the bare
+ * name and later ones `<name>_v<version>`, the keys stores already hold.
+ */
+export const checkpointKey = (projection: Pick<Projection, 'name' | 'version'>): string =>
+  projection.version === 1 ? projection.name : `${projection.name}_v${projection.version}`;

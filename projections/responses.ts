@@ -9,8 +9,9 @@ export const RESPONSES = 'responses';
  * they were recorded, so every page of a list costs the same.
  */
 export const responsesProjection: Projection = {
-  // v3 ranks responses within their parent; the new name replays it from zero on existing stores.
-  name: 'responses_v3',
+  name: 'responses',
+  // 3 ranks responses within their parent.
+  version: 3,
   collections: [{ name: RESPONSES, indexes: [], rankWithin: 'parent_id' }],
   project(event): ReadModelOp[] {
     switch (event.type) {

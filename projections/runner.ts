@@ -3,7 +3,7 @@ import type { DomainEvent } from '../src/domain-events.js';
 import type { EventCatalog, Recorded } from '../src/event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
 import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/read-models/port.js';
-import type { Projection } from './projection.js';
+import { checkpointKey, type Projection } from './projection.js';
 
 export interface RunnerOptions {
   /** Largest batch of the live feed (small: low latency per write). */
@@ -65,11 +65,11 @@ export class ProjectionRunner {
     // then fails its next compare-and-set and replays too, instead of skipping
     // the rows emptied under it.
     const stored = await this.readModels.checkpoints();
-    const fresh = this.projections.filter((p) => !stored.has(p.name));
+    const fresh = this.projections.filter((p) => !stored.has(checkpointKey(p)));
     if (fresh.length > 0) {
       await this.readModels.reset(
         fresh.flatMap((p) => p.collections.map((c) => c.name)),
-        fresh.map((p) => p.name),
+        fresh.map(checkpointKey),
       );
     }
     this.useCheckpoints(stored);
@@ -79,7 +79,7 @@ export class ProjectionRunner {
   get position(): bigint {
     let min: bigint | undefined;
     for (const projection of this.projections) {
-      const checkpoint = this.checkpoints.get(projection.name) ?? 0n;
+      const checkpoint = this.checkpoints.get(checkpointKey(projection)) ?? 0n;
       if (min === undefined || checkpoint < min) min = checkpoint;
     }
     return min ?? 0n;
@@ -179,7 +179,7 @@ export class ProjectionRunner {
   async rebuild(): Promise<number> {
     await this.readModels.reset(
       this.projections.flatMap((p) => p.collections.map((c) => c.name)),
-      this.projections.map((p) => p.name),
+      this.projections.map(checkpointKey),
     );
     this.checkpoints.clear();
     return this.catchUp();
@@ -192,7 +192,7 @@ export class ProjectionRunner {
   private useCheckpoints(stored: Map<string, bigint>): void {
     this.checkpoints.clear();
     for (const projection of this.projections) {
-      this.checkpoints.set(projection.name, stored.get(projection.name) ?? 0n);
+      this.checkpoints.set(checkpointKey(projection), stored.get(checkpointKey(projection)) ?? 0n);
     }
   }
 
@@ -204,13 +204,13 @@ export class ProjectionRunner {
       const ops: ReadModelOp[] = [];
       const moves: CheckpointMove[] = [];
       for (const projection of this.projections) {
-        const checkpoint = this.checkpoints.get(projection.name) ?? 0n;
+        const checkpoint = this.checkpoints.get(checkpointKey(projection)) ?? 0n;
         if (checkpoint >= last) continue;
         if (checkpoint < after) throw new FeedRewound();
         for (const event of parsed) {
           if (event && event.position > checkpoint) ops.push(...projection.project(event));
         }
-        moves.push({ name: projection.name, expected: checkpoint, next: last });
+        moves.push({ name: checkpointKey(projection), expected: checkpoint, next: last });
       }
       if (moves.length === 0) break;
       if (await this.readModels.write(ops, moves)) {

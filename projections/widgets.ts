@@ -4,6 +4,7 @@ export const WIDGETS = 'widgets';
 
 export const widgetsProjection: Projection = {
   name: 'widgets',
+  version: 1,
   collections: [{ name: WIDGETS, indexes: [['account_id', 'created_at']] }],
   project(event) {
     switch (event.type) {

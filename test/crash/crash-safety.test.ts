@@ -7,6 +7,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import t, { type Test } from 'tap';
 import { catalog } from '../../src/domain-events.js';
+import { checkpointKey } from '../../projections/projection.js';
+import { responsesProjection } from '../../projections/responses.js';
 import { buildApp } from '../../src/http/app.js';
 import type { Services } from '../../src/services.js';
 import { owner } from '../support/app.js';
@@ -106,7 +108,7 @@ t.test('kill -9 of a projection in the middle of applying a batch', async (t) =>
   }
   const services = await testServices(t, { dataDir: dir });
   // Atomicity: what a killed projection left is exactly what its checkpoint says it applied.
-  const checkpoint = (await services.readModels.checkpoints()).get('responses_v2') ?? 0n;
+  const checkpoint = (await services.readModels.checkpoints()).get(checkpointKey(responsesProjection)) ?? 0n;
   const applied = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponseSubmitted' && e.position <= checkpoint).length;
   const partial = await services.readModels.count('responses', { widget_id: widget });
   t.equal(partial, applied, `the killed projections left ${partial} responses, exactly those up to their checkpoint`);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { projections } from '../../projections/index.js';
 import { ProjectionRunner } from '../../projections/runner.js';
+import { checkpointKey } from '../../projections/projection.js';
 import { changePlan, createKey, openAccount, revokeKey } from '../../src/accounts/commands.js';
 import { catalog } from '../../src/domain-events.js';
 import type { EventStore, EventSubscription } from '../../src/infra/event-store/port.js';
@@ -69,7 +70,7 @@ t.test('a feed that delivers every batch twice yields the same read models', asy
   const services = await testServices(t);
   await history(services);
   const expected = await snapshotReadModels(services);
-  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map((p) => p.name));
+  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map(checkpointKey));
   const runner = new ProjectionRunner(redelivering(services.events), services.readModels, catalog, projections, silent, { batchSize: 7 });
   await runner.init();
   // Skip the catch-up read so that everything comes through the redelivering subscription.
@@ -84,7 +85,7 @@ t.test('two runners on one store (server and CLI) apply each event once', async 
   const services = await testServices(t);
   await history(services);
   const expected = await snapshotReadModels(services);
-  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map((p) => p.name));
+  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map(checkpointKey));
   const runners = [3, 5, 11].map((batchSize) => new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { batchSize }));
   for (const runner of runners) await runner.init();
   await Promise.all(runners.map((runner) => runner.catchUp()));
@@ -100,7 +101,7 @@ t.test('a rebuild elsewhere rewinds a running runner instead of leaving a gap', 
   live.start();
   await live.waitFor(await services.events.headPosition(), 5000);
   // Another process empties the read models and their checkpoints...
-  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map((p) => p.name));
+  await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map(checkpointKey));
   // ...and new events arrive before it replays anything.
   const late = await openAccount(services, { name: 'Late', plan: 'pro', scopes: ['forms:read'] });
   const head = await services.events.headPosition();
@@ -123,7 +124,7 @@ t.test('a projection renamed for a new shape replays into collections emptied of
   const renamed = projections.find((p) => p.collections.some((c) => c.name === 'responses'))!;
   // What an older version left: a document the history does not make, and no checkpoint under the new name.
   await services.readModels.write([{ op: 'put', collection: 'responses', doc: { id: 'rsp_from_an_older_shape', parent_id: 'wgt_gone' } }]);
-  await services.readModels.reset([], [renamed.name]);
+  await services.readModels.reset([], [checkpointKey(renamed)]);
   const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent);
   await runner.init();
   await runner.catchUp();
@@ -135,7 +136,7 @@ t.test('two runners starting on a fresh projection together lose nothing', async
   await history(services);
   const expected = await snapshotReadModels(services);
   const names = projections.flatMap((p) => p.collections.map((c) => c.name));
-  await services.readModels.reset(names, projections.map((p) => p.name));
+  await services.readModels.reset(names, projections.map(checkpointKey));
   const first = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { batchSize: 5 });
   await first.init();
   // The second runner has seen no checkpoints; the first applies everything before the second empties the fresh collections.
