@@ -1,4 +1,5 @@
 import { accountEvents, type AccountEvent } from './accounts/events.js';
+import { erasureEvents, type ErasureEvent } from './erasure/events.js';
 import { EventCatalog } from './event-catalog.js';
 import { formEvents, type FormEvent } from './forms/events.js';
 import { pollEvents, type PollEvent } from './polls/events.js';
@@ -6,6 +7,6 @@ import { submissionEvents, type SubmissionEvent } from './submissions/events.js'
 import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent;
 
-export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents]);
+export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents]);

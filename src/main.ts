@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config);
   const services = await openServices(config, { logger });
-  services.projections.start();
+  services.start();
   const app = await buildApp(services);
 
   let closing = false;

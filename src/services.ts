@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { projections } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { KeyUsage } from './accounts/key-usage.js';
+import { ErasureProcess } from './erasure/process.js';
 import type { CommandContext } from './aggregate.js';
 import type { Config } from './config.js';
 import { catalog, type DomainEvent } from './domain-events.js';
@@ -38,6 +39,10 @@ export interface Services {
   events: EventStore;
   readModels: ReadModelStore;
   projections: ProjectionRunner;
+  /** Erases what deletions and erasure requests name, from the event feed. */
+  erasure: ErasureProcess;
+  /** How long a deletion's reply waits for its erasure before answering 202. */
+  erasureWaitMs: number;
   commands: CommandContext;
   keyUsage: KeyUsage;
   clock: Clock;
@@ -52,6 +57,8 @@ export interface Services {
   redis?: Redis;
   /** The window of the plan rates (a minute; tests shorten it). */
   rateWindowMs: number;
+  /** Runs the projections and the erasure process live (the server; the admin CLI runs them on demand). */
+  start(): void;
   close(): Promise<void>;
 }
 
@@ -63,6 +70,8 @@ export interface ServiceOptions {
   logger?: FastifyBaseLogger;
   /** How long a command waits for the read models before replying anyway. */
   projectionWaitMs?: number;
+  /** How long a deletion waits for its erasure before answering 202. */
+  erasureWaitMs?: number;
   rateWindowMs?: number;
 }
 
@@ -120,6 +129,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     },
   });
   await runner.init();
+  const clock = options.clock ?? systemClock;
+  const erasure = new ErasureProcess(events, readModels, catalog, clock, logger);
+  await erasure.init();
   await readModels.ensureCollections(KeyUsage.collections);
   const waitMs = options.projectionWaitMs ?? 5000;
   const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
@@ -128,6 +140,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     events,
     readModels,
     projections: runner,
+    erasure,
+    erasureWaitMs: options.erasureWaitMs ?? 10_000,
     commands: {
       events,
       catalog,
@@ -137,8 +151,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
         }
       },
     },
-    keyUsage: new KeyUsage(readModels, options.clock ?? systemClock, logger),
-    clock: options.clock ?? systemClock,
+    keyUsage: new KeyUsage(readModels, clock, logger),
+    clock,
     ids: options.ids ?? createIdGenerator(),
     random: options.random ?? secureRandom,
     keys: deriveKeys(secret),
@@ -148,7 +162,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     metrics,
     ...(redis ? { redis } : {}),
     rateWindowMs: options.rateWindowMs ?? 60_000,
+    start() {
+      runner.start();
+      erasure.start();
+    },
     async close() {
+      await erasure.stop();
       await runner.stop();
       await Promise.allSettled([events.close(), readModels.close(), redis?.quit()]);
     },

@@ -13,7 +13,7 @@ import { registerRateLimits } from './rate-limits.js';
 import { widgetRoutes } from '../widgets/routes.js';
 import { formRoutes } from '../forms/routes.js';
 import { pollRoutes } from '../polls/routes.js';
-import { responseRoutes } from '../submissions/routes.js';
+import { erasureRoutes } from '../erasure/routes.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -82,6 +82,6 @@ export async function buildApp(services: Services): Promise<App> {
   widgetRoutes(app, services);
   formRoutes(app, services);
   pollRoutes(app, services);
-  responseRoutes(app, services);
+  erasureRoutes(app, services);
   return app;
 }

@@ -7,7 +7,7 @@ import { preflight } from '../http/cors.js';
 import type { Services } from '../services.js';
 import { POLL } from '../embeddables.js';
 import { answerErrors, deleteRoute, ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
-import { eraseIfOrphaned } from '../submissions/erasure.js';
+import { awaitLateErasure } from '../erasure/outcome.js';
 import { Settings } from '../submissions/settings.js';
 import { poll } from './poll.js';
 import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
@@ -154,11 +154,14 @@ export function pollRoutes(app: App, services: Services): void {
       const plan = await limitVisitor(services, request, reply, found?.account_id ?? null);
       if (!found) throw notFound('poll');
       await limitSubmissions(request, reply, 'poll', found.id, found.settings, plan);
-      const voteId = await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
+      const vote = await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
       // A honeypot catch kept nothing, so there is nothing to look after.
-      if (voteId === undefined) return { success: true as const };
-      const orphan = { accountId: found.account_id, parent: 'poll' as const, parentId: found.id, id: voteId, requestId: request.id };
-      if (await eraseIfOrphaned(services, orphan, async () => (await load(services.commands, poll, found.id)).status === 'active')) throw notFound('poll');
+      if (vote === undefined) return { success: true as const };
+      // Deleted while this vote passed its checks: the erasure process erases it with the rest.
+      if ((await load(services.commands, poll, found.id)).status !== 'active') {
+        await awaitLateErasure(services, vote);
+        throw notFound('poll');
+      }
       return { success: true as const };
     },
   );

@@ -31,8 +31,8 @@ export function checkChoice(poll: Pick<Poll, 'options' | 'allow_multiple'>, opti
   return details;
 }
 
-/** Records one vote and returns its id (undefined when the honeypot caught a bot and nothing was kept). */
-export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<string | undefined> {
+/** Records one vote: its id and where it was recorded (undefined when the honeypot caught a bot and nothing was kept). */
+export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<{ id: string; position: bigint } | undefined> {
   const now = services.clock();
   const target = { kind: 'poll' as const, id: poll.id, published: poll.published, settings: poll.settings };
   checkAccess(target, await accessFacts(services, target, body._token, request.headers, now));
@@ -53,5 +53,5 @@ export async function castVote(services: Services, poll: Poll, plan: Plan, body:
     services.catalog.serialize({ type: 'VoteCast', data: { vote_id: voteId, poll_id: poll.id, account_id: poll.account_id, option_ids: body.option_ids, cast_at: now.toISOString() } }, meta),
   );
   await services.commands.awaitProjections(position);
-  return voteId;
+  return { id: voteId, position };
 }

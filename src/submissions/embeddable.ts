@@ -11,7 +11,8 @@ import type { Doc } from '../infra/read-models/port.js';
 import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS, type EmbedTarget } from './embed-token.js';
 import type { Settings } from './settings.js';
-import { eraseResponses, responseIdsOf } from './erasure.js';
+import { awaitErasure, ErasurePending } from '../erasure/outcome.js';
+import { erasureStream } from '../erasure/process.js';
 
 /**
  * What widgets, forms and polls share: owners publish them, visitors read
@@ -161,7 +162,9 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
 
 /**
  * DELETE <path>/:id: the owner deletes the object (its aggregate decides,
- * `remove` runs that command), then every response or vote of it is erased.
+ * `remove` runs that command). The deletion event is the erasure's intent:
+ * the erasure process erases every response or vote of the object, and the
+ * reply waits for it (bounded), else answers 202.
  */
 export function deleteRoute<D extends EmbeddableDoc>(
   app: App,
@@ -174,15 +177,21 @@ export function deleteRoute<D extends EmbeddableDoc>(
     {
       preHandler: requireKey(services, { scope: 'forms:write' }),
       config: { errors: [CODES[what.kind].notFound, 'conflict'] },
-      schema: { tags: [`${what.kind}s`], summary: `Delete a ${what.kind} and erase all its ${what.kind === 'poll' ? 'votes' : 'responses'}`, params: Params, response: { 200: z.object({ success: z.literal(true) }) } },
+      schema: {
+        tags: [`${what.kind}s`],
+        summary: `Delete a ${what.kind} and erase all its ${what.kind === 'poll' ? 'votes' : 'responses'}`,
+        description: 'The reply waits for the erasure (up to 10 s): 200 when it is done, 202 when it is still running; it finishes regardless, across restarts.',
+        params: Params,
+        response: { 200: z.object({ success: z.literal(true) }), 202: ErasurePending },
+      },
     },
-    async (request) => {
+    async (request, reply) => {
       const { accountId, keyId } = callerOf(request);
       const id = request.params.id;
       if (!ID.test(id)) throw notFound(what.kind);
       await remove(id, { accountId, keyId, at: services.clock(), requestId: request.id });
-      const responseIds = await responseIdsOf(services, what.kind, id);
-      await eraseResponses(services, { accountId, parent: what.kind, parentId: id, responseIds, reason: 'parent_deleted', keyId, requestId: request.id });
+      const { done } = await awaitErasure(services, erasureStream.parent(what.kind, id), await services.events.headPosition());
+      if (!done) return reply.code(202).send({ success: true as const, pending: true as const });
       return { success: true as const };
     },
   );

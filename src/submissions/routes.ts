@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { EMBEDDABLES } from '../embeddables.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
-import { eraseIfOrphaned, eraseResponses } from './erasure.js';
+import { awaitLateErasure } from '../erasure/outcome.js';
 import { answerErrors, CODES, ID, limitSubmissions, limitVisitor, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
 import { preflight } from '../http/cors.js';
 import { PaginationQuery } from '../http/pagination.js';
@@ -56,17 +55,20 @@ export function submitRoute<D extends EmbeddableDoc>(
       if (!target) throw notFound(what.kind);
       await limitSubmissions(request, reply, target.kind, target.id, target.settings, plan);
       const { _token, _hp, answers, metadata } = request.body;
-      const { id, kept } = await submitResponse(
+      const submitted = await submitResponse(
         services,
         target,
         { plan, token: _token, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
         request.id,
       );
       // A honeypot catch kept nothing, so there is nothing to look after.
-      if (!kept) return { success: true as const, id };
-      const orphan = { accountId: target.accountId, parent: target.kind, parentId: target.id, id, requestId: request.id };
-      if (await eraseIfOrphaned(services, orphan, async () => (await loadTarget(target.id)) !== null)) throw notFound(what.kind);
-      return { success: true as const, id };
+      if (!submitted.kept) return { success: true as const, id: submitted.id };
+      // Deleted while this submission passed its checks: the erasure process erases it with the rest.
+      if ((await loadTarget(target.id)) === null) {
+        await awaitLateErasure(services, submitted);
+        throw notFound(what.kind);
+      }
+      return { success: true as const, id: submitted.id };
     },
   );
   preflight(app, `${what.path}/:id/submit`, ['POST']);
@@ -84,50 +86,6 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
     async (request) => {
       const doc = await ownEmbeddable(services, what, request.params.id, callerOf(request).accountId);
       return listResponses(services, doc.id, request.query);
-    },
-  );
-}
-
-const Id = z.string().regex(ID, 'must be an id');
-
-/** D9: exactly one parent key, at most 1000 ids (vote ids with `pollId`). */
-export const BulkDeleteBody = z
-  .strictObject({
-    ids: z.array(Id).min(1).max(1000),
-    widgetId: Id.optional(),
-    formId: Id.optional(),
-    pollId: Id.optional(),
-  })
-  .refine((body) => [body.widgetId, body.formId, body.pollId].filter((id) => id !== undefined).length === 1, {
-    message: 'give exactly one of widgetId, formId or pollId',
-    path: [],
-  })
-  .meta({ examples: [{ widgetId: 'wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', ids: ['rsp_01JD3Q6A1B2C3D4E5F6G7H8J9K', 'rsp_01JD3Q6A1B2C3D4E5F6G7H8J9M'] }] });
-
-export function responseRoutes(app: App, services: Services): void {
-  app.delete(
-    '/api/responses',
-    {
-      preHandler: requireKey(services, { scope: 'responses:write' }),
-      config: { errors: ['widget_not_found', 'form_not_found', 'poll_not_found'] },
-      schema: {
-        tags: ['responses'],
-        summary: 'Erase responses of one widget or form, or votes of one poll, for good',
-        body: BulkDeleteBody,
-        response: { 200: z.object({ success: z.literal(true), deleted: z.number().int() }) },
-      },
-    },
-    async (request) => {
-      const { accountId, keyId } = callerOf(request);
-      const body = request.body;
-      const [parent, parentId] = body.widgetId
-        ? (['widget', body.widgetId] as const)
-        : body.formId
-          ? (['form', body.formId] as const)
-          : (['poll', body.pollId!] as const);
-      await ownEmbeddable(services, EMBEDDABLES[parent], parentId, accountId);
-      const deleted = await eraseResponses(services, { accountId, parent, parentId, responseIds: body.ids, reason: 'bulk_delete', keyId, requestId: request.id });
-      return { success: true as const, deleted };
     },
   );
 }

@@ -128,14 +128,15 @@ export async function reserveSlot(services: Services, target: Gate, submissionId
  * Records one response: checks it, captures its metadata by the owner's plan
  * at this moment, takes a slot when the object has a response limit, appends
  * it to its own stream, and returns its id once the read models show it.
- * `kept` is false for a honeypot catch: the bot gets an id, nothing is stored.
+ * `kept` is false for a honeypot catch: the bot gets an id, nothing is stored;
+ * else `position` is where the response was recorded.
  */
 export async function submitResponse(
   services: Services,
   target: SubmissionTarget,
   input: SubmissionInput,
   requestId?: string,
-): Promise<{ id: string; kept: boolean }> {
+): Promise<{ id: string; kept: false } | { id: string; kept: true; position: bigint }> {
   const now = services.clock();
   const { answers, issuedAt } = checkSubmission(target, {
     ...(await accessFacts(services, target, input.token, input.request.headers, now)),
@@ -182,5 +183,5 @@ export async function submitResponse(
     'no_stream',
   );
   await services.commands.awaitProjections(position);
-  return { id: responseId, kept: true };
+  return { id: responseId, kept: true, position };
 }

@@ -163,14 +163,18 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
     t.type(await Promise.race([done, timeout]), 'number');
   });
 
-  t.test('deleteStream removes the stream', async (t) => {
+  t.test('deleteStreams removes the streams', async (t) => {
     const start = await store.headPosition();
     await store.append(stream('gone'), [ev('Secret', 1)], 'no_stream');
+    await store.append(stream('gone too'), [ev('Secret', 3), ev('Secret', 4)], 'no_stream');
     await store.append(stream('kept'), [ev('Kept', 2)], 'no_stream');
-    await store.deleteStream(stream('gone'));
+    await store.deleteStreams([stream('gone'), stream('gone too'), stream('never-existed')]);
     t.same(await store.readStream(stream('gone')), []);
+    t.same(await store.readStream(stream('gone too')), []);
     t.equal((await store.readStream(stream('kept'))).length, 1, 'other streams are untouched');
-    await store.deleteStream(stream('never-existed'));
+    await store.deleteStreams([stream('gone'), stream('never-existed')]);
+    t.same(await store.readStream(stream('gone')), [], 'deleting them again changes nothing');
+    await store.deleteStreams([]);
     if (options.erasesFromFeedAtOnce) {
       const feed = await collectFeed(store, start, prefix);
       t.same(feed.map((e) => e.type), ['Kept'], 'the deleted events left the global feed too');

@@ -160,7 +160,7 @@ t.test('the lag metric observes the live feed, not a catch-up of old events', as
   const services = await testServices(t);
   await history(services);
   t.notMatch(services.metrics.render(), /feedback_projection_lag_ms/, 'catching up observed nothing');
-  services.projections.start();
+  services.start();
   await openAccount(services, { name: 'Live', plan: 'free', scopes: ['forms:read'] });
   t.match(services.metrics.render(), /feedback_projection_lag_ms_count [1-9]/, 'a live event was observed');
 });

@@ -2,7 +2,10 @@ import t from 'tap';
 import type { App } from '../../src/http/app.js';
 import type { Services } from '../../src/services.js';
 import { owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
-import { snapshotReadModels } from '../support/services.js';
+import { silent, snapshotReadModels, testServices } from '../support/services.js';
+import { buildApp } from '../../src/http/app.js';
+import { catalog } from '../../src/domain-events.js';
+import { ErasureProcess } from '../../src/erasure/process.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
 
@@ -36,7 +39,7 @@ t.test('bulk delete erases responses from read models and the event store, leavi
   const del = (who: Owner, payload: object) => app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload });
   const reply = await del(biz, { ids: [...erased, onSibling, onTheirs, 'rsp_unknown', erased[0]], widgetId: widget });
   t.equal(reply.statusCode, 200);
-  t.same(reply.json(), { success: true, deleted: 2 }, 'only ids of that widget count, each once');
+  t.match(reply.json(), { success: true, deleted: 2, erasure_id: /^ers_/ }, 'only ids of that widget count, each once');
 
   t.same(await list(app, biz, widget), [kept], 'gone from the responses list at once');
   t.equal((await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().pagination.total, 1, 'and from the total');
@@ -46,10 +49,10 @@ t.test('bulk delete erases responses from read models and the event store, leavi
   t.notMatch(store, /SECRET-ONE|SECRET-TWO/, 'no trace of the erased answers in the event store');
   for (const id of erased) t.same(await services.events.readStream(`response-${id}`), [], `stream of ${id} deleted`);
 
-  const audit = await services.events.readStream(`erasures-${biz.accountId}`);
-  t.equal(audit.length, 1);
-  t.match(audit[0], { type: 'ResponsesErased', data: { parent: 'widget', parent_id: widget, response_ids: erased, reason: 'bulk_delete', key_id: biz.keyId, erased_at: String } });
-  t.notMatch(JSON.stringify(audit[0]!.data), /SECRET/, 'the audit event holds ids, never content');
+  const audit = await services.events.readStream(`erasure-${reply.json().erasure_id}`);
+  t.match(audit.map((e) => e.type), ['ErasureRequested', 'ResponsesErased'], 'the request, then what it erased');
+  t.match(audit[1], { type: 'ResponsesErased', data: { parent: 'widget', parent_id: widget, response_ids: erased, reason: 'bulk_delete', key_id: biz.keyId, erased_at: String } });
+  t.notMatch(JSON.stringify(audit.map((e) => e.data)), /SECRET/, 'the audit event holds ids, never content');
 
   const before = await snapshotReadModels(services);
   await services.projections.rebuild();
@@ -84,7 +87,8 @@ t.test('deleting a widget erases every response it had', async (t) => {
   const store = await wholeStore(services);
   t.notMatch(store, /DOOMED/, 'no answer of the deleted widget remains in the event store');
   t.match(store, /survivor/);
-  const audit = await services.events.readStream(`erasures-${biz.accountId}`);
+  const audit = await services.events.readStream(`erasure-widget-${widget}`);
+  t.equal(audit.length, 1);
   t.match(audit[0], { data: { parent: 'widget', parent_id: widget, reason: 'parent_deleted', key_id: biz.keyId } });
   t.same([...(audit[0]!.data.response_ids as string[])].sort(), [...ids].sort());
   t.equal((await services.readModels.count('responses', { widget_id: widget })), 0);
@@ -127,8 +131,78 @@ t.test('a submission recorded just after its parent was deleted is erased with t
   const store = await wholeStore(services);
   t.notMatch(store, /LATE-ANSWER/, 'the late response left the event store');
   t.notMatch(store, /"VoteCast"/, 'so did the late vote');
-  const audit = await services.events.readStream(`erasures-${biz.accountId}`);
+  const audit = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponsesErased');
   t.match(audit.filter((e) => e.metadata.actor === 'service').map((e) => e.data.parent), ['widget', 'poll'], 'each erasure is audited, by the service');
   t.equal(await services.readModels.count('responses', { widget_id: widget }), 0);
   t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0);
+});
+
+t.test('an erasure that outlasts the wait answers 202 and finishes in the background', async (t) => {
+  const { app, services } = await testApp(t, { erasureWaitMs: 20 });
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const bulk = await publishedWidget(app, biz);
+  const ids = [await respond(app, widget, 'SLOW-ONE'), await respond(app, widget, 'SLOW-TWO')];
+  const bulkIds = [await respond(app, bulk, 'SLOW-THREE')];
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const events = services.events as { deleteStreams: Services['events']['deleteStreams'] };
+  const deleteStreams = services.events.deleteStreams.bind(services.events);
+  events.deleteStreams = async (streams) => {
+    await held;
+    return deleteStreams(streams);
+  };
+
+  const reply = await app.inject({ method: 'DELETE', url: `/api/widgets/${widget}`, headers: biz.headers });
+  t.equal(reply.statusCode, 202);
+  t.same(reply.json(), { success: true, pending: true });
+  t.match((await app.inject({ method: 'GET', url: `/api/widgets/${widget}`, headers: biz.headers })).json(), D3(404, 'widget_not_found'), 'the widget is gone at once');
+  const bulkReply = await app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload: { ids: bulkIds, widgetId: bulk } });
+  t.equal(bulkReply.statusCode, 202);
+  t.match(bulkReply.json(), { success: true, pending: true, erasure_id: /^ers_/ });
+  t.match(await wholeStore(services), /SLOW-ONE/, 'not erased yet while the store is held');
+
+  release();
+  t.ok(await services.erasure.reach(await services.events.headPosition(), 5_000), 'the erasure finishes once the store answers');
+  await services.projections.waitFor(await services.events.headPosition(), 5_000);
+  t.notMatch(await wholeStore(services), /SLOW-/, 'with nobody waiting for it');
+  t.same((await services.events.readStream(`erasure-widget-${widget}`)).flatMap((e) => e.data.response_ids as string[]).sort(), [...ids].sort());
+  t.same((await services.events.readStream(`erasure-${bulkReply.json().erasure_id}`)).map((e) => e.type), ['ErasureRequested', 'ResponsesErased']);
+  t.same(await list(app, biz, bulk), [], 'and the read models drop them');
+});
+
+t.test('an erasure cut off halfway is finished by the next process, once, from the event store', async (t) => {
+  const services = await testServices(t);
+  const app = await buildApp(services);
+  t.teardown(() => app.close());
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push(await respond(app, widget, `HALF-${i}`));
+  // The API's read models lag behind: the erasure must not need them.
+  await services.readModels.write([{ op: 'delete', collection: 'responses', where: { widget_id: widget } }]);
+
+  const events = services.events as { deleteStreams: Services['events']['deleteStreams'] };
+  const deleteStreams = services.events.deleteStreams.bind(services.events);
+  events.deleteStreams = async (streams) => {
+    await deleteStreams(streams.slice(0, 1));
+    throw new Error('the process died here');
+  };
+  const cutOff = new ErasureProcess(services.events, services.readModels, catalog, services.clock, silent);
+  await cutOff.init();
+  await services.events.append(`widget-${widget}`, [catalog.serialize({ type: 'WidgetDeleted', data: { widget_id: widget, account_id: biz.accountId, deleted_at: new Date().toISOString() } }, { occurred_at: new Date().toISOString(), actor: biz.keyId })], 'any');
+  await t.rejects(cutOff.catchUp(), /died here/);
+  t.match(await wholeStore(services), /HALF-/, 'some answers are left');
+  t.same(await services.events.readStream(`erasure-widget-${widget}`), [], 'and nothing is recorded as erased');
+
+  events.deleteStreams = deleteStreams;
+  const next = new ErasureProcess(services.events, services.readModels, catalog, services.clock, silent);
+  await next.init();
+  await next.catchUp();
+  await next.catchUp();
+  t.notMatch(await wholeStore(services), /HALF-/, 'the next process erased them all');
+  const audit = await services.events.readStream(`erasure-widget-${widget}`);
+  t.equal(audit.length, 1, 'and recorded it once');
+  t.same([...(audit[0]!.data.response_ids as string[])].sort(), [...ids].sort());
+  t.equal(audit[0]!.metadata.actor, biz.keyId, 'on behalf of the key that deleted the widget');
 });

@@ -56,6 +56,8 @@ const OPEN_TIMEOUT_MS = 30_000;
 const HEAD_PAGE = 32;
 /** How long close() waits for the client to cancel a subscription call. */
 const UNSUBSCRIBE_WAIT_MS = 2_000;
+/** Tombstones requested at once when erasing many streams. */
+const DELETE_CONCURRENCY = 8;
 /** The server reports this commit position when it does not know it (stream reads before 22.6). */
 const UNKNOWN_POSITION = 0xffff_ffff_ffff_ffffn;
 
@@ -209,14 +211,20 @@ export class KurrentEventStore implements EventStore {
    * tombstone record itself ($streamDeleted, carrying the stream name) is
    * never scavenged, so stream names must not hold personal data.
    */
-  async deleteStream(streamId: string): Promise<void> {
+  async deleteStreams(streamIds: string[]): Promise<void> {
     this.#assertOpen();
-    try {
-      await this.#client.tombstoneStream(streamId, { expectedRevision: ANY });
-    } catch (err) {
-      if (isMissingStream(err)) return;
-      throw err;
-    }
+    // One request per stream (the protocol has no batch delete); a few in flight at once.
+    const queue = [...streamIds];
+    const worker = async () => {
+      for (let streamId = queue.shift(); streamId !== undefined; streamId = queue.shift()) {
+        try {
+          await this.#client.tombstoneStream(streamId, { expectedRevision: ANY });
+        } catch (err) {
+          if (!isMissingStream(err)) throw err;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, queue.length) }, worker));
   }
 
   /** Commit position of the newest non-system event, 0n when there is none. */

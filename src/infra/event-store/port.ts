@@ -84,8 +84,8 @@ export interface EventStore {
   /** A page of the global feed in order (system events excluded). */
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
   subscribe(options: SubscribeOptions): EventSubscription;
-  /** Deletes a stream and its events; a missing stream is not an error. */
-  deleteStream(streamId: string): Promise<void>;
+  /** Deletes the streams and their events; a missing stream is not an error. */
+  deleteStreams(streamIds: string[]): Promise<void>;
   /** Position of the newest event in the global feed (0n when empty). */
   headPosition(): Promise<bigint>;
   close(): Promise<void>;

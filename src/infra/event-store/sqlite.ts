@@ -215,9 +215,15 @@ export class SqliteEventStore implements EventStore {
     };
   }
 
-  async deleteStream(streamId: string): Promise<void> {
-    this.statements.deleteStream.run(streamId);
+  /** In one transaction: one fsync for the lot, rather than one per stream. */
+  async deleteStreams(streamIds: string[]): Promise<void> {
+    this.deleteMany(streamIds);
   }
+
+  private readonly deleteMany = (streamIds: string[]) =>
+    this.db.transaction(() => {
+      for (const streamId of streamIds) this.statements.deleteStream.run(streamId);
+    }).immediate();
 
   async headPosition(): Promise<bigint> {
     return BigInt(this.statements.head.get()?.position ?? 0);

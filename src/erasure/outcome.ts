@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import type { Services } from '../services.js';
+import { erasureStream } from './process.js';
+
+/**
+ * Waits until the erasure process has handled the feed up to the position
+ * and the read models show what it erased (bounded by `erasureWaitMs`).
+ * `done` false: the wait ran out; the erasure goes on without the caller.
+ */
+export async function awaitErasure(services: Services, stream: string, position: bigint): Promise<{ done: boolean; erased: number }> {
+  if (!(await services.erasure.reach(position, services.erasureWaitMs))) return { done: false, erased: 0 };
+  let erased = 0;
+  let last = 0n;
+  for (const stored of await services.events.readStream(stream)) {
+    const event = services.catalog.parse(stored);
+    if (event?.type !== 'ResponsesErased') continue;
+    erased += event.data.response_ids.length;
+    last = stored.position;
+  }
+  await services.commands.awaitProjections(last);
+  return { done: true, erased };
+}
+
+/** A submission recorded after its parent's deletion: answers once the erasure process has erased it. */
+export async function awaitLateErasure(services: Services, submission: { id: string; position: bigint }): Promise<void> {
+  await awaitErasure(services, erasureStream.late(submission.id), submission.position);
+}
+
+/** The reply when the erasure outlasted the wait: recorded, and finished in the background. */
+export const ErasurePending = z.object({
+  success: z.literal(true),
+  pending: z.literal(true).describe('The erasure is recorded and finishes in the background, across restarts'),
+});

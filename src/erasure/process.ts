@@ -1,0 +1,288 @@
+import type { FastifyBaseLogger } from 'fastify';
+import {
+  DELETED_PARENTS,
+  deletedParent,
+  ERASURE_TARGETS,
+  erasureState,
+  parentKey,
+  targetOf,
+  type ErasureTarget,
+  type Parent,
+} from '../../projections/erasure.js';
+import { checkpointKey } from '../../projections/projection.js';
+import type { DomainEvent } from '../domain-events.js';
+import type { EventCatalog } from '../event-catalog.js';
+import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
+import type { Clock } from '../infra/ids.js';
+import type { ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
+
+/** Ids one `ResponsesErased` names at most, so an audit event stays a reasonable size. */
+const CHUNK = 1000;
+const CHECKPOINT = checkpointKey(erasureState);
+
+/** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
+export const erasureStream = {
+  requested: (erasureId: string) => `erasure-${erasureId}`,
+  parent: (parent: Parent, id: string) => `erasure-${parent}-${id}`,
+  late: (submissionId: string) => `erasure-late-${submissionId}`,
+};
+
+/** Another process moved the checkpoint: read it again and go on from there. */
+class CheckpointMoved extends Error {}
+
+interface Job {
+  stream: string;
+  /** The revision the first `ResponsesErased` takes in that stream. */
+  firstRevision: bigint;
+  targets: ErasureTarget[];
+  record: { account_id: string; parent: Parent; parent_id: string; reason: 'bulk_delete' | 'parent_deleted'; key_id: string | null };
+  meta: { actor: string; request_id?: string };
+  /** Record the outcome even when nothing was erased (a request's answer is that outcome). */
+  always: boolean;
+}
+
+export interface ErasureOptions {
+  batchSize?: number;
+  retryMs?: number;
+  /** After streams were deleted: make their bytes unrecoverable where the store can. */
+  afterErasure?: () => Promise<void>;
+}
+
+/** Keys are the only actors that are keys; `cli` and `service` are not. */
+const keyOf = (actor: string): string | null => (actor.startsWith('key_') ? actor : null);
+
+/**
+ * Erasure as a process: it follows the event feed from its own checkpoint
+ * and, for every parent deletion, erasure request and submission recorded
+ * after its parent's deletion, deletes the streams that hold the submissions
+ * and records `ResponsesErased` (ids only) in the erasure's stream; the
+ * projections drop the rows when they apply that event.
+ *
+ * Every step can run twice: deleting a deleted stream changes nothing, and
+ * each `ResponsesErased` is appended at a fixed revision of its stream, so a
+ * second append is refused. The checkpoint moves only after the step, so a
+ * crash anywhere means the step runs again on the next start, with nobody
+ * asking.
+ */
+export class ErasureProcess {
+  private checkpoint = 0n;
+  private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private subscription: EventSubscription | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private readonly batchSize: number;
+  private readonly retryMs: number;
+  private readonly afterErasure: () => Promise<void>;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly catalog: EventCatalog<DomainEvent>,
+    private readonly clock: Clock,
+    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'info'>,
+    options: ErasureOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 500;
+    this.retryMs = options.retryMs ?? 1000;
+    this.afterErasure = options.afterErasure ?? (async () => undefined);
+  }
+
+  async init(): Promise<void> {
+    await this.readModels.ensureCollections(erasureState.collections);
+    await this.reload();
+  }
+
+  /** The feed position the process has handled. */
+  get position(): bigint {
+    return this.checkpoint;
+  }
+
+  /** Follows the feed until stop(), picking up whatever a crash left undone first. */
+  start(): void {
+    if (this.loop) return;
+    this.loop = this.follow();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.subscription?.close();
+    await this.loop;
+    for (const waiter of this.waiters) waiter.resolve();
+    this.waiters = [];
+  }
+
+  /**
+   * Resolves true once every erasure recorded up to the position is done,
+   * false when the timeout comes first (the erasure goes on regardless).
+   * Without a live loop (the admin CLI, tests) it does the work here.
+   */
+  async reach(position: bigint, timeoutMs: number): Promise<boolean> {
+    if (!this.loop) {
+      await this.catchUp();
+      return this.checkpoint >= position;
+    }
+    if (this.checkpoint >= position) return true;
+    return new Promise((resolve) => {
+      const waiter = {
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(this.checkpoint >= position);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Handles everything stored now. */
+  async catchUp(): Promise<void> {
+    for (;;) {
+      const batch = await this.events.readAll({ after: this.checkpoint, limit: this.batchSize });
+      if (batch.length === 0) return;
+      try {
+        await this.handle(batch);
+      } catch (error) {
+        if (!(error instanceof CheckpointMoved)) throw error;
+        await this.reload();
+      }
+    }
+  }
+
+  private async follow(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.catchUp();
+        this.subscription = this.events.subscribe({ after: this.checkpoint, batchSize: this.batchSize });
+        for await (const batch of this.subscription) {
+          await this.handle(batch);
+          if (this.stopped) break;
+        }
+      } catch (error) {
+        if (this.stopped) break;
+        if (error instanceof CheckpointMoved) {
+          await this.reload();
+          continue;
+        }
+        this.logger.error({ err: error, position: String(this.checkpoint) }, 'erasure stopped; trying again');
+        await new Promise((resolve) => setTimeout(resolve, this.retryMs));
+      } finally {
+        await this.subscription?.close().catch(() => undefined);
+        this.subscription = undefined;
+      }
+    }
+  }
+
+  private async reload(): Promise<void> {
+    this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
+    this.release();
+  }
+
+  private async handle(batch: StoredEvent[]): Promise<void> {
+    let pending: ReadModelOp[] = [];
+    let previous = this.checkpoint;
+    const commit = async (position: bigint) => {
+      if (position <= this.checkpoint && pending.length === 0) return;
+      const ops = pending;
+      pending = [];
+      if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: position }]))) throw new CheckpointMoved();
+      this.checkpoint = position;
+      this.release();
+    };
+
+    for (const stored of batch) {
+      if (stored.position <= this.checkpoint) continue;
+      const event = this.catalog.parse(stored);
+      const target = event && targetOf(event);
+      const deleted = event && deletedParent(event);
+      if (target) {
+        if (await this.readModels.get(DELETED_PARENTS, parentKey(target.parent, target.parent_id))) {
+          // Recorded after its parent's deletion (it passed its checks just before): erased like the rest.
+          await commit(previous);
+          await this.erase({
+            stream: erasureStream.late(target.id),
+            firstRevision: 0n,
+            targets: [target],
+            record: { account_id: target.account_id, parent: target.parent, parent_id: target.parent_id, reason: 'parent_deleted', key_id: null },
+            meta: { actor: 'service' },
+            always: false,
+          });
+        } else {
+          pending.push({ op: 'put', collection: ERASURE_TARGETS, doc: target });
+        }
+      } else if (deleted) {
+        // Committed first, so the targets read next include every submission before the deletion.
+        await commit(previous);
+        const targets = (await this.readModels.find(ERASURE_TARGETS, { parent_id: deleted.id })) as ErasureTarget[];
+        await this.erase({
+          stream: erasureStream.parent(deleted.parent, deleted.id),
+          firstRevision: 0n,
+          targets: targets.filter((t) => t.parent === deleted.parent && t.account_id === deleted.accountId),
+          record: { account_id: deleted.accountId, parent: deleted.parent, parent_id: deleted.id, reason: 'parent_deleted', key_id: keyOf(event.metadata.actor) },
+          meta: { actor: event.metadata.actor, ...(event.metadata.request_id ? { request_id: event.metadata.request_id } : {}) },
+          always: false,
+        });
+        pending.push(
+          { op: 'put', collection: DELETED_PARENTS, doc: { id: parentKey(deleted.parent, deleted.id) } },
+          { op: 'delete', collection: ERASURE_TARGETS, where: { parent_id: deleted.id } },
+        );
+      } else if (event?.type === 'ErasureRequested') {
+        await commit(previous);
+        const { data } = event;
+        const found = await Promise.all([...new Set(data.response_ids)].map((id) => this.readModels.get(ERASURE_TARGETS, id)));
+        const targets = (found as Array<ErasureTarget | null>).filter(
+          (t): t is ErasureTarget => t !== null && t.parent === data.parent && t.parent_id === data.parent_id && t.account_id === data.account_id,
+        );
+        await this.erase({
+          stream: stored.streamId,
+          firstRevision: stored.revision + 1n,
+          targets,
+          record: { account_id: data.account_id, parent: data.parent, parent_id: data.parent_id, reason: 'bulk_delete', key_id: data.key_id },
+          meta: { actor: event.metadata.actor, ...(event.metadata.request_id ? { request_id: event.metadata.request_id } : {}) },
+          always: true,
+        });
+        pending.push(...targets.map((t): ReadModelOp => ({ op: 'delete', collection: ERASURE_TARGETS, where: { id: t.id } })));
+      } else if (event?.type === 'ResponsesErased') {
+        // Erasures an older version ran inside the request leave the state here too.
+        pending.push(...event.data.response_ids.map((id): ReadModelOp => ({ op: 'delete', collection: ERASURE_TARGETS, where: { id } })));
+      }
+      previous = stored.position;
+      if (deleted || event?.type === 'ErasureRequested') await commit(previous);
+    }
+    await commit(previous);
+  }
+
+  private async erase(job: Job): Promise<void> {
+    const streams = job.targets.flatMap((t) => t.streams);
+    if (streams.length > 0) await this.events.deleteStreams(streams);
+    const ids = job.targets.map((t) => t.id).sort();
+    const chunks: string[][] = [];
+    for (let i = 0; i < ids.length; i += CHUNK) chunks.push(ids.slice(i, i + CHUNK));
+    if (chunks.length === 0 && job.always) chunks.push([]);
+    const now = this.clock().toISOString();
+    for (const [i, response_ids] of chunks.entries()) {
+      const revision = job.firstRevision + BigInt(i);
+      const event = this.catalog.serialize(
+        { type: 'ResponsesErased', data: { ...job.record, response_ids, erased_at: now } },
+        { occurred_at: now, ...job.meta },
+      );
+      try {
+        await this.events.append(job.stream, [event], revision === 0n ? 'no_stream' : revision - 1n);
+      } catch (error) {
+        // Recorded before a crash: the same targets in the same order make the same event.
+        if (!(error instanceof WrongExpectedRevision)) throw error;
+      }
+    }
+    if (streams.length > 0) await this.afterErasure();
+  }
+
+  private release(): void {
+    const ready = this.waiters.filter((w) => w.position <= this.checkpoint);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.position > this.checkpoint);
+    for (const waiter of ready) waiter.resolve();
+  }
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { EMBEDDABLES } from '../embeddables.js';
+import type { App } from '../http/app.js';
+import { callerOf, requireKey } from '../http/auth.js';
+import type { Services } from '../services.js';
+import { ID, ownEmbeddable } from '../submissions/embeddable.js';
+import { awaitErasure, ErasurePending } from './outcome.js';
+import { erasureStream } from './process.js';
+
+const Id = z.string().regex(ID, 'must be an id');
+
+/** D9: exactly one parent key, at most 1000 ids (vote ids with `pollId`). */
+export const BulkDeleteBody = z
+  .strictObject({
+    ids: z.array(Id).min(1).max(1000),
+    widgetId: Id.optional(),
+    formId: Id.optional(),
+    pollId: Id.optional(),
+  })
+  .refine((body) => [body.widgetId, body.formId, body.pollId].filter((id) => id !== undefined).length === 1, {
+    message: 'give exactly one of widgetId, formId or pollId',
+    path: [],
+  })
+  .meta({ examples: [{ widgetId: 'wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', ids: ['rsp_01JD3Q6A1B2C3D4E5F6G7H8J9K', 'rsp_01JD3Q6A1B2C3D4E5F6G7H8J9M'] }] });
+
+export function erasureRoutes(app: App, services: Services): void {
+  app.delete(
+    '/api/responses',
+    {
+      preHandler: requireKey(services, { scope: 'responses:write' }),
+      config: { errors: ['widget_not_found', 'form_not_found', 'poll_not_found'] },
+      schema: {
+        tags: ['responses'],
+        summary: 'Erase responses of one widget or form, or votes of one poll, for good',
+        description:
+          'The erasure request is recorded first, then carried out by the erasure process. The reply waits for it (up to 10 s): 200 with the count erased, or 202 when it is still running; it finishes regardless, across restarts.',
+        body: BulkDeleteBody,
+        response: {
+          200: z.object({ success: z.literal(true), deleted: z.number().int(), erasure_id: z.string().describe('Names the erasure in the audit history (stream `erasure-<erasure_id>`)') }),
+          202: ErasurePending.extend({ erasure_id: z.string() }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { accountId, keyId } = callerOf(request);
+      const body = request.body;
+      const [parent, parentId] = body.widgetId
+        ? (['widget', body.widgetId] as const)
+        : body.formId
+          ? (['form', body.formId] as const)
+          : (['poll', body.pollId!] as const);
+      await ownEmbeddable(services, EMBEDDABLES[parent], parentId, accountId);
+      const erasureId = services.ids('ers');
+      const now = services.clock().toISOString();
+      const stream = erasureStream.requested(erasureId);
+      const { position } = await services.events.append(
+        stream,
+        [
+          services.catalog.serialize(
+            { type: 'ErasureRequested', data: { erasure_id: erasureId, account_id: accountId, parent, parent_id: parentId, response_ids: body.ids, key_id: keyId, requested_at: now } },
+            { occurred_at: now, actor: keyId, request_id: request.id },
+          ),
+        ],
+        'no_stream',
+      );
+      const { done, erased } = await awaitErasure(services, stream, position);
+      if (!done) return reply.code(202).send({ success: true as const, pending: true as const, erasure_id: erasureId });
+      return { success: true as const, deleted: erased, erasure_id: erasureId };
+    },
+  );
+}
