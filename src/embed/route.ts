@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { App } from '../http/app.js';
+import type { App } from '../http/instance.js';
 
 /** The script site owners paste; read once, served to every origin. */
 const SCRIPT = readFileSync(new URL('./embed.js', import.meta.url), 'utf8');

@@ -1,6 +1,6 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { EMBEDDABLES } from '../embeddables.js';
-import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { ID, ownEmbeddable } from '../submissions/embeddable.js';
@@ -23,7 +23,8 @@ export const BulkDeleteBody = z
   })
   .meta({ examples: [{ widgetId: 'wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', ids: ['rsp_01JD3Q6A1B2C3D4E5F6G7H8J9K', 'rsp_01JD3Q6A1B2C3D4E5F6G7H8J9M'] }] });
 
-export function erasureRoutes(app: App, services: Services): void {
+/** Bulk erasure: a plugin the app registers with its services. */
+export const erasureRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   app.delete(
     '/api/responses',
     {
@@ -68,4 +69,4 @@ export function erasureRoutes(app: App, services: Services): void {
       return { success: true as const, deleted: erased, erasure_id: erasureId };
     },
   );
-}
+};

@@ -1,6 +1,6 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
-import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
@@ -35,7 +35,8 @@ const FormView = z.object({
   updated_at: z.string(),
 });
 
-export function formRoutes(app: App, services: Services): void {
+/** Forms: a plugin the app registers with its services. */
+export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
   listRoute(app, services, FORM, FormListItem);
@@ -117,4 +118,4 @@ export function formRoutes(app: App, services: Services): void {
     return { kind: 'form', id: f.id, accountId: f.account_id, published: f.published, questions: f.questions, settings: f.settings, version: f.version };
   });
   responsesRoute(app, services, FORM);
-}
+};

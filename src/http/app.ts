@@ -1,8 +1,8 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RawServerDefault } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
-import { errorBody, registerErrorHandling } from './errors.js';
+import { errorBody } from './error-body.js';
+import { registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
 import { registerOpenApi, type RegisteredRoute } from './openapi.js';
@@ -18,7 +18,9 @@ import { erasureRoutes } from '../erasure/routes.js';
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+import type { App } from './instance.js';
+
+export type { App };
 
 /** TRUST_PROXY as fastify takes it; a hop count trusts that many proxies nearest to us. */
 function trustProxy(setting: boolean | number | string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
@@ -79,9 +81,9 @@ export async function buildApp(services: Services): Promise<App> {
   healthRoutes(app, services);
   metricsRoute(app, services.metrics);
   embedRoute(app);
-  widgetRoutes(app, services);
-  formRoutes(app, services);
-  pollRoutes(app, services);
-  erasureRoutes(app, services);
+  await app.register(widgetRoutes, { services });
+  await app.register(formRoutes, { services });
+  await app.register(pollRoutes, { services });
+  await app.register(erasureRoutes, { services });
   return app;
 }

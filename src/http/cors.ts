@@ -1,4 +1,4 @@
-import type { App } from './app.js';
+import type { App } from './instance.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

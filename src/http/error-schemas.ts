@@ -2,7 +2,7 @@ import type { RouteOptions } from 'fastify';
 import { z } from 'zod';
 import { STATUS, type ErrorCode } from '../errors.js';
 import { needsKey } from './auth.js';
-import { errorBody } from './errors.js';
+import { ErrorBody, errorBody } from './error-body.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,15 +13,6 @@ declare module 'fastify' {
   }
 }
 
-/** D3: the one error body, described once for the OpenAPI document. */
-export const ErrorBody = z.object({
-  statusCode: z.number().int(),
-  code: z.enum(Object.keys(STATUS) as [ErrorCode, ...ErrorCode[]]),
-  error: z.string(),
-  message: z.string(),
-  details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-});
-export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** A message each code typically carries, for the document's examples. */
 const EXAMPLE: Record<ErrorCode, string> = {

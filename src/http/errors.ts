@@ -1,19 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, STATUS as CODE_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { STATUS_CODES } from 'node:http';
-import type { ErrorBody } from './error-schemas.js';
+import { AppError, STATUS as CODE_STATUS, type ErrorCode } from '../errors.js';
+import { errorBody, type ErrorBody } from './error-body.js';
 import type { Metrics } from './metrics.js';
-
-/**
- * D3: every error leaves in Fastify's shape with our code. This is the one
- * place where errors become HTTP; nothing from a driver, SQLite or a stack
- * trace gets past it.
- */
-export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
-  const statusCode = CODE_STATUS[code];
-  return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details ? { details } : {}) };
-}
 
 /** Fastify's own client errors (bad JSON, wrong content type, too large) by status. */
 const FASTIFY_CODES: Record<number, ErrorCode> = {

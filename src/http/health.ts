@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { errorBody } from './errors.js';
+import { errorBody } from './error-body.js';
 import type { Services } from '../services.js';
 
 export function healthRoutes(app: FastifyInstance, services: Services): void {

@@ -1,4 +1,4 @@
-import type { App } from './app.js';
+import type { App } from './instance.js';
 
 /**
  * A few counters an operator wants to watch, in Prometheus' text format at

@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
-import type { App } from './app.js';
+import type { App } from './instance.js';
 import { needsKey } from './auth.js';
 
 export interface RegisteredRoute {

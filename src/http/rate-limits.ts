@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Plan } from '../accounts/events.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
-import type { App } from './app.js';
+import type { App } from './instance.js';
 
 /** D4: requests a minute by the plan of the key's account, or of the public object's owner. */
 export const PLAN_RATES: Record<Plan, number> = { free: 60, pro: 300, business: 1000 };

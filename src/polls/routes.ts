@@ -1,7 +1,7 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POLL_CHOICES, POLL_VOTERS } from '../../projections/polls.js';
 import { execute, load } from '../aggregate.js';
-import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Services } from '../services.js';
@@ -36,7 +36,8 @@ const Results = z.object({
   options: z.array(z.object({ id: z.string(), text: z.string(), votes: z.number().int(), percentage: z.number() })),
 });
 
-export function pollRoutes(app: App, services: Services): void {
+/** Polls: a plugin the app registers with its services. */
+export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
   const optionIds = (n: number) => Array.from({ length: n }, () => services.ids('opt'));
 
@@ -166,4 +167,4 @@ export function pollRoutes(app: App, services: Services): void {
     },
   );
   preflight(app, '/api/polls/:id/vote', ['POST']);
-}
+};

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { Plan } from '../accounts/events.js';
 import { AppError, type ErrorCode } from '../errors.js';
-import type { App } from '../http/app.js';
+import type { App } from '../http/instance.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { App } from '../http/app.js';
+import type { App } from '../http/instance.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { awaitLateErasure } from '../erasure/outcome.js';

@@ -1,6 +1,6 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
-import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { deleteRoute, ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute, type EmbeddableDoc } from '../submissions/embeddable.js';
 import type { Services } from '../services.js';
@@ -36,7 +36,8 @@ const WidgetView = z.object({
   updated_at: z.string().optional(),
 });
 
-export function widgetRoutes(app: App, services: Services): void {
+/** Widgets: a plugin the app registers with its services. */
+export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
   function view(doc: Widget & EmbeddableDoc, owner: boolean): z.output<typeof WidgetView> {
@@ -120,5 +121,5 @@ export function widgetRoutes(app: App, services: Services): void {
     return { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, settings: w.settings };
   });
   responsesRoute(app, services, WIDGET);
-}
+};
 
