@@ -1,9 +1,9 @@
+import { EMBEDDABLES, ownEmbeddable } from '../embeddables/queries.js';
+import { ID } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { EMBEDDABLES } from '../embeddables.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
-import { ID, ownEmbeddable } from '../submissions/embeddable.js';
 import { awaitErasure, ErasurePending } from './outcome.js';
 import { erasureStream } from './process.js';
 

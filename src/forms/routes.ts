@@ -1,11 +1,14 @@
+import { notFound } from '../embeddables/errors.js';
+import { FORM } from '../embeddables/queries.js';
+import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
+import { isClosed } from '../embeddables/rules.js';
+import { ID, Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
-import { FORM } from '../embeddables.js';
-import { deleteRoute, ID, isClosed, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { Settings } from '../submissions/settings.js';
 import { Shown } from '../presentation.js';

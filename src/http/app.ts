@@ -10,10 +10,10 @@ import { documentErrors } from './error-schemas.js';
 import { metricsRoute } from './metrics.js';
 import { embedRoute } from '../embed/route.js';
 import { registerRateLimits } from './rate-limits.js';
-import { widgetRoutes } from '../widgets/routes.js';
-import { formRoutes } from '../forms/routes.js';
-import { pollRoutes } from '../polls/routes.js';
-import { erasureRoutes } from '../erasure/routes.js';
+import { widgetRoutes } from '../widgets/index.js';
+import { formRoutes } from '../forms/index.js';
+import { pollRoutes } from '../polls/index.js';
+import { erasureRoutes } from '../erasure/index.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;

@@ -1,3 +1,9 @@
+import { answerErrors, notFound } from '../embeddables/errors.js';
+import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
+import { POLL } from '../embeddables/queries.js';
+import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
+import { isClosed } from '../embeddables/rules.js';
+import { ID, Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POLL_CHOICES, POLL_VOTERS } from '../../projections/polls.js';
@@ -5,8 +11,6 @@ import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Services } from '../services.js';
-import { POLL } from '../embeddables.js';
-import { answerErrors, deleteRoute, ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { Settings } from '../submissions/settings.js';
 import { poll } from './poll.js';

@@ -1,9 +1,12 @@
+import { answerErrors, CODES, notFound } from '../embeddables/errors.js';
+import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
+import { ownEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
+import { ID, Params } from '../embeddables/schemas.js';
 import { z } from 'zod';
 import type { App } from '../http/instance.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
-import { answerErrors, CODES, ID, limitSubmissions, limitVisitor, notFound, ownEmbeddable, Params, type Embeddable, type EmbeddableDoc } from './embeddable.js';
 import { preflight } from '../http/cors.js';
 import { PaginationQuery } from '../http/pagination.js';
 import { ClientMetadata } from './metadata.js';

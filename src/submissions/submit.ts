@@ -1,7 +1,8 @@
+import { closed, notPublished, type Kind } from '../embeddables/errors.js';
+import { pastClosingTime } from '../embeddables/rules.js';
 import type { Plan } from '../accounts/events.js';
 import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
-import { closed, notPublished, pastClosingTime, type Kind } from './embeddable.js';
 import { validateAnswers, type Answers, type FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
 import { embeddingHost, hostAllowed } from './domains.js';

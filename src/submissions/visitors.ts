@@ -1,10 +1,10 @@
+import type { Kind } from '../embeddables/errors.js';
 import type { Plan } from '../accounts/events.js';
 import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
 import { WrongExpectedRevision, type AppendResult, type NewEvent } from '../infra/event-store/port.js';
 import { keyedHash } from '../infra/keys.js';
 import type { Services } from '../services.js';
-import type { Kind } from './embeddable.js';
 import type { Settings } from './settings.js';
 
 /** Metadata of the events a public visitor causes. */

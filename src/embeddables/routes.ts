@@ -1,107 +1,18 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ACCOUNTS } from '../../projections/accounts.js';
-import { Plan } from '../accounts/events.js';
-import { AppError, type ErrorCode } from '../errors.js';
-import type { App } from '../http/instance.js';
-import { callerOf, requireKey } from '../http/auth.js';
-import { preflight } from '../http/cors.js';
-import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
-import type { Doc } from '../infra/read-models/port.js';
-import type { Services } from '../services.js';
-import { issueEmbedToken, TOKEN_TTL_SECONDS, type EmbedTarget } from './embed-token.js';
-import type { Settings } from './settings.js';
 import { awaitErasure, ErasurePending } from '../erasure/outcome.js';
 import { erasureStream } from '../erasure/process.js';
+import { callerOf, requireKey } from '../http/auth.js';
+import { preflight } from '../http/cors.js';
+import type { App } from '../http/instance.js';
+import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
+import type { Services } from '../services.js';
+import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.js';
+import { CODES, notFound, notPublished } from './errors.js';
+import { limitVisitor } from './limits.js';
+import { findEmbeddable, type Embeddable, type EmbeddableDoc } from './queries.js';
+import { ID, Params } from './schemas.js';
 
-/**
- * What widgets, forms and polls share: owners publish them, visitors read
- * and answer them through public endpoints with an embed token.
- */
-export type Kind = EmbedTarget;
-
-export const CODES: Record<Kind, { notFound: ErrorCode; notPublished: ErrorCode; closed: ErrorCode; label: string }> = {
-  widget: { notFound: 'widget_not_found', notPublished: 'widget_not_published', closed: 'widget_closed', label: 'Widget' },
-  form: { notFound: 'form_not_found', notPublished: 'form_not_published', closed: 'form_closed', label: 'Form' },
-  poll: { notFound: 'poll_not_found', notPublished: 'poll_not_published', closed: 'poll_closed', label: 'Poll' },
-};
-
-export const ID = /^[A-Za-z0-9_-]{1,64}$/;
-export const Params = z.object({ id: z.string().max(200) });
-
-export const notFound = (kind: Kind) => new AppError(CODES[kind].notFound, `${CODES[kind].label} not found`);
-export const notPublished = (kind: Kind) => new AppError(CODES[kind].notPublished, `This ${kind} is not published`);
-export const closed = (kind: Kind) => new AppError(CODES[kind].closed, `This ${kind} is closed`);
-
-/** What a visitor's answer (submit or vote) can be refused with, in the order the checks run. */
-export const answerErrors = (kind: Kind): ErrorCode[] => [CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed', 'duplicate_submission'];
-
-/** The stored fields every embeddable read model has. */
-export interface EmbeddableDoc extends Doc {
-  account_id: string;
-  published: boolean;
-  settings: Settings;
-  /** Submissions accepted so far under `max_responses` (slots, never erased). */
-  slots_taken?: number;
-}
-
-export interface Embeddable<D extends EmbeddableDoc> {
-  kind: Kind;
-  collection: string;
-  /** `/api/widgets` and the like. */
-  path: string;
-}
-
-/** A stored object by id, or null; malformed ids never reach a store. */
-export async function findEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<D | null> {
-  if (!ID.test(id)) return null;
-  return (await services.readModels.get(what.collection, id)) as D | null;
-}
-
-/** The caller's own object, or the kind's 404 (D5: another account's object does not exist for the caller). */
-export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<D> {
-  const doc = await findEmbeddable(services, what, id);
-  if (!doc || doc.account_id !== accountId) throw notFound(what.kind);
-  return doc;
-}
-
-/** The plan of an object's owner now (D4, D10: rates and metadata follow it). */
-export async function ownerPlan(services: Services, accountId: string): Promise<Plan> {
-  const owner = await services.readModels.get(ACCOUNTS, accountId);
-  return Plan.catch('free').parse(owner?.plan);
-}
-
-/**
- * D4: public requests count per (owner, client address) at the owner's plan
- * rate; requests about objects that do not exist count per address, at the
- * lowest rate, so probing for ids is throttled. Answers the owner's plan.
- */
-export async function limitVisitor(services: Services, request: FastifyRequest, reply: FastifyReply, ownerId: string | null): Promise<Plan> {
-  const { limits } = request.server;
-  if (ownerId === null) {
-    await limits.take(request, reply, limits.address(request));
-    return 'free';
-  }
-  const plan = await ownerPlan(services, ownerId);
-  await limits.take(request, reply, limits.plan(`visitor:${ownerId}:${request.ip}`, plan));
-  return plan;
-}
-
-/** Pro and Business: the object's own per-address limit on submissions (`settings.rate_limit`). */
-export async function limitSubmissions(request: FastifyRequest, reply: FastifyReply, kind: Kind, id: string, settings: Settings, plan: Plan): Promise<void> {
-  if (plan === 'free' || !settings.rate_limit) return;
-  const { max, window_seconds } = settings.rate_limit;
-  await request.server.limits.take(request, reply, { key: `object:${kind}:${id}:${request.ip}`, max, windowMs: window_seconds * 1000 }, false);
-}
-
-/** At or after `closes_at`. */
-export const pastClosingTime = (settings: Settings, now: Date): boolean => Boolean(settings.closes_at && Date.parse(settings.closes_at) <= now.getTime());
-
-/** Closed at or after `closes_at`, or once `max_responses` submissions were accepted. */
-export function isClosed(doc: Pick<EmbeddableDoc, 'settings' | 'slots_taken'>, now: Date): boolean {
-  const { max_responses } = doc.settings;
-  return pastClosingTime(doc.settings, now) || (max_responses !== null && (doc.slots_taken ?? 0) >= max_responses);
-}
+/* The routes widgets, forms and polls share, each made for one kind. */
 
 /**
  * GET <path>/:id: public for published objects. Anonymous callers get 403

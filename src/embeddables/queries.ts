@@ -1,0 +1,55 @@
+import { ACCOUNTS } from '../../projections/accounts.js';
+import { FORMS } from '../../projections/forms.js';
+import { POLLS } from '../../projections/polls.js';
+import { WIDGETS } from '../../projections/widgets.js';
+import { Plan } from '../accounts/events.js';
+import type { Form } from '../forms/form.js';
+import type { Doc } from '../infra/read-models/port.js';
+import type { Poll } from '../polls/poll.js';
+import type { Services } from '../services.js';
+import type { Settings } from '../submissions/settings.js';
+import type { Widget } from '../widgets/widget.js';
+import { notFound, type Kind } from './errors.js';
+import { ID } from './schemas.js';
+
+/** The stored fields every embeddable read model has. */
+export interface EmbeddableDoc extends Doc {
+  account_id: string;
+  published: boolean;
+  settings: Settings;
+  /** Submissions accepted so far under `max_responses` (slots, never erased). */
+  slots_taken?: number;
+}
+
+export interface Embeddable<D extends EmbeddableDoc> {
+  kind: Kind;
+  collection: string;
+  /** `/api/widgets` and the like. */
+  path: string;
+}
+
+/** The three kinds of object a site owner embeds, where they are stored and served. */
+export const WIDGET: Embeddable<Widget & EmbeddableDoc> = { kind: 'widget', collection: WIDGETS, path: '/api/widgets' };
+export const FORM: Embeddable<Form & EmbeddableDoc> = { kind: 'form', collection: FORMS, path: '/api/forms' };
+export const POLL: Embeddable<Poll & EmbeddableDoc> = { kind: 'poll', collection: POLLS, path: '/api/polls' };
+
+export const EMBEDDABLES = { widget: WIDGET, form: FORM, poll: POLL } as const;
+
+/** A stored object by id, or null; malformed ids never reach a store. */
+export async function findEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<D | null> {
+  if (!ID.test(id)) return null;
+  return (await services.readModels.get(what.collection, id)) as D | null;
+}
+
+/** The caller's own object, or the kind's 404 (D5: another account's object does not exist for the caller). */
+export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<D> {
+  const doc = await findEmbeddable(services, what, id);
+  if (!doc || doc.account_id !== accountId) throw notFound(what.kind);
+  return doc;
+}
+
+/** The plan of an object's owner now (D4, D10: rates and metadata follow it). */
+export async function ownerPlan(services: Services, accountId: string): Promise<Plan> {
+  const owner = await services.readModels.get(ACCOUNTS, accountId);
+  return Plan.catch('free').parse(owner?.plan);
+}

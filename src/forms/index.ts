@@ -1,0 +1,2 @@
+/** What the app wires of the form feature. */
+export { formRoutes } from './routes.js';

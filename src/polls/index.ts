@@ -1,0 +1,2 @@
+/** What the app wires of the poll feature. */
+export { pollRoutes } from './routes.js';

@@ -1,0 +1,2 @@
+/** What the app wires of the widget feature. */
+export { widgetRoutes } from './routes.js';
