@@ -67,6 +67,8 @@ export async function eraseResponses(services: Services, erasure: Erasure): Prom
     );
     await services.commands.awaitProjections(position);
   }
+  // Last, once the read models dropped them too: the files must not keep the deleted bytes.
+  await Promise.all([services.events.expunge(), services.readModels.expunge()]);
   return owned.length;
 }
 
