@@ -416,7 +416,7 @@ class MongoReadModels implements ReadModelStore {
    * promise to overwrite it). The journal holds each write until its log file
    * is recycled after a checkpoint, and the oplog (a replica set is required,
    * see the top of this file) keeps every insert, whole document included,
-   * until it is the oldest entry past the oplog's size and minimum retention.
+   * until the oplog outgrows its size and the entry its minimum retention.
    * An operator who needs erased answers gone from disk at once must plan for
    * those three; docs/api.md says so.
    */
