@@ -1,5 +1,6 @@
 import t from 'tap';
-import { scavengeIdFrom, scavengeRequests } from '../../src/infra/event-store/kurrent-scavenge.js';
+import { scavengeIdFrom, scavengeRequests, startScavenge } from '../../src/infra/event-store/kurrent-scavenge.js';
+import { freePort } from '../support/processes.js';
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
@@ -59,4 +60,12 @@ t.test("a node's answer gives the scavenge id or a one-line reason", async (t) =
     ['not JSON', { status: 200, statusText: 'OK', body: '<html>' }, /started no scavenge it could name: <html>$/],
   ];
   for (const [name, answer, message] of reasons) t.throws(() => scavengeIdFrom('db:2113', answer), { message }, name);
+});
+
+t.test('a node that cannot be reached, or a TLS file that cannot be read, fails the request in one line', async (t) => {
+  const port = await freePort();
+  const [plain] = scavengeRequests(`kurrentdb://admin:hunter22@127.0.0.1:${port}?tls=false`);
+  await t.rejects(startScavenge(plain!), { message: new RegExp(`^KurrentDB node 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED [^\\n]*$`) });
+  const [secure] = scavengeRequests(`kurrentdb://admin:hunter22@127.0.0.1:${port}?tlsCAFile=/nonexistent/ca.crt`);
+  await t.rejects(startScavenge(secure!), { message: /^KurrentDB node 127\.0\.0\.1:\d+: ENOENT[^\n]*ca\.crt'?$/ });
 });
