@@ -1,7 +1,7 @@
 /**
  * The admin command line of decision D1: provisioning of accounts and keys,
- * the audit feed, and rebuilds. It opens the same stores as the server (same
- * environment) and works while the server runs.
+ * the audit feed, rebuilds and scavenges. It opens the same stores as the
+ * server (same environment) and works while the server runs.
  *
  * Exit status: 0 done, 1 the stores failed or the configuration is invalid,
  * 2 bad arguments (including ids that do not exist).
