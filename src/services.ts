@@ -85,30 +85,30 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: No
   );
 }
 
-async function openEventStore(config: Config): Promise<EventStore> {
+async function openEventStore(config: Config, logger: FastifyBaseLogger): Promise<EventStore> {
   if (config.EVENTSTORE_URL) {
     const { openKurrentEventStore } = await import('./infra/event-store/kurrent.js');
     return openKurrentEventStore(config.EVENTSTORE_URL);
   }
   const { openSqliteEventStore } = await import('./infra/event-store/sqlite.js');
-  return openSqliteEventStore(config.DATA_DIR);
+  return openSqliteEventStore(config.DATA_DIR, logger);
 }
 
-async function openReadModels(config: Config): Promise<ReadModelStore> {
+async function openReadModels(config: Config, logger: FastifyBaseLogger): Promise<ReadModelStore> {
   if (config.MONGODB_URL) {
     const { openMongoReadModels } = await import('./infra/read-models/mongo.js');
     return openMongoReadModels(config.MONGODB_URL);
   }
   const { openSqliteReadModels } = await import('./infra/read-models/sqlite.js');
-  return openSqliteReadModels(config.DATA_DIR);
+  return openSqliteReadModels(config.DATA_DIR, logger);
 }
 
 export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const logger = options.logger ?? createLogger(config);
-  const events = await openEventStore(config);
+  const events = await openEventStore(config, logger);
   let readModels: ReadModelStore;
   try {
-    readModels = await openReadModels(config);
+    readModels = await openReadModels(config, logger);
   } catch (error) {
     await events.close();
     throw error;
@@ -130,10 +130,16 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   await runner.init();
   const clock = options.clock ?? systemClock;
-  const erasure = new ErasureProcess(events, readModels, catalog, clock, logger);
+  const waitMs = options.projectionWaitMs ?? 5000;
+  const erasure = new ErasureProcess(events, readModels, catalog, clock, logger, {
+    // Expunged once the projections deleted the rows too: they share the SQLite file with the events.
+    afterErasure: async (position) => {
+      await runner.reach(position, waitMs);
+      await Promise.all([events.expunge(), readModels.expunge()]);
+    },
+  });
   await erasure.init();
   await readModels.ensureCollections(KeyUsage.collections);
-  const waitMs = options.projectionWaitMs ?? 5000;
   const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
   return {
     config,

@@ -1,7 +1,7 @@
 /**
  * The admin command line of decision D1: provisioning of accounts and keys,
- * the audit feed, and rebuilds. It opens the same stores as the server (same
- * environment) and works while the server runs.
+ * the audit feed, rebuilds and scavenges. It opens the same stores as the
+ * server (same environment) and works while the server runs.
  *
  * Exit status: 0 done, 1 the stores failed or the configuration is invalid,
  * 2 bad arguments (including ids that do not exist).
@@ -10,9 +10,10 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
 import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/events.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { StoredEvent } from '../infra/event-store/port.js';
+import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-scavenge.js';
 import { createLogger, openServices, type Services } from '../services.js';
 
 const USAGE = `usage: admin <command> [options]
@@ -24,6 +25,8 @@ const USAGE = `usage: admin <command> [options]
   set-plan --account ID --plan free|pro|business
   events [--stream STREAM] [--from N]   the event history as NDJSON (N: revision with --stream, else global position)
   rebuild                               rebuild every read model from the event history
+  scavenge [--threads N]                with KurrentDB, start a scavenge on each node in EVENTSTORE_URL
+                                        (erased events leave its files only then); else nothing to do
 
 LIST is comma-separated, from: ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')}).`;
 
@@ -39,6 +42,7 @@ const Scopes = z
 const Name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const Id = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'is not a valid id');
 const Position = z.string().regex(/^\d{1,20}$/, 'must be a whole number').transform(BigInt);
+const Threads = z.string().regex(/^[1-9]\d{0,2}$/, 'must be a whole number from 1 to 999').transform(Number);
 
 const COMMANDS = {
   'create-account': {
@@ -60,6 +64,7 @@ const COMMANDS = {
     schema: z.object({ stream: z.string().min(1).max(300).optional(), from: Position.optional() }),
   },
   rebuild: { options: {}, schema: z.object({}) },
+  scavenge: { options: { threads: { type: 'string' } }, schema: z.object({ threads: Threads.optional() }) },
 } satisfies Record<string, { options: Record<string, { type: 'string' }>; schema: z.ZodType }>;
 
 type Commands = typeof COMMANDS;
@@ -138,6 +143,20 @@ async function run(services: Services, { command, values: v }: Parsed, out: Outp
       const seconds = (performance.now() - started) / 1000;
       return out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
     }
+    case 'scavenge':
+      // Erasure already did this; again here for one a reader held up (the store warns then).
+      await Promise.all([services.events.expunge(), services.readModels.expunge()]);
+      return out(JSON.stringify({ store: services.events.kind, scavenge_id: null, needed: false, reason: 'the embedded store overwrites erased events when it erases them' }));
+  }
+}
+
+/**
+ * The scavenge of KurrentDB goes to its nodes' HTTP endpoint, so it needs
+ * neither the gRPC connection nor the read models: the stores stay closed.
+ */
+async function scavengeKurrent(url: string, threads: number | undefined, out: Output): Promise<void> {
+  for (const request of scavengeRequests(url, threads === undefined ? {} : { threads })) {
+    out(JSON.stringify({ node: request.node, scavenge_id: await startScavenge(request) }));
   }
 }
 
@@ -151,13 +170,29 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     err(error.message ? `admin: ${error.message}\n\n${USAGE}` : USAGE);
     return error.message ? 2 : 0;
   }
-  let services: Services;
+  let config: Config;
   try {
     // The CLI counts no requests, so it does not need Redis (nor to wait for one that is down).
-    const config = { ...loadConfig(env), REDIS_URL: undefined };
+    config = { ...loadConfig(env), REDIS_URL: undefined };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    err(error.message);
+    return 1;
+  }
+  if (parsed.command === 'scavenge' && config.EVENTSTORE_URL) {
+    try {
+      await scavengeKurrent(config.EVENTSTORE_URL, parsed.values.threads, out);
+      return 0;
+    } catch (error) {
+      err(`admin: ${(error as Error).message}`);
+      return 1;
+    }
+  }
+  let services: Services;
+  try {
     services = await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, process.stderr) });
   } catch (error) {
-    err(error instanceof ConfigError ? error.message : `admin: could not open the stores: ${(error as Error).message}`);
+    err(`admin: could not open the stores: ${(error as Error).message}`);
     return 1;
   }
   try {

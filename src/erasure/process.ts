@@ -44,8 +44,12 @@ interface Job {
 export interface ErasureOptions {
   batchSize?: number;
   retryMs?: number;
-  /** After streams were deleted: make their bytes unrecoverable where the store can. */
-  afterErasure?: () => Promise<void>;
+  /**
+   * After streams were deleted and the erasure recorded at `position`: once
+   * the read models dropped the rows too, make the bytes unrecoverable where
+   * the store can.
+   */
+  afterErasure?: (position: bigint) => Promise<void>;
 }
 
 /** Keys are the only actors that are keys; `cli` and `service` are not. */
@@ -72,7 +76,7 @@ export class ErasureProcess {
   private stopped = false;
   private readonly batchSize: number;
   private readonly retryMs: number;
-  private readonly afterErasure: () => Promise<void>;
+  private readonly afterErasure: (position: bigint) => Promise<void>;
 
   constructor(
     private readonly events: EventStore,
@@ -263,6 +267,7 @@ export class ErasureProcess {
     for (let i = 0; i < ids.length; i += CHUNK) chunks.push(ids.slice(i, i + CHUNK));
     if (chunks.length === 0 && job.always) chunks.push([]);
     const now = this.clock().toISOString();
+    let recorded = 0n;
     for (const [i, response_ids] of chunks.entries()) {
       const revision = job.firstRevision + BigInt(i);
       const event = this.catalog.serialize(
@@ -270,13 +275,14 @@ export class ErasureProcess {
         { occurred_at: now, ...job.meta },
       );
       try {
-        await this.events.append(job.stream, [event], revision === 0n ? 'no_stream' : revision - 1n);
+        recorded = (await this.events.append(job.stream, [event], revision === 0n ? 'no_stream' : revision - 1n)).position;
       } catch (error) {
         // Recorded before a crash: the same targets in the same order make the same event.
         if (!(error instanceof WrongExpectedRevision)) throw error;
+        recorded = (await this.events.readStream(job.stream, { fromRevision: revision, maxCount: 1 }))[0]?.position ?? recorded;
       }
     }
-    if (streams.length > 0) await this.afterErasure();
+    if (streams.length > 0) await this.afterErasure(recorded);
   }
 
   private release(): void {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { admin, json } from '../support/processes.js';
+import { admin, freePort, json } from '../support/processes.js';
 import { tempDir } from '../support/services.js';
 
 t.test('create-account, create-key, list-keys, set-plan, revoke-key', async (t) => {
@@ -47,6 +47,7 @@ t.test('bad arguments: a message on stderr, exit 2, nothing changed', async (t) 
     ['unknown key', ['revoke-key', '--key', 'key_nobody'], /no key/],
     ['malformed id', ['revoke-key', '--key', '../../etc'], /--key/],
     ['bad position', ['events', '--from', '-3'], /--from/],
+    ['bad thread count', ['scavenge', '--threads', '0'], /--threads/],
   ];
   for (const [name, args, message] of bad) {
     const run = await admin(args, env);
@@ -84,4 +85,27 @@ t.test('the CLI does not need Redis, even when the server is told to use one tha
   const run = await admin(['create-account', '--name', 'Acme', '--plan', 'free'], env);
   t.equal(run.code, 0, run.stderr);
   t.match(json(run), { plan: 'free' });
+});
+
+t.test('scavenge: on the embedded store there is nothing to scavenge, and it says so', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  const run = await admin(['scavenge'], env);
+  t.equal(run.code, 0, run.stderr);
+  t.equal(run.stdout.trim().split('\n').length, 1, 'one line');
+  t.same(JSON.parse(run.stdout), { store: 'sqlite', scavenge_id: null, needed: false, reason: 'the embedded store overwrites erased events when it erases them' });
+  t.equal(json(await admin(['list-keys', '--account', opened.account_id], env)).length, 1, 'and the store is as it was');
+});
+
+t.test('scavenge: with KurrentDB, a node that cannot be reached is exit 1 in one line', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  const port = await freePort();
+  const unreachable = await admin(['scavenge'], { ...env, EVENTSTORE_URL: `kurrentdb://admin:hunter22@127.0.0.1:${port}?tls=false` });
+  t.equal(unreachable.code, 1);
+  t.match(unreachable.stderr, new RegExp(`^admin: KurrentDB node 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED[^\\n]*\\n$`), 'one line naming the node, no stack');
+  t.notMatch(unreachable.stderr, /hunter22/, 'never the password');
+  t.equal(unreachable.stdout, '');
+  const tls = await admin(['scavenge', '--threads', '2'], { ...env, EVENTSTORE_URL: `kurrentdb://127.0.0.1:${port}` });
+  t.equal(tls.code, 1);
+  t.match(tls.stderr, new RegExp(`^admin: KurrentDB node 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED[^\\n]*\\n$`), 'over TLS, without a user, the same');
 });

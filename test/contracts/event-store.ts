@@ -180,4 +180,16 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
       t.same(feed.map((e) => e.type), ['Kept'], 'the deleted events left the global feed too');
     }
   });
+
+  t.test('expunge after deletes keeps every other stream readable and writable', async (t) => {
+    await store.append(stream('gone'), [ev('Secret', 1), ev('Secret', 2)], 'no_stream');
+    await store.append(stream('kept'), [ev('Kept', 1), ev('Kept', 2)], 'no_stream');
+    await store.deleteStreams([stream('gone')]);
+    await store.expunge();
+    await store.expunge();
+    t.same(await store.readStream(stream('gone')), []);
+    t.same((await store.readStream(stream('kept'))).map((e) => e.data.n), [1, 2], 'the other stream, whole');
+    await store.append(stream('kept'), [ev('Kept', 3)], 1n);
+    t.same((await store.readStream(stream('kept'))).map((e) => Number(e.revision)), [0, 1, 2], 'and it takes the next revision');
+  });
 }

@@ -277,6 +277,22 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     t.same(await pageIds('p1', 0, 10), { ids: ['c'], total: 1 });
   });
 
+  t.test('expunge after deletes keeps every other document readable, ranks included', async (t) => {
+    await store.write([entry('a', 'p1', { text: 'zażółć 🎉' }), entry('b'), entry('c'), { op: 'put', collection: items, doc: item('i1') }, { op: 'put', collection: items, doc: item('i2') }]);
+    await store.write([
+      { op: 'delete', collection: ranked, where: { id: 'b' } },
+      { op: 'delete', collection: items, where: { id: 'i1' } },
+    ]);
+    await store.expunge();
+    await store.expunge();
+    t.same(await pageIds('p1', 0, 10), { ids: ['c', 'a'], total: 2 });
+    t.same(await store.get(ranked, 'a'), { id: 'a', parent: 'p1', text: 'zażółć 🎉' });
+    t.equal(await store.get(items, 'i1'), null);
+    t.same(await store.get(items, 'i2'), item('i2'));
+    await store.write([entry('d')]);
+    t.same(await pageIds('p1', 0, 10), { ids: ['d', 'c', 'a'], total: 3 }, 'and writes go on');
+  });
+
   t.test('ping answers', async (t) => {
     await t.resolves(store.ping());
   });

@@ -227,6 +227,15 @@ export class KurrentEventStore implements EventStore {
     await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, queue.length) }, worker));
   }
 
+  /**
+   * Nothing to do at once: a tombstoned stream's events stay in the chunk
+   * files (and readable through $all) until a scavenge runs on each node,
+   * which `admin scavenge` asks the server for.
+   */
+  async expunge(): Promise<void> {
+    this.#assertOpen();
+  }
+
   /** Commit position of the newest non-system event, 0n when there is none. */
   async headPosition(): Promise<bigint> {
     this.#assertOpen();

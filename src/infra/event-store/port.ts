@@ -86,6 +86,13 @@ export interface EventStore {
   subscribe(options: SubscribeOptions): EventSubscription;
   /** Deletes the streams and their events; a missing stream is not an error. */
   deleteStreams(streamIds: string[]): Promise<void>;
+  /**
+   * Makes what was deleted unrecoverable from the store's files where the
+   * store can do that at once; never fails because it could not (SQLite:
+   * empties its write-ahead log; KurrentDB: nothing, its files keep deleted
+   * events until a scavenge runs, see `admin scavenge`).
+   */
+  expunge(): Promise<void>;
   /** Position of the newest event in the global feed (0n when empty). */
   headPosition(): Promise<bigint>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Statement } from 'better-sqlite3';
-import { openDatabase, type SqliteDatabase } from '../sqlite.js';
+import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   WrongExpectedRevision,
   type AppendResult,
@@ -73,7 +73,10 @@ export class SqliteEventStore implements EventStore {
     head: Statement<[], { position: number | null }>;
   };
 
-  constructor(private readonly db: SqliteDatabase) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly logger?: StoreLogger,
+  ) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -225,6 +228,16 @@ export class SqliteEventStore implements EventStore {
       for (const streamId of streamIds) this.statements.deleteStream.run(streamId);
     }).immediate();
 
+  /**
+   * Deleted rows are zeroed in their pages (secure_delete), but the log still
+   * holds the page versions from before the delete until it is checkpointed.
+   */
+  async expunge(): Promise<void> {
+    if (!(await truncateWriteAheadLog(this.db))) {
+      this.logger?.warn({ store: 'sqlite' }, 'another connection holds an older snapshot: erased events stay in the write-ahead log until the next checkpoint (run `admin scavenge` to retry)');
+    }
+  }
+
   async headPosition(): Promise<bigint> {
     return BigInt(this.statements.head.get()?.position ?? 0);
   }
@@ -235,6 +248,6 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-export function openSqliteEventStore(dataDir: string): SqliteEventStore {
-  return new SqliteEventStore(openDatabase(dataDir, 'FULL'));
+export function openSqliteEventStore(dataDir: string, logger?: StoreLogger): SqliteEventStore {
+  return new SqliteEventStore(openDatabase(dataDir, 'FULL'), logger);
 }

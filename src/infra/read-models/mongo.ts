@@ -408,6 +408,20 @@ class MongoReadModels implements ReadModelStore {
     }
   }
 
+  /**
+   * Nothing MongoDB can do at once. WiredTiger writes changed pages to new
+   * blocks and only marks the old ones, and a deleted document's, free for
+   * reuse: the bytes stay in the collection's file until overwritten (the
+   * `compact` command rewrites the file and releases free space, without a
+   * promise to overwrite it). The journal holds each write until its log file
+   * is recycled after a checkpoint, and the oplog (a replica set is required,
+   * see the top of this file) keeps every insert, whole document included,
+   * until the oplog outgrows its size and the entry its minimum retention.
+   * An operator who needs erased answers gone from disk at once must plan for
+   * those three; docs/api.md says so.
+   */
+  async expunge(): Promise<void> {}
+
   async ping(): Promise<void> {
     await this.db.command({ ping: 1 });
   }

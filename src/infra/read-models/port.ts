@@ -80,6 +80,12 @@ export interface ReadModelStore {
   newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage>;
   /** Empties the collections and removes the named checkpoints in one step (rebuild). */
   reset(collections: string[], checkpointNames: string[]): Promise<void>;
+  /**
+   * Makes what was deleted unrecoverable from the store's files where the
+   * store can do that at once; never fails because it could not (SQLite:
+   * empties its write-ahead log; MongoDB: nothing, see its adapter).
+   */
+  expunge(): Promise<void>;
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import { openDatabase, type SqliteDatabase } from '../sqlite.js';
+import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   assertName,
   assertWindow,
@@ -44,7 +44,10 @@ export class SqliteReadModels implements ReadModelStore {
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
 
-  constructor(private readonly db: SqliteDatabase) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly logger?: StoreLogger,
+  ) {
     db.exec('CREATE TABLE IF NOT EXISTS projection_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
   }
 
@@ -246,6 +249,13 @@ export class SqliteReadModels implements ReadModelStore {
     }).immediate();
   }
 
+  /** As the event store's: both share the file, so either one's checkpoint serves both. */
+  async expunge(): Promise<void> {
+    if (!(await truncateWriteAheadLog(this.db))) {
+      this.logger?.warn({ store: 'sqlite' }, 'another connection holds an older snapshot: deleted documents stay in the write-ahead log until the next checkpoint (run `admin scavenge` to retry)');
+    }
+  }
+
   async ping(): Promise<void> {
     this.statement('SELECT 1').get();
   }
@@ -293,6 +303,6 @@ function bindable(value: Scalar): string | number | null {
   throw new Error('filter values must be scalars');
 }
 
-export function openSqliteReadModels(dataDir: string): SqliteReadModels {
-  return new SqliteReadModels(openDatabase(dataDir, 'NORMAL'));
+export function openSqliteReadModels(dataDir: string, logger?: StoreLogger): SqliteReadModels {
+  return new SqliteReadModels(openDatabase(dataDir, 'NORMAL'), logger);
 }

@@ -1,0 +1,106 @@
+/**
+ * Erasure removes the bytes, not only the rows: after responses are erased,
+ * no file of the embedded store holds what they said, neither while the
+ * server runs nor after it stopped. Each response carries its own markers in
+ * its answers and in its page metadata, and the scan looks for them as raw
+ * bytes in every file under DATA_DIR.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import type { App } from '../../src/http/app.js';
+import { DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
+import { tempDir } from '../support/services.js';
+
+const CONSENT = { id: 'gdpr', type: 'consent', title: 'Privacy', text: 'I agree that Acme stores my answers.', required: true };
+
+async function publishedForm(app: App, who: Owner): Promise<string> {
+  const created = await app.inject({ method: 'POST', url: '/api/forms', headers: who.headers, payload: { title: 'Signup', questions: [{ id: 'name', type: 'short_text', title: 'Your name', required: true }, CONSENT] } });
+  if (created.statusCode !== 201) throw new Error(created.body);
+  const id = created.json().id as string;
+  await app.inject({ method: 'PUT', url: `/api/forms/${id}`, headers: who.headers, payload: { published: true } });
+  return id;
+}
+
+interface Planted {
+  id: string;
+  /** One per place the response carries visitor text: the answer, the page URL, its title, the referrer. */
+  markers: string[];
+}
+
+/** Submits a response whose answer and metadata each carry a marker nothing else contains. */
+async function plant(app: App, kind: 'widgets' | 'forms', parentId: string, label: string): Promise<Planted> {
+  const marker = (field: string) => `${label}-${field}-${randomBytes(8).toString('hex')}`;
+  const [answer, page, title, referrer] = [marker('answer'), marker('page'), marker('title'), marker('referrer')];
+  const reply = await app.inject({
+    method: 'POST',
+    url: `/api/${kind}/${parentId}/submit`,
+    payload: {
+      answers: kind === 'widgets' ? { rating: 4, comment: answer } : { name: answer, gdpr: true },
+      _token: await tokenFor(app, kind, parentId),
+      metadata: { pageUrl: `https://shop.example/${page}?utm_campaign=${page}`, pageTitle: title, referrer: `https://elsewhere.example/${referrer}` },
+    },
+  });
+  if (reply.statusCode !== 200) throw new Error(`not submitted: ${reply.body}`);
+  return { id: reply.json().id, markers: [answer, page, title, referrer] };
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** Every marker found in the files, with the files it was found in. */
+function foundIn(files: string[], markers: string[]): Record<string, string[]> {
+  const contents = files.map((file) => ({ file: file.split('/').pop()!, bytes: readFileSync(file) }));
+  const found: Record<string, string[]> = {};
+  for (const marker of markers) {
+    const where = contents.filter(({ bytes }) => bytes.includes(Buffer.from(marker, 'utf8'))).map(({ file }) => file);
+    if (where.length > 0) found[marker] = where;
+  }
+  return found;
+}
+
+t.test('erased responses leave no byte in the embedded store files, while running and after a clean stop', async (t) => {
+  const dataDir = tempDir(t);
+  const { app, services } = await testApp(t, { dataDir });
+  const biz = await owner(services);
+  const parents = {
+    widgetBulk: await publishedWidget(app, biz),
+    widgetDeleted: await publishedWidget(app, biz),
+    formBulk: await publishedForm(app, biz),
+    formDeleted: await publishedForm(app, biz),
+  };
+  const erased = {
+    widgetBulk: [await plant(app, 'widgets', parents.widgetBulk, 'WB1'), await plant(app, 'widgets', parents.widgetBulk, 'WB2'), await plant(app, 'widgets', parents.widgetBulk, 'WB3')],
+    widgetDeleted: [await plant(app, 'widgets', parents.widgetDeleted, 'WD1'), await plant(app, 'widgets', parents.widgetDeleted, 'WD2'), await plant(app, 'widgets', parents.widgetDeleted, 'WD3')],
+    formBulk: [await plant(app, 'forms', parents.formBulk, 'FB1'), await plant(app, 'forms', parents.formBulk, 'FB2')],
+    formDeleted: [await plant(app, 'forms', parents.formDeleted, 'FD1'), await plant(app, 'forms', parents.formDeleted, 'FD2')],
+  };
+  // Kept responses next to erased ones: the scan must find these, or it could not fail.
+  const kept = [await plant(app, 'widgets', parents.widgetBulk, 'KEPTW'), await plant(app, 'forms', parents.formBulk, 'KEPTF')];
+  const erasedMarkers = Object.values(erased).flat().flatMap((response) => response.markers);
+  const keptMarkers = kept.flatMap((response) => response.markers);
+  const store = [join(dataDir, DATABASE_FILE), join(dataDir, `${DATABASE_FILE}-wal`)];
+
+  t.same(Object.keys(foundIn(filesUnder(dataDir), [...erasedMarkers, ...keptMarkers])).sort(), [...erasedMarkers, ...keptMarkers].sort(), 'before: every marker is in the store files as plain bytes');
+
+  const bulk = (payload: object) => app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload });
+  t.match((await bulk({ widgetId: parents.widgetBulk, ids: erased.widgetBulk.map((r) => r.id) })).json(), { success: true, deleted: 3, erasure_id: /^ers_/ });
+  t.match((await bulk({ formId: parents.formBulk, ids: erased.formBulk.map((r) => r.id) })).json(), { success: true, deleted: 2, erasure_id: /^ers_/ });
+  t.same((await app.inject({ method: 'DELETE', url: `/api/widgets/${parents.widgetDeleted}`, headers: biz.headers })).json(), { success: true });
+  t.same((await app.inject({ method: 'DELETE', url: `/api/forms/${parents.formDeleted}`, headers: biz.headers })).json(), { success: true });
+
+  t.same(foundIn(store, erasedMarkers), {}, 'while running: no erased marker in the database file or its write-ahead log');
+  t.same(Object.keys(foundIn(store, keptMarkers)).sort(), [...keptMarkers].sort(), 'while running: every kept marker is still there');
+
+  await app.close();
+  await services.close();
+  const files = filesUnder(dataDir);
+  t.ok(files.some((file) => file.endsWith(DATABASE_FILE)), 'the database file is there to scan');
+  t.same(foundIn(files, erasedMarkers), {}, 'after a clean stop: no erased marker in any file under DATA_DIR');
+  t.same(Object.keys(foundIn(files, keptMarkers)).sort(), [...keptMarkers].sort(), 'after a clean stop: every kept marker is still there');
+});
