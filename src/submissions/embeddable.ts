@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { Plan } from '../accounts/events.js';
-import { AppError, type ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
@@ -10,6 +10,7 @@ import { Pagination, PaginationQuery, pagination, window } from '../http/paginat
 import type { Doc } from '../infra/read-models/port.js';
 import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS, type EmbedTarget } from './embed-token.js';
+import { CODES, notFound, notPublished, pastClosingTime } from './refusals.js';
 import type { Settings } from './settings.js';
 import { eraseResponses, responseIdsOf } from './erasure.js';
 
@@ -19,18 +20,10 @@ import { eraseResponses, responseIdsOf } from './erasure.js';
  */
 export type Kind = EmbedTarget;
 
-export const CODES: Record<Kind, { notFound: ErrorCode; notPublished: ErrorCode; closed: ErrorCode; label: string }> = {
-  widget: { notFound: 'widget_not_found', notPublished: 'widget_not_published', closed: 'widget_closed', label: 'Widget' },
-  form: { notFound: 'form_not_found', notPublished: 'form_not_published', closed: 'form_closed', label: 'Form' },
-  poll: { notFound: 'poll_not_found', notPublished: 'poll_not_published', closed: 'poll_closed', label: 'Poll' },
-};
+export { CODES, closed, notFound, notPublished, pastClosingTime } from './refusals.js';
 
 export const ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const Params = z.object({ id: z.string().max(200) });
-
-export const notFound = (kind: Kind) => new AppError(CODES[kind].notFound, `${CODES[kind].label} not found`);
-export const notPublished = (kind: Kind) => new AppError(CODES[kind].notPublished, `This ${kind} is not published`);
-export const closed = (kind: Kind) => new AppError(CODES[kind].closed, `This ${kind} is closed`);
 
 /** What a visitor's answer (submit or vote) can be refused with, in the order the checks run. */
 export const answerErrors = (kind: Kind): ErrorCode[] => [CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed', 'duplicate_submission'];
@@ -92,9 +85,6 @@ export async function limitSubmissions(request: FastifyRequest, reply: FastifyRe
   const { max, window_seconds } = settings.rate_limit;
   await request.server.limits.take(request, reply, { key: `object:${kind}:${id}:${request.ip}`, max, windowMs: window_seconds * 1000 }, false);
 }
-
-/** At or after `closes_at`. */
-export const pastClosingTime = (settings: Settings, now: Date): boolean => Boolean(settings.closes_at && Date.parse(settings.closes_at) <= now.getTime());
 
 /** Closed at or after `closes_at`, or once `max_responses` submissions were accepted. */
 export function isClosed(doc: Pick<EmbeddableDoc, 'settings' | 'slots_taken'>, now: Date): boolean {
