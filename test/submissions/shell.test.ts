@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import type { EventStore, ReadStreamOptions } from '../../src/infra/event-store/port.js';
+import { castVote } from '../../src/polls/votes.js';
 import type { Services } from '../../src/services.js';
 import { issueEmbedToken } from '../../src/submissions/embed-token.js';
 import type { Settings } from '../../src/submissions/settings.js';
@@ -62,4 +63,25 @@ t.test('a honeypot catch records nothing and is counted', async (t) => {
   t.match(result.id, /^rsp_/, 'the bot gets an id all the same');
   t.same(await services.events.readAll({ limit: 100 }), [], 'no slot, no guard, no response');
   t.match(services.metrics.render(), /feedback_honeypot_caught_total\{kind="widget"\} 1/);
+});
+
+t.test('a vote caught by the honeypot records nothing and is counted', async (t) => {
+  const { services } = await setUp(t);
+  const at = services.clock().toISOString();
+  const poll = {
+    id: 'pol_1',
+    account_id: 'acc_1',
+    question: 'Best fruit?',
+    options: [{ id: 'apple', text: 'Apple' }, { id: 'pear', text: 'Pear' }],
+    allow_multiple: false,
+    settings: { ...settings, honeypot: true, max_responses: 5 },
+    published: true,
+    created_at: at,
+    updated_at: at,
+  };
+  const body = { option_ids: ['pear'], _token: issueEmbedToken(services.keys.embedTokens, 'poll', 'pol_1', services.clock()), _hp: 'bot', metadata: {} };
+  t.equal(await castVote(services, poll, 'business', body, { headers: {}, ip: '203.0.113.9' }), undefined);
+  t.same(await services.events.readAll({ limit: 100 }), [], 'no slot, no vote');
+  t.match(services.metrics.render(), /feedback_honeypot_caught_total\{kind="poll"\} 1/);
+  t.match(await castVote(services, poll, 'free', body, { headers: {}, ip: '203.0.113.9' }), /^vote_/, 'a Free owner\'s poll keeps it');
 });
