@@ -1,6 +1,7 @@
 import type { EventCatalog } from './event-catalog.js';
 import { AppError } from './errors.js';
 import { WrongExpectedRevision, type EventStore } from './infra/event-store/port.js';
+import type { StateCache } from './state-cache.js';
 
 /**
  * An aggregate is a stream plus three pure functions: the state before any
@@ -16,6 +17,8 @@ export interface Aggregate<State, Event extends { type: string; data: unknown },
 export interface CommandContext {
   events: EventStore;
   catalog: EventCatalog;
+  /** The last state built of each aggregate stream of `events`. */
+  states: StateCache;
   /** Resolves once every projection has applied the feed up to the position (bounded wait). */
   awaitProjections(position: bigint): Promise<void>;
 }
@@ -34,23 +37,14 @@ export interface CommandResult<State, Event> {
 
 /** Group commit settles one writer per stream per batch, so N concurrent writers need N rounds. */
 const ATTEMPTS = 50;
-const CACHED_STREAMS = 10_000;
 
-/**
- * The last state built of each aggregate stream, per event store: a load
- * then reads only the events after it. States are immutable values, so
- * sharing them is safe; the cache forgets the oldest streams past its size.
- */
-const cache = new WeakMap<EventStore, Map<string, { revision: bigint; state: unknown }>>();
-
+/** The stream's state: the cached one, brought up to date with the events after it. */
 async function replay<State, Event extends { type: string; data: unknown }, Command>(
-  context: Pick<CommandContext, 'events' | 'catalog'>,
+  context: Pick<CommandContext, 'events' | 'catalog' | 'states'>,
   aggregate: Aggregate<State, Event, Command>,
   streamId: string,
 ): Promise<{ state: State; revision: bigint | undefined }> {
-  let streams = cache.get(context.events);
-  if (!streams) cache.set(context.events, (streams = new Map()));
-  const cached = streams.get(streamId) as { revision: bigint; state: State } | undefined;
+  const cached = context.states.get<State>(streamId);
   let state = cached ? cached.state : aggregate.initial();
   let revision = cached?.revision;
   for (const event of await context.events.readStream(streamId, revision === undefined ? {} : { fromRevision: revision + 1n })) {
@@ -58,11 +52,7 @@ async function replay<State, Event extends { type: string; data: unknown }, Comm
     if (parsed) state = aggregate.evolve(state, parsed as unknown as Event);
     revision = event.revision;
   }
-  if (revision !== undefined && revision !== cached?.revision) {
-    streams.delete(streamId);
-    streams.set(streamId, { revision, state });
-    if (streams.size > CACHED_STREAMS) streams.delete(streams.keys().next().value!);
-  }
+  if (revision !== undefined && revision !== cached?.revision) context.states.set(streamId, revision, state);
   return { state, revision };
 }
 
@@ -108,7 +98,7 @@ export async function execute<State, Event extends { type: string; data: unknown
 
 /** The current state of one aggregate, for decisions made outside `execute` (submissions). */
 export async function load<State, Event extends { type: string; data: unknown }, Command>(
-  context: Pick<CommandContext, 'events' | 'catalog'>,
+  context: Pick<CommandContext, 'events' | 'catalog' | 'states'>,
   aggregate: Aggregate<State, Event, Command>,
   id: string,
 ): Promise<State> {

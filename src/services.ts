@@ -15,6 +15,7 @@ import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenera
 import type { ReadModelStore } from './infra/read-models/port.js';
 import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './http/metrics.js';
+import { StateCache } from './state-cache.js';
 import type { Redis } from 'ioredis';
 
 async function openRedis(url: string, logger: Pick<FastifyBaseLogger, 'warn'>): Promise<Redis> {
@@ -73,7 +74,11 @@ export interface ServiceOptions {
   /** How long a deletion waits for its erasure before answering 202. */
   erasureWaitMs?: number;
   rateWindowMs?: number;
+  /** The weight of aggregate states kept in memory between commands (JSON bytes; default 64 MB). */
+  stateCacheBytes?: number;
 }
+
+const STATE_CACHE_BYTES = 64 * 1024 * 1024;
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: NodeJS.WritableStream): FastifyBaseLogger {
   return pino(
@@ -151,6 +156,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     commands: {
       events,
       catalog,
+      states: new StateCache(options.stateCacheBytes ?? STATE_CACHE_BYTES),
       awaitProjections: async (position) => {
         if (!(await runner.reach(position, waitMs))) {
           logger.warn({ position: String(position) }, 'read models did not catch up in time; replying anyway');

@@ -5,7 +5,7 @@ import { poll } from '../src/polls/poll.js';
 import type { PollEvent } from '../src/polls/events.js';
 import { widget } from '../src/widgets/widget.js';
 import type { WidgetEvent } from '../src/widgets/events.js';
-import { given } from './support/given.js';
+import { aggregateOf } from './support/decider.js';
 
 const at = '2026-11-22T10:00:00.000Z';
 const later = '2026-11-22T11:00:00.000Z';
@@ -13,67 +13,69 @@ const settings = { allowed_domains: [], closes_at: null, max_responses: null, ra
 const theme = { primaryColor: '#4f46e5', backgroundColor: '#ffffff' };
 
 t.test('widget', async (t) => {
-  const created = given(widget, []).when({ type: 'CreateWidget', widget_id: 'w1', account_id: 'a1', body: { widget_type: 'nps', title: 'NPS' }, at });
-  t.match(created, { events: [{ type: 'WidgetCreated', data: { widget_id: 'w1', account_id: 'a1', widget_type: 'nps', questions: [{ type: 'nps' }, { type: 'long_text' }], settings, theme } }] });
-  const history = (created as { events: WidgetEvent[] }).events;
-  t.same(given(widget, history).when({ type: 'CreateWidget', widget_id: 'w1', account_id: 'a1', body: { widget_type: 'nps', title: 'NPS' }, at }), { error: 'conflict' });
-  t.same(given(widget, history).when({ type: 'UpdateWidget', account_id: 'a1', body: { title: 'NPS' }, at: later }), { events: [] }, 'no change, no event');
-  t.same(given(widget, history).when({ type: 'UpdateWidget', account_id: 'a1', body: { title: 'New', published: true }, at: later }), {
-    events: [
-      { type: 'WidgetUpdated', data: { widget_id: 'w1', changes: { title: 'New' }, updated_at: later } },
-      { type: 'WidgetPublished', data: { widget_id: 'w1', published_at: later } },
-    ],
-  });
-  t.same(given(widget, history).when({ type: 'UpdateWidget', account_id: 'a2', body: { title: 'Theirs' }, at }), { error: 'widget_not_found' }, 'another account');
-  t.same(given(widget, history).when({ type: 'UpdateWidget', account_id: 'a1', body: { questions: [] }, at }), { error: 'validation_error' });
+  const spec = aggregateOf(t, widget);
+  const history: WidgetEvent[] = spec.given([]).when({ type: 'CreateWidget', widget_id: 'w1', account_id: 'a1', body: { widget_type: 'nps', title: 'NPS' }, at }).thenMatches([
+    { type: 'WidgetCreated', data: { widget_id: 'w1', account_id: 'a1', widget_type: 'nps', questions: [{ type: 'nps' }, { type: 'long_text' }], settings, theme } },
+  ]);
+  spec.given(history).when({ type: 'CreateWidget', widget_id: 'w1', account_id: 'a1', body: { widget_type: 'nps', title: 'NPS' }, at }).thenThrows('conflict');
+  spec.given(history).when({ type: 'UpdateWidget', account_id: 'a1', body: { title: 'NPS' }, at: later }).then([], 'no change, no event');
+  spec.given(history).when({ type: 'UpdateWidget', account_id: 'a1', body: { title: 'New', published: true }, at: later }).then([
+    { type: 'WidgetUpdated', data: { widget_id: 'w1', changes: { title: 'New' }, updated_at: later } },
+    { type: 'WidgetPublished', data: { widget_id: 'w1', published_at: later } },
+  ]);
+  spec.given(history).when({ type: 'UpdateWidget', account_id: 'a2', body: { title: 'Theirs' }, at }).thenThrows('widget_not_found', 'another account');
+  spec.given(history).when({ type: 'UpdateWidget', account_id: 'a1', body: { questions: [] }, at }).thenThrows('validation_error');
   const published: WidgetEvent = { type: 'WidgetPublished', data: { widget_id: 'w1', published_at: later } };
-  t.same(given(widget, [...history, published]).when({ type: 'UpdateWidget', account_id: 'a1', body: { published: false }, at }), {
-    events: [{ type: 'WidgetUnpublished', data: { widget_id: 'w1', unpublished_at: at } }],
-  });
+  spec.given([...history, published]).when({ type: 'UpdateWidget', account_id: 'a1', body: { published: false }, at }).then([
+    { type: 'WidgetUnpublished', data: { widget_id: 'w1', unpublished_at: at } },
+  ]);
   const deleted: WidgetEvent = { type: 'WidgetDeleted', data: { widget_id: 'w1', account_id: 'a1', deleted_at: later } };
-  t.same(given(widget, history).when({ type: 'DeleteWidget', account_id: 'a1', at: later }), { events: [deleted] });
-  t.same(given(widget, [...history, deleted]).when({ type: 'DeleteWidget', account_id: 'a1', at: later }), { error: 'widget_not_found' }, 'deleted is gone');
-  t.same(given(widget, [...history, deleted]).when({ type: 'UpdateWidget', account_id: 'a1', body: { title: 'x' }, at }), { error: 'widget_not_found' });
+  spec.given(history).when({ type: 'DeleteWidget', account_id: 'a1', at: later }).then([deleted]);
+  spec.given([...history, deleted]).when({ type: 'DeleteWidget', account_id: 'a1', at: later }).thenThrows('widget_not_found', 'deleted is gone');
+  spec.given([...history, deleted]).when({ type: 'UpdateWidget', account_id: 'a1', body: { title: 'x' }, at }).thenThrows('widget_not_found');
 });
 
 t.test('form', async (t) => {
+  const spec = aggregateOf(t, form);
   const consent = { id: 'c', type: 'consent' as const, title: 'Consent', text: 'I agree', required: true };
-  const created = given(form, []).when({ type: 'CreateForm', form_id: 'f1', account_id: 'a1', body: { title: 'Signup', questions: [consent] }, at });
-  t.match(created, { events: [{ type: 'FormCreated', data: { form_id: 'f1', version: 1, questions: [consent] } }] });
-  const history = (created as { events: FormEvent[] }).events;
-  t.same(given(form, history).when({ type: 'UpdateForm', account_id: 'a1', body: { title: 'Sign up' }, at: later }), {
-    events: [{ type: 'FormUpdated', data: { form_id: 'f1', changes: { title: 'Sign up' }, version: 1, updated_at: later } }],
-  }, 'a title change keeps the version');
+  const history: FormEvent[] = spec.given([]).when({ type: 'CreateForm', form_id: 'f1', account_id: 'a1', body: { title: 'Signup', questions: [consent] }, at }).thenMatches([
+    { type: 'FormCreated', data: { form_id: 'f1', version: 1, questions: [consent] } },
+  ]);
+  spec.given(history).when({ type: 'UpdateForm', account_id: 'a1', body: { title: 'Sign up' }, at: later }).then(
+    [{ type: 'FormUpdated', data: { form_id: 'f1', changes: { title: 'Sign up' }, version: 1, updated_at: later } }],
+    'a title change keeps the version',
+  );
   const reworded = { ...consent, text: 'I agree, really' };
-  t.same(given(form, history).when({ type: 'UpdateForm', account_id: 'a1', body: { questions: [reworded] }, at: later }), {
-    events: [{ type: 'FormUpdated', data: { form_id: 'f1', changes: { questions: [reworded] }, version: 2, updated_at: later } }],
-  }, 'a question change raises it');
+  spec.given(history).when({ type: 'UpdateForm', account_id: 'a1', body: { questions: [reworded] }, at: later }).then(
+    [{ type: 'FormUpdated', data: { form_id: 'f1', changes: { questions: [reworded] }, version: 2, updated_at: later } }],
+    'a question change raises it',
+  );
   const v2: FormEvent = { type: 'FormUpdated', data: { form_id: 'f1', changes: { questions: [reworded] }, version: 2, updated_at: later } };
-  t.match(given(form, [...history, v2]).when({ type: 'UpdateForm', account_id: 'a1', body: { questions: [consent] }, at: later }), { events: [{ data: { version: 3 } }] });
-  t.same(given(form, [...history, v2]).when({ type: 'UpdateForm', account_id: 'a2', body: { title: 'x' }, at }), { error: 'form_not_found' });
-  t.same(given(form, []).when({ type: 'CreateForm', form_id: 'f2', account_id: 'a1', body: { title: 'Two', questions: [consent, { ...consent, id: 'd' }] }, at }), { error: 'validation_error' });
-  const empty = (given(form, []).when({ type: 'CreateForm', form_id: 'f3', account_id: 'a1', body: { title: 'Empty' }, at }) as { events: FormEvent[] }).events;
-  t.same(given(form, empty).when({ type: 'UpdateForm', account_id: 'a1', body: { published: true }, at }), { error: 'validation_error' }, 'no questions, no publishing');
-  t.same(given(form, history).when({ type: 'DeleteForm', account_id: 'a1', at }), { events: [{ type: 'FormDeleted', data: { form_id: 'f1', account_id: 'a1', deleted_at: at } }] });
-  t.same(given(form, history).when({ type: 'CreateForm', form_id: 'f1', account_id: 'a1', body: { title: 'Again' }, at }), { error: 'conflict' });
+  spec.given([...history, v2]).when({ type: 'UpdateForm', account_id: 'a1', body: { questions: [consent] }, at: later }).thenMatches([{ data: { version: 3 } }]);
+  spec.given([...history, v2]).when({ type: 'UpdateForm', account_id: 'a2', body: { title: 'x' }, at }).thenThrows('form_not_found');
+  spec.given([]).when({ type: 'CreateForm', form_id: 'f2', account_id: 'a1', body: { title: 'Two', questions: [consent, { ...consent, id: 'd' }] }, at }).thenThrows('validation_error');
+  const empty = spec.given([]).when({ type: 'CreateForm', form_id: 'f3', account_id: 'a1', body: { title: 'Empty' }, at }).thenMatches([{ type: 'FormCreated' }]);
+  spec.given(empty).when({ type: 'UpdateForm', account_id: 'a1', body: { published: true }, at }).thenThrows('validation_error', 'no questions, no publishing');
+  spec.given(history).when({ type: 'DeleteForm', account_id: 'a1', at }).then([{ type: 'FormDeleted', data: { form_id: 'f1', account_id: 'a1', deleted_at: at } }]);
+  spec.given(history).when({ type: 'CreateForm', form_id: 'f1', account_id: 'a1', body: { title: 'Again' }, at }).thenThrows('conflict');
 });
 
 t.test('poll', async (t) => {
-  const created = given(poll, []).when({ type: 'CreatePoll', poll_id: 'p1', account_id: 'a1', body: { question: 'Q?', options: [{ text: 'A' }, { text: 'B' }] }, option_ids: ['o1', 'o2'], at });
-  t.same(created, {
-    events: [{ type: 'PollCreated', data: { poll_id: 'p1', account_id: 'a1', question: 'Q?', options: [{ id: 'o1', text: 'A' }, { id: 'o2', text: 'B' }], allow_multiple: false, settings, created_at: at } }],
-  });
-  const history = (created as { events: PollEvent[] }).events;
-  t.same(given(poll, history).when({ type: 'UpdatePoll', account_id: 'a1', body: { options: [{ id: 'o2', text: 'B' }, { text: 'C' }] }, new_option_ids: ['o3'], at: later }), {
-    events: [{ type: 'PollUpdated', data: { poll_id: 'p1', changes: { options: [{ id: 'o2', text: 'B' }, { id: 'o3', text: 'C' }] }, updated_at: later } }],
-  });
-  t.same(given(poll, history).when({ type: 'UpdatePoll', account_id: 'a1', body: { options: [{ id: 'o9', text: 'X' }, { text: 'C' }] }, new_option_ids: ['o3'], at }), { error: 'validation_error' });
-  t.same(given(poll, history).when({ type: 'UpdatePoll', account_id: 'a1', body: { options: [{ id: 'o1', text: 'X' }, { id: 'o1', text: 'Y' }] }, new_option_ids: [], at }), { error: 'validation_error' }, 'an id twice');
-  t.same(given(poll, history).when({ type: 'UpdatePoll', account_id: 'a1', body: { published: true, allow_multiple: false }, new_option_ids: [], at }), {
-    events: [{ type: 'PollPublished', data: { poll_id: 'p1', published_at: at } }],
-  });
+  const spec = aggregateOf(t, poll);
+  const history: PollEvent[] = [
+    { type: 'PollCreated', data: { poll_id: 'p1', account_id: 'a1', question: 'Q?', options: [{ id: 'o1', text: 'A' }, { id: 'o2', text: 'B' }], allow_multiple: false, settings, created_at: at } },
+  ];
+  spec.given([]).when({ type: 'CreatePoll', poll_id: 'p1', account_id: 'a1', body: { question: 'Q?', options: [{ text: 'A' }, { text: 'B' }] }, option_ids: ['o1', 'o2'], at }).then(history);
+  spec.given(history).when({ type: 'UpdatePoll', account_id: 'a1', body: { options: [{ id: 'o2', text: 'B' }, { text: 'C' }] }, new_option_ids: ['o3'], at: later }).then([
+    { type: 'PollUpdated', data: { poll_id: 'p1', changes: { options: [{ id: 'o2', text: 'B' }, { id: 'o3', text: 'C' }] }, updated_at: later } },
+  ]);
+  spec.given(history).when({ type: 'UpdatePoll', account_id: 'a1', body: { options: [{ id: 'o9', text: 'X' }, { text: 'C' }] }, new_option_ids: ['o3'], at }).thenThrows('validation_error');
+  spec.given(history).when({ type: 'UpdatePoll', account_id: 'a1', body: { options: [{ id: 'o1', text: 'X' }, { id: 'o1', text: 'Y' }] }, new_option_ids: [], at }).thenThrows('validation_error', 'an id twice');
+  spec.given(history).when({ type: 'UpdatePoll', account_id: 'a1', body: { published: true, allow_multiple: false }, new_option_ids: [], at }).then([
+    { type: 'PollPublished', data: { poll_id: 'p1', published_at: at } },
+  ]);
   const vote: PollEvent = { type: 'VoteCast', data: { vote_id: 'v1', poll_id: 'p1', account_id: 'a1', option_ids: ['o1'], cast_at: at } };
-  t.same(given(poll, [...history, vote]).when({ type: 'UpdatePoll', account_id: 'a2', body: {}, new_option_ids: [], at }), { error: 'poll_not_found' }, 'votes do not change the poll');
-  t.same(given(poll, history).when({ type: 'DeletePoll', account_id: 'a1', at }), { events: [{ type: 'PollDeleted', data: { poll_id: 'p1', account_id: 'a1', deleted_at: at } }] });
-  t.same(given(poll, history).when({ type: 'CreatePoll', poll_id: 'p1', account_id: 'a1', body: { question: 'Q?', options: [{ text: 'A' }, { text: 'B' }] }, option_ids: ['o1', 'o2'], at }), { error: 'conflict' });
+  spec.given([...history, vote]).when({ type: 'UpdatePoll', account_id: 'a2', body: {}, new_option_ids: [], at }).thenThrows('poll_not_found', 'votes do not change the poll');
+  spec.given(history).when({ type: 'DeletePoll', account_id: 'a1', at }).then([{ type: 'PollDeleted', data: { poll_id: 'p1', account_id: 'a1', deleted_at: at } }]);
+  spec.given(history).when({ type: 'CreatePoll', poll_id: 'p1', account_id: 'a1', body: { question: 'Q?', options: [{ text: 'A' }, { text: 'B' }] }, option_ids: ['o1', 'o2'], at }).thenThrows('conflict');
 });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { AppError, type ErrorDetail } from '../errors.js';
-import type { Services } from '../services.js';
-import type { SubmissionRequest } from '../submissions/metadata.js';
-import { accessFacts, checkAccess, reserveSlot } from '../submissions/submit.js';
-import { appendFirstVisit, assertFirstVisit, caughtByHoneypot, visitorMeta, visitorStream } from '../submissions/visitors.js';
 import type { Plan } from '../accounts/events.js';
+import type { Services } from '../services.js';
+import type { Gate } from '../submissions/decide.js';
+import type { SubmissionRequest } from '../submissions/metadata.js';
+import { accessFacts, countHoneypotCatch, firstVisitPlacement, record, slotPlacement, visited, visitorMeta, visitorStream } from '../submissions/visitors.js';
 import type { Poll } from './poll.js';
+import { decideVote } from './vote.js';
 
 /** D8: `{option_ids, _token, metadata?: {fingerprint}}`; unknown keys are dropped. */
 export const VoteBody = z.object({
@@ -19,39 +19,27 @@ export const VoteBody = z.object({
 });
 export type VoteBody = z.infer<typeof VoteBody>;
 
-/** One id unless the poll allows several; each an option of the poll, none twice. */
-export function checkChoice(poll: Pick<Poll, 'options' | 'allow_multiple'>, optionIds: string[]): ErrorDetail[] {
-  const details: ErrorDetail[] = [];
-  if (!poll.allow_multiple && optionIds.length > 1) details.push({ path: 'body.option_ids', message: 'this poll takes one option' });
-  if (new Set(optionIds).size !== optionIds.length) details.push({ path: 'body.option_ids', message: 'must not name an option twice' });
-  const known = new Set(poll.options.map((o) => o.id));
-  optionIds.forEach((id, i) => {
-    if (!known.has(id)) details.push({ path: `body.option_ids.${i}`, message: 'is not an option of this poll' });
-  });
-  return details;
-}
-
-/** Records one vote: its id and where it was recorded (undefined when the honeypot caught a bot and nothing was kept). */
+/**
+ * Records one vote: gathers what the decision needs, decides, and appends
+ * the slot and the vote, the vote as the one event of the visitor's own
+ * stream so the store refuses a second. Returns its id and where it was
+ * recorded (undefined when the honeypot caught a bot and nothing was kept).
+ */
 export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<{ id: string; position: bigint } | undefined> {
   const now = services.clock();
-  const target = { kind: 'poll' as const, id: poll.id, published: poll.published, settings: poll.settings };
-  checkAccess(target, await accessFacts(services, target, body._token, request.headers, now));
-  const details = checkChoice(poll, body.option_ids);
-  if (details.length > 0) throw new AppError('validation_error', 'The vote is invalid', details);
-  if (caughtByHoneypot(services, 'poll', poll.settings, plan, body._hp)) return undefined;
-
-  // Each visitor's vote is the one event of their own stream, so the store refuses a second.
+  const target: Gate = { kind: 'poll', id: poll.id, published: poll.published, settings: poll.settings };
   const stream = visitorStream(services, `vote-${poll.id}`, { fingerprint: body.metadata.fingerprint, ip: request.ip });
-  await assertFirstVisit(services, 'poll', stream);
+  const [facts, seen] = await Promise.all([accessFacts(services, target, body._token, request.headers, now), visited(services, stream)]);
   const voteId = services.ids('vote');
-  const meta = visitorMeta(now, requestId);
-  await reserveSlot(services, target, voteId, meta);
-  const { position } = await appendFirstVisit(
-    services,
-    'poll',
-    stream,
-    services.catalog.serialize({ type: 'VoteCast', data: { vote_id: voteId, poll_id: poll.id, account_id: poll.account_id, option_ids: body.option_ids, cast_at: now.toISOString() } }, meta),
+  const events = decideVote(
+    { voteId, plan, optionIds: body.option_ids, honeypot: body._hp, now, issuedAt: facts.issuedAt, host: facts.host },
+    { poll, full: facts.full, visited: seen },
   );
+  if (events.length === 0) {
+    countHoneypotCatch(services, 'poll');
+    return undefined;
+  }
+  const position = await record(services, events, (event) => (event.type === 'VoteCast' ? firstVisitPlacement('poll', stream) : slotPlacement(target)), visitorMeta(now, requestId));
   await services.commands.awaitProjections(position);
   return { id: voteId, position };
 }

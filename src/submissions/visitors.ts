@@ -1,11 +1,19 @@
-import type { Kind } from '../embeddables/errors.js';
-import type { Plan } from '../accounts/events.js';
-import { AppError } from '../errors.js';
+import type { DomainEvent } from '../domain-events.js';
+import type { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
-import { WrongExpectedRevision, type AppendResult, type NewEvent } from '../infra/event-store/port.js';
+import { WrongExpectedRevision, type ExpectedRevision } from '../infra/event-store/port.js';
 import { keyedHash } from '../infra/keys.js';
 import type { Services } from '../services.js';
-import type { Settings } from './settings.js';
+import { embeddingHost } from './domains.js';
+import { duplicate, type AccessFacts, type Gate } from './decide.js';
+import { verifyEmbedToken, type EmbedTarget as Kind } from './embed-token.js';
+import type { SubmissionRequest } from './metadata.js';
+import { closed } from '../embeddables/errors.js';
+
+/**
+ * What a visitor's submission reads from the store before it is decided, and
+ * how what was decided is recorded: shared by responses and votes.
+ */
 
 /** Metadata of the events a public visitor causes. */
 export const visitorMeta = (now: Date, requestId?: string): Omit<EventMetadata, 'schema_version'> => ({
@@ -24,30 +32,85 @@ export function visitorStream(services: Pick<Services, 'keys'>, prefix: string, 
   return `${prefix}-${keyedHash(services.keys.hashes, who)}`;
 }
 
-const duplicate = (kind: Kind) =>
-  new AppError('duplicate_submission', kind === 'poll' ? 'This visitor has voted in this poll already' : `This visitor has answered this ${kind} already`);
-
-/** 409 when the visitor's stream exists: checked before a slot is taken, so a repeat does not use up a limit. */
-export async function assertFirstVisit(services: Services, kind: Kind, stream: string): Promise<void> {
-  if ((await services.events.readStream(stream, { maxCount: 1 })).length > 0) throw duplicate(kind);
+/** Whether the visitor's stream exists: they submitted already. */
+export async function visited(services: Services, stream: string): Promise<boolean> {
+  return (await services.events.readStream(stream, { maxCount: 1 })).length > 0;
 }
 
-/** Creates the visitor's stream; the store refuses a second one however close the two arrive (409). */
-export async function appendFirstVisit(services: Services, kind: Kind, stream: string, event: NewEvent): Promise<AppendResult> {
-  try {
-    return await services.events.append(stream, [event], 'no_stream');
-  } catch (error) {
-    if (error instanceof WrongExpectedRevision) throw duplicate(kind);
-    throw error;
-  }
+/** The slots of an object under `max_responses`, numbered by the store's revisions. */
+const quotaStream = (target: Pick<Gate, 'kind' | 'id'>) => `quota-${target.kind}-${target.id}`;
+
+/** Whether every `max_responses` slot of the object is taken: the slot numbered max - 1 exists. */
+async function slotsFull(services: Services, target: Gate): Promise<boolean> {
+  const max = target.settings.max_responses;
+  if (max === null) return false;
+  const slot = await services.events.readStream(quotaStream(target), { fromRevision: BigInt(max - 1), maxCount: 1 });
+  return slot.length > 0;
+}
+
+/** The facts of a request about an object, read from the token, the headers and the quota stream. */
+export async function accessFacts(services: Services, target: Gate, token: unknown, headers: SubmissionRequest['headers'], now: Date): Promise<AccessFacts> {
+  return {
+    now,
+    issuedAt: verifyEmbedToken(services.keys.embedTokens, token, target.kind, target.id, now),
+    host: embeddingHost(headers),
+    full: await slotsFull(services, target),
+  };
+}
+
+/** A bot's submission is answered as a success, keeps nothing, and is counted at /metrics. */
+export const countHoneypotCatch = (services: Pick<Services, 'metrics'>, kind: Kind): void =>
+  services.metrics.increment('feedback_honeypot_caught_total', { kind });
+
+/**
+ * Where a decided event is recorded, and the revision the store must find
+ * there, so that the store, not a read made earlier, enforces the rule.
+ */
+export interface Placement {
+  stream: string;
+  expected: ExpectedRevision;
+  /** The answer when the store finds the stream other than `expected` says. */
+  refused?: AppError;
+  /** The revision the event gets must stay below `below`, else `error` is the answer. */
+  cap?: { below: number; error: AppError };
 }
 
 /**
- * Pro and Business: a filled honeypot is a bot. The caller answers it as a
- * success and keeps nothing; it is counted at /metrics.
+ * A slot goes anywhere in the object's quota stream; the revision it gets
+ * numbers it, so the count is exact under any concurrency, and a slot
+ * numbered past `max_responses` means the object closed meanwhile.
  */
-export function caughtByHoneypot(services: Pick<Services, 'metrics'>, kind: Kind, settings: Settings, plan: Plan, honeypot: string | undefined): boolean {
-  if (plan === 'free' || !settings.honeypot || !honeypot) return false;
-  services.metrics.increment('feedback_honeypot_caught_total', { kind });
-  return true;
+export function slotPlacement(target: Gate): Placement {
+  const max = target.settings.max_responses;
+  return { stream: quotaStream(target), expected: 'any', ...(max !== null ? { cap: { below: max, error: closed(target.kind) } } : {}) };
+}
+
+/** The visitor's own stream, made by their first submission only: the store refuses a second however close the two arrive. */
+export const firstVisitPlacement = (kind: Kind, stream: string): Placement => ({ stream, expected: 'no_stream', refused: duplicate(kind) });
+
+/**
+ * Appends the decided events one by one, in the order decided, each where
+ * `place` puts it, and answers the feed position of the last one. A refusal
+ * stops there, with the placement's answer.
+ */
+export async function record<E extends DomainEvent>(
+  services: Services,
+  events: E[],
+  place: (event: E) => Placement,
+  meta: Omit<EventMetadata, 'schema_version'>,
+): Promise<bigint> {
+  let position = 0n;
+  for (const event of events) {
+    const { stream, expected, refused, cap } = place(event);
+    let appended;
+    try {
+      appended = await services.events.append(stream, [services.catalog.serialize(event, meta)], expected);
+    } catch (error) {
+      if (refused && error instanceof WrongExpectedRevision) throw refused;
+      throw error;
+    }
+    if (cap && appended.nextRevision >= BigInt(cap.below)) throw cap.error;
+    position = appended.position;
+  }
+  return position;
 }

@@ -1,0 +1,63 @@
+import type { Plan } from '../accounts/events.js';
+import type { EventOf } from '../event-catalog.js';
+import { AppError, type ErrorDetail } from '../errors.js';
+import { caughtByHoneypot, checkAccess, duplicate, slotFor, type Gate, type SlotReserved } from '../submissions/decide.js';
+import type { VoteCast } from './events.js';
+import type { Poll } from './poll.js';
+
+/** A visitor's vote, with what the shell learnt of the request. */
+export interface CastVote {
+  voteId: string;
+  /** The owner's plan now: the honeypot follows it. */
+  plan: Plan;
+  optionIds: string[];
+  /** The honeypot field as sent. */
+  honeypot?: string | undefined;
+  now: Date;
+  /** The embed token's issue time, or null when it is missing, forged, expired or another object's. */
+  issuedAt: Date | null;
+  host: string | null;
+}
+
+/** What the store holds that a vote is decided on. */
+export interface VoteState {
+  poll: Poll;
+  /** Every `max_responses` slot is taken. */
+  full: boolean;
+  /** The visitor's vote stream exists: they voted already. */
+  visited: boolean;
+}
+
+export type VoteDecision = Array<SlotReserved | EventOf<typeof VoteCast>>;
+
+/** One id unless the poll allows several; each an option of the poll, none twice. */
+export function checkChoice(poll: Pick<Poll, 'options' | 'allow_multiple'>, optionIds: string[]): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  if (!poll.allow_multiple && optionIds.length > 1) details.push({ path: 'body.option_ids', message: 'this poll takes one option' });
+  if (new Set(optionIds).size !== optionIds.length) details.push({ path: 'body.option_ids', message: 'must not name an option twice' });
+  const known = new Set(poll.options.map((o) => o.id));
+  optionIds.forEach((id, i) => {
+    if (!known.has(id)) details.push({ path: `body.option_ids.${i}`, message: 'is not an option of this poll' });
+  });
+  return details;
+}
+
+/**
+ * Published, not closed, token, domain, the choice; then a honeypot catch
+ * decides nothing, and a visitor who voted is a duplicate, whatever the
+ * plan. Otherwise: the slot (under `max_responses`), then the vote, which
+ * is the one event of the visitor's own stream.
+ */
+export function decideVote(command: CastVote, state: VoteState): VoteDecision {
+  const { poll } = state;
+  const gate: Gate = { kind: 'poll', id: poll.id, published: poll.published, settings: poll.settings };
+  checkAccess(gate, { ...command, full: state.full });
+  const details = checkChoice(poll, command.optionIds);
+  if (details.length > 0) throw new AppError('validation_error', 'The vote is invalid', details);
+  if (caughtByHoneypot(poll.settings, command.plan, command.honeypot)) return [];
+  if (state.visited) throw duplicate('poll');
+  return [
+    ...slotFor(gate, command.voteId),
+    { type: 'VoteCast', data: { vote_id: command.voteId, poll_id: poll.id, account_id: poll.account_id, option_ids: command.optionIds, cast_at: command.now.toISOString() } },
+  ];
+}

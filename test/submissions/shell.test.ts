@@ -1,0 +1,87 @@
+import t, { type Test } from 'tap';
+import type { EventStore, ReadStreamOptions } from '../../src/infra/event-store/port.js';
+import { castVote } from '../../src/polls/votes.js';
+import type { Services } from '../../src/services.js';
+import { issueEmbedToken } from '../../src/submissions/embed-token.js';
+import type { Settings } from '../../src/submissions/settings.js';
+import { submitResponse, type SubmissionInput, type SubmissionTarget } from '../../src/submissions/submit.js';
+import { manualClock } from '../support/app.js';
+import { testServices } from '../support/services.js';
+
+const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false };
+const target = (changes: Partial<Settings>): SubmissionTarget => ({
+  kind: 'widget',
+  id: 'wgt_1',
+  accountId: 'acc_1',
+  published: true,
+  settings: { ...settings, ...changes },
+  questions: [{ id: 'rating', type: 'star_rating', title: 'How was it?', required: true, starRatingSettings: { maxStars: 5 } }],
+});
+
+/** The store as a read made a moment earlier saw it: streams with this prefix did not exist yet. */
+function readingBefore(services: Services, prefix: string): Services {
+  const events: EventStore = Object.create(services.events);
+  events.readStream = async (streamId: string, options?: ReadStreamOptions) => (streamId.startsWith(prefix) ? [] : services.events.readStream(streamId, options));
+  return { ...services, events };
+}
+
+async function setUp(t: Test) {
+  const clock = manualClock();
+  const services = await testServices(t, { clock });
+  services.projections.start();
+  const input: SubmissionInput = {
+    plan: 'pro',
+    token: issueEmbedToken(services.keys.embedTokens, 'widget', 'wgt_1', clock()),
+    answers: { rating: 4 },
+    request: { headers: {}, ip: '203.0.113.9', client: { fingerprint: 'fp-1' } },
+  };
+  return { services, input };
+}
+
+t.test('a visitor\'s second response refused by the store, though the read before the decision missed the first', async (t) => {
+  const { services, input } = await setUp(t);
+  const single = target({ prevent_duplicates: true });
+  t.equal((await submitResponse(services, single, input)).kept, true);
+  await t.rejects(submitResponse(readingBefore(services, 'guard-'), single, input), { code: 'duplicate_submission' });
+  const responses = (await services.events.readAll({ limit: 100 })).filter((event) => event.type === 'ResponseSubmitted');
+  t.equal(responses.length, 1, 'the second response was not recorded');
+});
+
+t.test('a slot numbered past max_responses closes the object, though the read before the decision saw one left', async (t) => {
+  const { services, input } = await setUp(t);
+  const limited = target({ max_responses: 1 });
+  t.equal((await submitResponse(services, limited, input)).kept, true);
+  await t.rejects(submitResponse(readingBefore(services, 'quota-'), limited, input), { code: 'widget_closed' });
+  const responses = (await services.events.readAll({ limit: 100 })).filter((event) => event.type === 'ResponseSubmitted');
+  t.equal(responses.length, 1, 'the second response was not recorded');
+});
+
+t.test('a honeypot catch records nothing and is counted', async (t) => {
+  const { services, input } = await setUp(t);
+  const result = await submitResponse(services, target({ honeypot: true, max_responses: 5, prevent_duplicates: true }), { ...input, honeypot: 'bot' });
+  t.equal(result.kept, false);
+  t.match(result.id, /^rsp_/, 'the bot gets an id all the same');
+  t.same(await services.events.readAll({ limit: 100 }), [], 'no slot, no guard, no response');
+  t.match(services.metrics.render(), /feedback_honeypot_caught_total\{kind="widget"\} 1/);
+});
+
+t.test('a vote caught by the honeypot records nothing and is counted', async (t) => {
+  const { services } = await setUp(t);
+  const at = services.clock().toISOString();
+  const poll = {
+    id: 'pol_1',
+    account_id: 'acc_1',
+    question: 'Best fruit?',
+    options: [{ id: 'apple', text: 'Apple' }, { id: 'pear', text: 'Pear' }],
+    allow_multiple: false,
+    settings: { ...settings, honeypot: true, max_responses: 5 },
+    published: true,
+    created_at: at,
+    updated_at: at,
+  };
+  const body = { option_ids: ['pear'], _token: issueEmbedToken(services.keys.embedTokens, 'poll', 'pol_1', services.clock()), _hp: 'bot', metadata: {} };
+  t.equal(await castVote(services, poll, 'business', body, { headers: {}, ip: '203.0.113.9' }), undefined);
+  t.same(await services.events.readAll({ limit: 100 }), [], 'no slot, no vote');
+  t.match(services.metrics.render(), /feedback_honeypot_caught_total\{kind="poll"\} 1/);
+  t.match(await castVote(services, poll, 'free', body, { headers: {}, ip: '203.0.113.9' }), { id: /^vote_/, position: BigInt }, 'a Free owner\'s poll keeps it');
+});
