@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
-import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/events.js';
+import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import type { StoredEvent } from '../infra/event-store/port.js';

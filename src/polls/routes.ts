@@ -8,7 +8,7 @@ import type { Services } from '../services.js';
 import { POLL } from '../embeddables.js';
 import { answerErrors, deleteRoute, ID, isClosed, limitSubmissions, limitVisitor, listRoute, notFound, Params, publicRead, tokenRoute } from '../submissions/embeddable.js';
 import { eraseIfOrphaned } from '../submissions/erasure.js';
-import { Settings } from '../submissions/settings.js';
+import { PollCreated } from './events.js';
 import { poll } from './poll.js';
 import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
 import { castVote, VoteBody } from './votes.js';
@@ -16,14 +16,17 @@ import { castVote, VoteBody } from './votes.js';
 
 const PollListItem = z.object({ id: z.string(), question: z.string(), published: z.boolean(), created_at: z.string(), updated_at: z.string() });
 
+/** A poll shows what is stored, which met the limits of its day: those of today may be tighter. */
+const stored = PollCreated.schema.shape;
+
 const PollView = z.object({
   id: z.string(),
-  question: z.string(),
-  options: z.array(PollOption),
-  allow_multiple: z.boolean(),
+  question: stored.question,
+  options: stored.options,
+  allow_multiple: stored.allow_multiple,
   published: z.boolean(),
   closed: z.boolean(),
-  settings: Settings.optional(),
+  settings: stored.settings.optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });

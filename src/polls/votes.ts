@@ -4,7 +4,7 @@ import type { Services } from '../services.js';
 import type { SubmissionRequest } from '../submissions/metadata.js';
 import { accessFacts, checkAccess, reserveSlot } from '../submissions/submit.js';
 import { appendFirstVisit, assertFirstVisit, caughtByHoneypot, visitorMeta, visitorStream } from '../submissions/visitors.js';
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import type { Poll } from './poll.js';
 
 /** D8: `{option_ids, _token, metadata?: {fingerprint}}`; unknown keys are dropped. */

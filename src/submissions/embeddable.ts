@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ACCOUNTS } from '../../projections/accounts.js';
-import { Plan } from '../accounts/events.js';
+import { Plan } from '../accounts/plans.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { App } from '../http/app.js';
 import { callerOf, requireKey } from '../http/auth.js';

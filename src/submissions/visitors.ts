@@ -1,4 +1,4 @@
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
 import { WrongExpectedRevision, type AppendResult, type NewEvent } from '../infra/event-store/port.js';
