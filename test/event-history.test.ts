@@ -61,6 +61,7 @@ t.test('the fixtures, stored in the order they occurred, reach every read model'
   const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent);
   await runner.init();
   t.equal(await runner.catchUp(), fixtures.length, 'every one applied');
+  t.equal(runner.halted, undefined, 'none stopped the projections');
   t.equal(runner.position, await services.events.headPosition());
   const account = fixtures.find((f) => f.type === 'AccountOpened')!.data.account_id as string;
   t.match(await services.readModels.get(ACCOUNTS, account), { plan: 'business' }, 'the account and its plan change are there');

@@ -3,12 +3,16 @@
  * the audit feed, and rebuilds. It opens the same stores as the server (same
  * environment) and works while the server runs.
  *
- * Exit status: 0 done, 1 the stores failed or the configuration is invalid,
+ * Exit status: 0 done, 1 the stores failed, the configuration is invalid or
+ * the history holds an event this version cannot read (rebuild),
  * 2 bad arguments (including ids that do not exist).
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
+import { checkpointKey } from '../../projections/projection.js';
+import { projections } from '../../projections/index.js';
+import type { Halt } from '../../projections/runner.js';
 import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { AppError } from '../errors.js';
@@ -24,6 +28,7 @@ const USAGE = `usage: admin <command> [options]
   set-plan --account ID --plan free|pro|business
   events [--stream STREAM] [--from N]   the event history as NDJSON (N: revision with --stream, else global position)
   rebuild                               rebuild every read model from the event history
+  status                                the head of the history, each projection's position, and a halt if any
 
 LIST is comma-separated, from: ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')}).`;
 
@@ -60,6 +65,7 @@ const COMMANDS = {
     schema: z.object({ stream: z.string().min(1).max(300).optional(), from: Position.optional() }),
   },
   rebuild: { options: {}, schema: z.object({}) },
+  status: { options: {}, schema: z.object({}) },
 } satisfies Record<string, { options: Record<string, { type: 'string' }>; schema: z.ZodType }>;
 
 type Commands = typeof COMMANDS;
@@ -115,6 +121,24 @@ async function printEvents(services: Services, values: { stream?: string; from?:
   }
 }
 
+const haltView = (halt: Halt) => ({ position: String(halt.position), stream: halt.streamId, type: halt.type, reason: halt.reason });
+const haltMessage = (halt: Halt) =>
+  `projections halted before event ${halt.position} (${halt.type} of ${halt.streamId}), which this version of the service cannot read: ${halt.reason}`;
+
+/** Brings the projections as far as they go first, so that a halt shows here as it would in the server. */
+async function printStatus(services: Services, out: Output) {
+  await services.projections.catchUp();
+  const [head, checkpoints] = await Promise.all([services.events.headPosition(), services.readModels.checkpoints()]);
+  const halted = services.projections.halted;
+  out(
+    JSON.stringify({
+      head: String(head),
+      projections: projections.map((p) => ({ name: p.name, version: p.version, checkpoint: String(checkpoints.get(checkpointKey(p)) ?? 0n) })),
+      halted: halted ? haltView(halted) : null,
+    }),
+  );
+}
+
 async function run(services: Services, { command, values: v }: Parsed, out: Output) {
   switch (command) {
     case 'create-account':
@@ -135,9 +159,13 @@ async function run(services: Services, { command, values: v }: Parsed, out: Outp
     case 'rebuild': {
       const started = performance.now();
       const events = await services.projections.rebuild();
+      const halted = services.projections.halted;
+      if (halted) throw new Error(haltMessage(halted));
       const seconds = (performance.now() - started) / 1000;
       return out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
     }
+    case 'status':
+      return printStatus(services, out);
   }
 }
 
