@@ -90,7 +90,7 @@ export function formRoutes(app: App, services: Services): void {
     '/api/forms/:id',
     {
       preHandler: writeDefinitions,
-      config: { errors: ['form_not_found', 'conflict'] },
+      config: { errors: ['form_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['forms'],
         summary: 'Update a form (any subset; changing questions raises its version)',

@@ -116,7 +116,7 @@ export function pollRoutes(app: App, services: Services): void {
     '/api/polls/:id',
     {
       preHandler: writeDefinitions,
-      config: { errors: ['poll_not_found', 'conflict'] },
+      config: { errors: ['poll_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['polls'],
         summary: 'Update a poll (any subset; options sent with their id keep it)',

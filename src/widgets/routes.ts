@@ -92,7 +92,7 @@ export function widgetRoutes(app: App, services: Services): void {
     '/api/widgets/:id',
     {
       preHandler: writeDefinitions,
-      config: { errors: ['widget_not_found', 'conflict'] },
+      config: { errors: ['widget_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['widgets'],
         summary: 'Update a widget (any subset of its configuration, and publish or unpublish it)',
