@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { DomainEvent } from '../src/domain-events.js';
-import type { EventCatalog, Recorded } from '../src/event-catalog.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
 import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/read-models/port.js';
 import { checkpointKey, type Projection } from './projection.js';
@@ -22,6 +22,14 @@ export interface RunnerOptions {
 /** Another process moved a checkpoint back (a rebuild): the feed must be read again from there. */
 class FeedRewound extends Error {}
 
+/** The stored event the projections stopped before, and why this code cannot read it. */
+export interface Halt {
+  position: bigint;
+  streamId: string;
+  type: string;
+  reason: string;
+}
+
 const WRITE_ATTEMPTS = 10;
 
 /**
@@ -42,6 +50,13 @@ export class ProjectionRunner {
   private readonly onApplied: ((batch: StoredEvent[]) => void) | undefined;
   /** True once the runner has applied everything stored when it started. */
   caughtUp = false;
+  /**
+   * Set when the feed holds an event this code cannot read: every projection
+   * stays at the position before it rather than skip it (a read model missing
+   * an event is wrong for good, a stopped one only late) until a version of
+   * the service that reads it runs.
+   */
+  halted: Halt | undefined;
 
   constructor(
     private readonly events: EventStore,
@@ -88,17 +103,18 @@ export class ProjectionRunner {
   /** Applies everything stored now, then returns (the admin CLI's way of running projections). */
   async catchUp(): Promise<number> {
     let applied = 0;
-    for (;;) {
+    while (!this.halted) {
       const after = this.position;
       const batch = await this.events.readAll({ after, limit: this.catchUpBatchSize });
       if (batch.length === 0) break;
       try {
-        await this.apply(batch, after);
+        applied += (await this.apply(batch, after)).length;
       } catch (error) {
         if (!(error instanceof FeedRewound)) throw error;
+        applied += batch.length;
       }
-      applied += batch.length;
     }
+    if (this.halted) return applied;
     this.caughtUp = true;
     this.release();
     return applied;
@@ -112,15 +128,15 @@ export class ProjectionRunner {
 
   private async follow(): Promise<void> {
     await this.catchUp().catch((error: unknown) => this.logger.error({ err: error }, 'projection catch-up failed'));
-    while (!this.stopped) {
+    while (!this.stopped && !this.halted) {
       let after = this.position;
       this.subscription = this.events.subscribe({ after, batchSize: this.batchSize });
       try {
         for await (const batch of this.subscription) {
-          await this.apply(batch, after);
-          this.onApplied?.(batch);
+          const applied = await this.apply(batch, after);
+          if (applied.length > 0) this.onApplied?.(applied);
           after = batch[batch.length - 1]!.position;
-          if (this.stopped) break;
+          if (this.stopped || this.halted) break;
         }
       } catch (error) {
         if (this.stopped) break;
@@ -149,6 +165,7 @@ export class ProjectionRunner {
    */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     if (this.position >= position) return Promise.resolve(true);
+    if (this.halted && position >= this.halted.position) return Promise.resolve(false);
     return new Promise((resolve) => {
       const waiter = {
         position,
@@ -177,6 +194,8 @@ export class ProjectionRunner {
 
   /** Empties every read model and replays the whole feed into it. */
   async rebuild(): Promise<number> {
+    // The replay meets the unreadable event again, if it is still there.
+    this.halted = undefined;
     await this.readModels.reset(
       this.projections.flatMap((p) => p.collections.map((c) => c.name)),
       this.projections.map(checkpointKey),
@@ -196,10 +215,30 @@ export class ProjectionRunner {
     }
   }
 
-  /** `after` is the position the batch was read after: a checkpoint behind it means events are missing here. */
-  private async apply(batch: StoredEvent[], after: bigint): Promise<void> {
+  /**
+   * Applies the batch up to the first event this code cannot read, which halts
+   * the runner, and answers the events applied. `after` is the position the
+   * batch was read after: a checkpoint behind it means events are missing here.
+   */
+  private async apply(batch: StoredEvent[], after: bigint): Promise<StoredEvent[]> {
+    const parsed: Array<Recorded<DomainEvent> | undefined> = [];
+    for (const event of batch) {
+      try {
+        parsed.push(this.catalog.parse(event));
+      } catch (error) {
+        if (!(error instanceof UnreadableEvent)) throw error;
+        this.halt(error);
+        break;
+      }
+    }
+    const readable = batch.slice(0, parsed.length);
+    if (readable.length > 0) await this.write(readable, parsed, after);
+    this.release();
+    return readable;
+  }
+
+  private async write(batch: StoredEvent[], parsed: Array<Recorded<DomainEvent> | undefined>, after: bigint): Promise<void> {
     const last = batch[batch.length - 1]!.position;
-    const parsed = batch.map((event) => this.parse(event));
     for (let attempt = 1; ; attempt++) {
       const ops: ReadModelOp[] = [];
       const moves: CheckpointMove[] = [];
@@ -221,24 +260,23 @@ export class ProjectionRunner {
       if (attempt >= WRITE_ATTEMPTS) throw new Error('projection checkpoints keep moving under this runner');
       await this.loadCheckpoints();
     }
-    this.release();
   }
 
-  private parse(event: StoredEvent): Recorded<DomainEvent> | undefined {
-    try {
-      return this.catalog.parse(event);
-    } catch (error) {
-      // Appends are validated, so this is a schema bug; skipping keeps every other read model live.
-      this.logger.error({ err: error, position: String(event.position), type: event.type }, 'unreadable event skipped');
-      return undefined;
-    }
+  private halt(error: UnreadableEvent): void {
+    if (this.halted) return;
+    this.halted = { position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
+    this.logger.error(
+      { position: String(error.position), stream: error.streamId, type: error.type, reason: error.reason },
+      'projections halted before an event this version of the service cannot read',
+    );
   }
 
   private release(): void {
     const position = this.position;
-    const ready = this.waiters.filter((w) => w.position <= position);
+    // Behind a halt nothing moves on: those waiters hear it now rather than at their timeout.
+    const ready = this.waiters.filter((w) => w.position <= position || (this.halted && w.position >= this.halted.position));
     if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => w.position > position);
+    this.waiters = this.waiters.filter((w) => !ready.includes(w));
     for (const waiter of ready) waiter.resolve();
   }
 }

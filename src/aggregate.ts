@@ -1,4 +1,4 @@
-import type { EventCatalog } from './event-catalog.js';
+import { UnreadableEvent, type EventCatalog } from './event-catalog.js';
 import { AppError } from './errors.js';
 import { WrongExpectedRevision, type EventStore } from './infra/event-store/port.js';
 import type { StateCache } from './state-cache.js';
@@ -48,7 +48,13 @@ async function replay<State, Event extends { type: string; data: unknown }, Comm
   let state = cached ? cached.state : aggregate.initial();
   let revision = cached?.revision;
   for (const event of await context.events.readStream(streamId, revision === undefined ? {} : { fromRevision: revision + 1n })) {
-    const parsed = context.catalog.parse(event);
+    let parsed;
+    try {
+      parsed = context.catalog.parse(event);
+    } catch (error) {
+      if (!(error instanceof UnreadableEvent)) throw error;
+      throw new AppError('event_unreadable', 'A stored event of this object cannot be read by this version of the service', undefined, { cause: error });
+    }
     if (parsed) state = aggregate.evolve(state, parsed as unknown as Event);
     revision = event.revision;
   }

@@ -29,6 +29,7 @@ export const STATUS = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  event_unreadable: 500,
   not_ready: 503,
 } as const;
 
@@ -44,8 +45,10 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
+    /** What went wrong inside, for the logs of a 5xx; never sent to a client. */
+    options?: { cause: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'AppError';
   }
 

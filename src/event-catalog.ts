@@ -3,21 +3,37 @@ import type { JsonObject, StoredEvent } from './infra/event-store/port.js';
 
 /**
  * Events are defined once, as a zod schema per type, and validated both when
- * they are appended and when they are read back. `version` goes into each
- * event's metadata so a later schema can upcast older events.
+ * they are appended and when they are read back. A stored event keeps the
+ * version it was written in (`schema_version` in its metadata) for ever; a
+ * reader upcasts older versions step by step to the one it knows, so the
+ * schema of a version never changes once events of it may be stored.
  */
+
+/** Turns the data of one version of an event into the data of the next. */
+export type Upcaster = (data: JsonObject, metadata: EventMetadata) => JsonObject;
+
 export interface EventDefinition<T extends string = string, S extends z.ZodObject = z.ZodObject> {
   type: T;
+  /** The version `serialize` writes and `parse` upcasts to. */
   version: number;
+  /** The stored shape of the current version. */
   schema: S;
+  /** `upcasters[v]` turns version v into version v + 1, for every v below `version`. */
+  upcasters: Readonly<Record<number, Upcaster>>;
 }
 
 export function defineEvent<T extends string, S extends z.ZodObject>(
   type: T,
   schema: S,
-  version = 1,
+  history: { version: number; upcasters: Record<number, Upcaster> } = { version: 1, upcasters: {} },
 ): EventDefinition<T, S> {
-  return { type, schema, version };
+  const { version, upcasters } = history;
+  if (!Number.isInteger(version) || version < 1) throw new Error(`${type}: version must be a whole number from 1`);
+  const expected = Array.from({ length: version - 1 }, (_, i) => String(i + 1));
+  if (JSON.stringify(Object.keys(upcasters).sort((a, b) => Number(a) - Number(b))) !== JSON.stringify(expected)) {
+    throw new Error(`${type}: version ${version} needs one upcaster from each older version (${expected.join(', ') || 'none'})`);
+  }
+  return { type, schema, version, upcasters };
 }
 
 /** The domain shape of one event: its type and its validated data. */
@@ -33,7 +49,8 @@ export type Recorded<E> = E & {
 };
 
 export const EventMetadata = z.object({
-  schema_version: z.number().int().positive(),
+  /** The version the data was written in (not the one it was upcast to); events from before versions were recorded are version 1. */
+  schema_version: z.number().int().positive().default(1),
   /** When the command that produced the event ran (the injected clock). */
   occurred_at: z.string(),
   /** Who caused it: `cli`, an API key id, or `public` for anonymous visitors. */
@@ -41,6 +58,39 @@ export const EventMetadata = z.object({
   request_id: z.string().optional(),
 });
 export type EventMetadata = z.infer<typeof EventMetadata>;
+
+/** A stored event of a known type that this version of the code cannot turn into its current shape. */
+export class UnreadableEvent extends Error {
+  readonly position: bigint;
+  readonly streamId: string;
+  readonly type: string;
+
+  constructor(
+    event: Pick<StoredEvent, 'position' | 'streamId' | 'type'>,
+    /** Why, in one line naming fields and versions, never their values. */
+    readonly reason: string,
+  ) {
+    super(`${event.type} at position ${event.position} of ${event.streamId} cannot be read: ${reason}`);
+    this.name = 'UnreadableEvent';
+    this.position = event.position;
+    this.streamId = event.streamId;
+    this.type = event.type;
+  }
+}
+
+const issues = (error: z.ZodError): string =>
+  error.issues.map((issue) => `${issue.path.map(String).join('.') || '(the whole object)'}: ${issue.message}`).join('; ');
+
+/** The object paths the parsed value lacks but the input holds: fields the schema does not know. */
+function dropped(input: unknown, output: unknown, path = ''): string[] {
+  if (Array.isArray(input) && Array.isArray(output)) return input.flatMap((item, i) => dropped(item, output[i], `${path}.${i}`));
+  if (!input || !output || typeof input !== 'object' || typeof output !== 'object' || Array.isArray(output)) return [];
+  return Object.entries(input).flatMap(([key, value]) => {
+    if (value === undefined) return [];
+    if (!Object.hasOwn(output, key)) return [`${path}.${key}`.slice(1)];
+    return dropped(value, (output as Record<string, unknown>)[key], `${path}.${key}`);
+  });
+}
 
 export class EventCatalog<E extends { type: string; data: unknown } = { type: string; data: unknown }> {
   private readonly byType = new Map<string, EventDefinition>();
@@ -52,26 +102,54 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
     }
   }
 
-  /** Validates an event before it is appended; throws on a schema violation (a bug, not bad input). */
+  /** Every (type, version) that stored events may hold, current or older. */
+  versions(): Array<{ type: string; version: number }> {
+    return [...this.byType.values()].flatMap(({ type, version }) => Array.from({ length: version }, (_, i) => ({ type, version: i + 1 })));
+  }
+
+  /**
+   * Validates an event before it is appended, in the current version; throws
+   * on a schema violation (a bug, not bad input), and on a field the schema
+   * does not know, which would otherwise be dropped from the history unseen.
+   */
   serialize(event: E, metadata: Omit<EventMetadata, 'schema_version'>): { type: string; data: JsonObject; metadata: JsonObject } {
     const definition = this.definition(event.type);
     const data = definition.schema.parse(event.data) as JsonObject;
+    const unknown = dropped(event.data, data);
+    if (unknown.length > 0) throw new Error(`${event.type} version ${definition.version} has no field ${unknown.join(', ')}: a new field is a new version`);
     return { type: event.type, data, metadata: { schema_version: definition.version, ...metadata } };
   }
 
-  /** The domain event, or undefined for types this catalog does not know (system or foreign events). */
+  /**
+   * The domain event in the current version of its type, or undefined for
+   * types this catalog does not know (system or foreign events). Throws
+   * UnreadableEvent when the stored event cannot be brought to that version.
+   */
   parse(stored: StoredEvent): Recorded<E> | undefined {
     const definition = this.byType.get(stored.type);
     if (!definition) return undefined;
-    const data = definition.schema.parse(stored.data);
-    const metadata = EventMetadata.parse(stored.metadata);
+    const unreadable = (reason: string) => new UnreadableEvent(stored, reason);
+    const metadata = EventMetadata.safeParse(stored.metadata);
+    if (!metadata.success) throw unreadable(`its metadata does not fit: ${issues(metadata.error)}`);
+    const from = metadata.data.schema_version;
+    if (from > definition.version) throw unreadable(`it is version ${from}, and this service knows versions up to ${definition.version}`);
+    let data = stored.data;
+    for (let version = from; version < definition.version; version++) {
+      try {
+        data = definition.upcasters[version]!(data, metadata.data);
+      } catch (error) {
+        throw unreadable(`upcasting it from version ${version} failed: ${(error as Error).message}`);
+      }
+    }
+    const parsed = definition.schema.safeParse(data);
+    if (!parsed.success) throw unreadable(`its data does not fit version ${definition.version}: ${issues(parsed.error)}`);
     return {
       type: stored.type,
-      data,
+      data: parsed.data,
       streamId: stored.streamId,
       revision: stored.revision,
       position: stored.position,
-      metadata,
+      metadata: metadata.data,
       recordedAt: stored.recordedAt,
     } as unknown as Recorded<E>;
   }

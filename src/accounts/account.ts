@@ -1,6 +1,7 @@
 import type { Aggregate } from '../aggregate.js';
 import { AppError } from '../errors.js';
-import type { AccountEvent, Plan, Scope } from './events.js';
+import type { AccountEvent } from './events.js';
+import type { Plan, Scope } from './plans.js';
 
 export interface NewKey {
   key_id: string;

@@ -1,7 +1,7 @@
 import { ACCOUNTS, API_KEYS } from '../../projections/accounts.js';
 import type { ReadModelStore } from '../infra/read-models/port.js';
 import { API_KEY, hashApiKey, sameHash } from './api-keys.js';
-import { Plan, Scope } from './events.js';
+import { Plan, Scope } from './plans.js';
 
 export interface Caller {
   accountId: string;

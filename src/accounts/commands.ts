@@ -4,7 +4,7 @@ import type { Services } from '../services.js';
 import { API_KEYS } from '../../projections/accounts.js';
 import { account, type NewKey } from './account.js';
 import { generateApiKey } from './api-keys.js';
-import type { Plan, Scope } from './events.js';
+import type { Plan, Scope } from './plans.js';
 
 type Deps = Pick<Services, 'commands' | 'readModels' | 'clock' | 'ids' | 'random' | 'keyUsage'>;
 

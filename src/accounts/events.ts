@@ -1,13 +1,16 @@
+/**
+ * The stored shapes of the account events, frozen: history is written in
+ * them and must stay readable by every later version of the service. A change
+ * is a new version of the event with an upcaster from the one before (and a
+ * fixture of it in test/fixtures/events), never an edit of a shape here. They
+ * state fields and types, not the API's limits, and import nothing from the
+ * API's schemas: tightening a limit there must not make history unreadable.
+ */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
 
-export const Plan = z.enum(['free', 'pro', 'business']);
-export type Plan = z.infer<typeof Plan>;
-
-/** D1: the spec's read scopes, and the write scopes it announces. */
-export const Scope = z.enum(['forms:read', 'forms:write', 'responses:read', 'responses:write']);
-export type Scope = z.infer<typeof Scope>;
-export const DEFAULT_SCOPES: Scope[] = ['forms:read', 'responses:read'];
+const Plan = z.enum(['free', 'pro', 'business']);
+const Scope = z.enum(['forms:read', 'forms:write', 'responses:read', 'responses:write']);
 
 export const AccountOpened = defineEvent(
   'AccountOpened',
@@ -19,7 +22,10 @@ export const AccountPlanChanged = defineEvent(
   z.object({ account_id: z.string(), from: Plan, to: Plan, changed_at: z.string() }),
 );
 
-/** Only the key's hash and its display prefix are recorded: the key itself is shown once and never stored. */
+/**
+ * Only the key's hash and its display prefix are recorded: the key itself is
+ * shown once and never stored, which the hash's format holds to on append.
+ */
 export const ApiKeyIssued = defineEvent(
   'ApiKeyIssued',
   z.object({

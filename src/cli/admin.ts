@@ -3,13 +3,17 @@
  * the audit feed, rebuilds and scavenges. It opens the same stores as the
  * server (same environment) and works while the server runs.
  *
- * Exit status: 0 done, 1 the stores failed or the configuration is invalid,
+ * Exit status: 0 done, 1 the stores failed, the configuration is invalid or
+ * the history holds an event this version cannot read (rebuild),
  * 2 bad arguments (including ids that do not exist).
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
-import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/events.js';
+import { checkpointKey } from '../../projections/projection.js';
+import { projections } from '../../projections/index.js';
+import type { Halt } from '../../projections/runner.js';
+import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { StoredEvent } from '../infra/event-store/port.js';
@@ -27,6 +31,7 @@ const USAGE = `usage: admin <command> [options]
   rebuild                               rebuild every read model from the event history
   scavenge [--threads N]                with KurrentDB, start a scavenge on each node in EVENTSTORE_URL
                                         (erased events leave its files only then); else nothing to do
+  status                                the head of the history, each projection's position, and a halt if any
 
 LIST is comma-separated, from: ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')}).`;
 
@@ -65,6 +70,7 @@ const COMMANDS = {
   },
   rebuild: { options: {}, schema: z.object({}) },
   scavenge: { options: { threads: { type: 'string' } }, schema: z.object({ threads: Threads.optional() }) },
+  status: { options: {}, schema: z.object({}) },
 } satisfies Record<string, { options: Record<string, { type: 'string' }>; schema: z.ZodType }>;
 
 type Commands = typeof COMMANDS;
@@ -120,6 +126,24 @@ async function printEvents(services: Services, values: { stream?: string; from?:
   }
 }
 
+const haltView = (halt: Halt) => ({ position: String(halt.position), stream: halt.streamId, type: halt.type, reason: halt.reason });
+const haltMessage = (halt: Halt) =>
+  `projections halted before event ${halt.position} (${halt.type} of ${halt.streamId}), which this version of the service cannot read: ${halt.reason}`;
+
+/** Brings the projections as far as they go first, so that a halt shows here as it would in the server. */
+async function printStatus(services: Services, out: Output) {
+  await services.projections.catchUp();
+  const [head, checkpoints] = await Promise.all([services.events.headPosition(), services.readModels.checkpoints()]);
+  const halted = services.projections.halted;
+  out(
+    JSON.stringify({
+      head: String(head),
+      projections: projections.map((p) => ({ name: p.name, version: p.version, checkpoint: String(checkpoints.get(checkpointKey(p)) ?? 0n) })),
+      halted: halted ? haltView(halted) : null,
+    }),
+  );
+}
+
 async function run(services: Services, { command, values: v }: Parsed, out: Output) {
   switch (command) {
     case 'create-account':
@@ -140,6 +164,8 @@ async function run(services: Services, { command, values: v }: Parsed, out: Outp
     case 'rebuild': {
       const started = performance.now();
       const events = await services.projections.rebuild();
+      const halted = services.projections.halted;
+      if (halted) throw new Error(haltMessage(halted));
       const seconds = (performance.now() - started) / 1000;
       return out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
     }
@@ -147,6 +173,8 @@ async function run(services: Services, { command, values: v }: Parsed, out: Outp
       // Erasure already did this; again here for one a reader held up (the store warns then).
       await Promise.all([services.events.expunge(), services.readModels.expunge()]);
       return out(JSON.stringify({ store: services.events.kind, scavenge_id: null, needed: false, reason: 'the embedded store overwrites erased events when it erases them' }));
+    case 'status':
+      return printStatus(services, out);
   }
 }
 

@@ -17,5 +17,5 @@ export const notFound = (kind: Kind) => new AppError(CODES[kind].notFound, `${CO
 export const notPublished = (kind: Kind) => new AppError(CODES[kind].notPublished, `This ${kind} is not published`);
 export const closed = (kind: Kind) => new AppError(CODES[kind].closed, `This ${kind} is closed`);
 
-/** What a visitor's answer (submit or vote) can be refused with, in the order the checks run. */
-export const answerErrors = (kind: Kind): ErrorCode[] => [CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed', 'duplicate_submission'];
+/** What a visitor's answer (submit or vote) can be refused with, in the order the checks run (the first: the object's events are replayed). */
+export const answerErrors = (kind: Kind): ErrorCode[] => ['event_unreadable', CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed', 'duplicate_submission'];

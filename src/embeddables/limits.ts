@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import type { Services } from '../services.js';
 import type { Settings } from '../submissions/settings.js';
 import type { Kind } from './errors.js';

@@ -2,7 +2,7 @@ import { ACCOUNTS } from '../../projections/accounts.js';
 import { FORMS } from '../../projections/forms.js';
 import { POLLS } from '../../projections/polls.js';
 import { WIDGETS } from '../../projections/widgets.js';
-import { Plan } from '../accounts/events.js';
+import { Plan } from '../accounts/plans.js';
 import type { Form } from '../forms/form.js';
 import type { Doc } from '../infra/read-models/port.js';
 import type { Poll } from '../polls/poll.js';

@@ -87,7 +87,7 @@ export function deleteRoute<D extends EmbeddableDoc>(
     `${what.path}/:id`,
     {
       preHandler: requireKey(services, { scope: 'forms:write' }),
-      config: { errors: [CODES[what.kind].notFound, 'conflict'] },
+      config: { errors: [CODES[what.kind].notFound, 'conflict', 'event_unreadable'] },
       schema: {
         tags: [`${what.kind}s`],
         summary: `Delete a ${what.kind} and erase all its ${what.kind === 'poll' ? 'votes' : 'responses'}`,

@@ -7,11 +7,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import { FormQuestion } from '../questions.js';
 import type { Services } from '../services.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
-import { Settings } from '../submissions/settings.js';
-import { Shown } from '../presentation.js';
+import { FormCreated } from './events.js';
 import { form } from './form.js';
 import { CreateFormBody, UpdateFormBody } from './schemas.js';
 
@@ -25,15 +23,22 @@ const FormListItem = z.object({
   updated_at: z.string(),
 });
 
+/** A form shows what is stored, which met the limits of its day: those of today may be tighter. */
+const stored = FormCreated.schema.shape;
+
 /** D7: GET answers the whole form; the public view leaves out settings. */
 const FormView = z.object({
   id: z.string(),
-  ...Shown,
-  questions: z.array(FormQuestion),
+  title: stored.title,
+  description: stored.description,
+  theme: stored.theme,
+  thank_you_title: stored.thank_you_title,
+  thank_you_message: stored.thank_you_message,
+  questions: stored.questions,
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
-  settings: Settings.optional(),
+  settings: stored.settings.optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -89,7 +94,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     '/api/forms/:id',
     {
       preHandler: writeDefinitions,
-      config: { errors: ['form_not_found', 'conflict'] },
+      config: { errors: ['form_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['forms'],
         summary: 'Update a form (any subset; changing questions raises its version)',

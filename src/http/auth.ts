@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
 import { authenticate, type Caller } from '../accounts/authenticate.js';
-import type { Plan, Scope } from '../accounts/events.js';
+import type { Plan, Scope } from '../accounts/plans.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 

@@ -42,6 +42,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   unsupported_media_type: 'Unsupported Media Type',
   rate_limited: 'Rate limit exceeded: 1000 requests per 60 s; retry in 12 s',
   internal_error: 'Something went wrong on our side; the request id identifies it in our logs',
+  event_unreadable: 'A stored event of this object cannot be read by this version of the service',
   not_ready: 'The service is not ready',
 };
 

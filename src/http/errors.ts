@@ -13,7 +13,11 @@ const FASTIFY_CODES: Record<number, ErrorCode> = {
 };
 
 function toBody(error: unknown, request: FastifyRequest): ErrorBody {
-  if (error instanceof AppError) return errorBody(error.code, error.message, error.details);
+  if (error instanceof AppError) {
+    // Ours, and the client cannot help it: the operator needs what the client does not get.
+    if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+    return errorBody(error.code, error.message, error.details);
+  }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const where = (error as FastifyError).validationContext ?? 'body';
     const details = error.validation.map((issue) => ({

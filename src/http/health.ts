@@ -5,11 +5,16 @@ import type { Services } from '../services.js';
 export function healthRoutes(app: FastifyInstance, services: Services): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
-  /** Ready when both stores answer and the projections have caught up once since start. */
+  /**
+   * Ready when both stores answer and the projections have caught up once
+   * since start; never while they are halted before an event this version of
+   * the service cannot read.
+   */
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const [events, readModels] = await Promise.allSettled([services.events.headPosition(), services.readModels.ping()]);
     const head = events.status === 'fulfilled' ? events.value : undefined;
     const position = services.projections.position;
+    const halted = services.projections.halted;
     const body = {
       status: 'ready' as 'ready' | 'not_ready',
       event_store: { kind: services.events.kind, reachable: events.status === 'fulfilled' },
@@ -19,8 +24,13 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
         position: String(position),
         head: head === undefined ? null : String(head),
         behind: head === undefined ? null : head > position,
+        halted: halted ? { position: String(halted.position), stream: halted.streamId, type: halted.type, reason: halted.reason } : null,
       },
     };
+    if (halted) {
+      const message = `The projections are halted before event ${halted.position} (${halted.type} of ${halted.streamId}), which this version of the service cannot read`;
+      return reply.code(503).send({ ...errorBody('not_ready', message), ...body, status: 'not_ready' });
+    }
     if (events.status === 'rejected' || readModels.status === 'rejected' || !services.projections.caughtUp) {
       body.status = 'not_ready';
       return reply.code(503).send({ ...errorBody('not_ready', 'The service is not ready'), ...body, status: 'not_ready' });

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { App } from './instance.js';

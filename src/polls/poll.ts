@@ -68,19 +68,20 @@ export function decide(command: PollCommand, state: PollState): PollEvent[] {
       if (unknown >= 0) {
         throw new AppError('validation_error', 'The poll is invalid', [{ path: `body.options.${unknown}.id`, message: 'is not an option of this poll' }]);
       }
-      const merged = PollConfig.safeParse({
+      // The body met today's limits when it was parsed. Stored values met the limits of
+      // their day and are not checked again: a tightened limit must not block every change.
+      const merged: PollConfig = {
         ...poll,
         ...fields,
         settings: { ...poll.settings, ...fields.settings },
-        options: options ? options.map((o) => ({ id: o.id ?? command.new_option_ids[fresh++], text: o.text })) : poll.options,
-      });
-      if (!merged.success) throw invalid(merged.error);
-      if (new Set(merged.data.options.map((o) => o.id)).size !== merged.data.options.length) {
+        options: options ? options.map((o) => ({ id: o.id ?? command.new_option_ids[fresh++]!, text: o.text })) : poll.options,
+      };
+      if (new Set(merged.options.map((o) => o.id)).size !== merged.options.length) {
         throw new AppError('validation_error', 'The poll is invalid', [{ path: 'body.options', message: 'option ids must be unique' }]);
       }
       const changes: Record<string, unknown> = {};
       for (const key of ['question', 'options', 'allow_multiple', 'settings'] as const) {
-        if (!sameJson(merged.data[key], poll[key])) changes[key] = merged.data[key];
+        if (!sameJson(merged[key], poll[key])) changes[key] = merged[key];
       }
       const events: PollEvent[] = [];
       if (Object.keys(changes).length > 0) events.push({ type: 'PollUpdated', data: { poll_id: poll.id, changes, updated_at: command.at } });

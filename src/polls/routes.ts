@@ -12,7 +12,7 @@ import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Services } from '../services.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
-import { Settings } from '../submissions/settings.js';
+import { PollCreated } from './events.js';
 import { poll } from './poll.js';
 import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
 import { castVote, VoteBody } from './votes.js';
@@ -20,14 +20,17 @@ import { castVote, VoteBody } from './votes.js';
 
 const PollListItem = z.object({ id: z.string(), question: z.string(), published: z.boolean(), created_at: z.string(), updated_at: z.string() });
 
+/** A poll shows what is stored, which met the limits of its day: those of today may be tighter. */
+const stored = PollCreated.schema.shape;
+
 const PollView = z.object({
   id: z.string(),
-  question: z.string(),
-  options: z.array(PollOption),
-  allow_multiple: z.boolean(),
+  question: stored.question,
+  options: stored.options,
+  allow_multiple: stored.allow_multiple,
   published: z.boolean(),
   closed: z.boolean(),
-  settings: Settings.optional(),
+  settings: stored.settings.optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -118,7 +121,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     '/api/polls/:id',
     {
       preHandler: writeDefinitions,
-      config: { errors: ['poll_not_found', 'conflict'] },
+      config: { errors: ['poll_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['polls'],
         summary: 'Update a poll (any subset; options sent with their id keep it)',

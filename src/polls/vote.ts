@@ -1,4 +1,4 @@
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../event-catalog.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 import { caughtByHoneypot, checkAccess, duplicate, slotFor, type Gate, type SlotReserved } from '../submissions/decide.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import type { Services } from '../services.js';
 import type { Gate } from '../submissions/decide.js';
 import type { SubmissionRequest } from '../submissions/metadata.js';

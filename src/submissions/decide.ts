@@ -1,4 +1,4 @@
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../event-catalog.js';
 import { AppError } from '../errors.js';
 import { validateAnswers, type Answers, type FormQuestion } from '../questions.js';

@@ -1,7 +1,13 @@
+/**
+ * The stored shapes of the submission events, frozen: history is written in
+ * them and must stay readable by every later version of the service. A change
+ * is a new version of the event with an upcaster from the one before (and a
+ * fixture of it in test/fixtures/events), never an edit of a shape here. They
+ * state fields and types, not the API's limits, and import nothing from the
+ * API's schemas: tightening a limit there must not make history unreadable.
+ */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
-import { Answers } from '../questions.js';
-import { ResponseMetadata } from './metadata.js';
 
 /** Spec 2.8: built by the server inside the response event, so nothing can change it later. */
 export const ConsentRecord = z.object({
@@ -10,7 +16,36 @@ export const ConsentRecord = z.object({
   ip_hash: z.string(),
   user_agent: z.string(),
   consent_text: z.string(),
-  form_version: z.number().int().positive(),
+  form_version: z.number().int(),
+});
+
+const text = z.string().nullable();
+const count = z.number().int().nullable();
+
+/** Spec 2.7: what the service captured of the visitor; the fields a plan does not get are absent. */
+const ResponseMetadata = z.object({
+  browser: text,
+  browser_version: text,
+  device: z.enum(['Desktop', 'Mobile', 'Tablet']).nullable(),
+  os: text,
+  ip_hash: z.string(),
+  language: text,
+  completion_time_ms: z.number().int(),
+  page_url: text,
+  page_title: text,
+  screen_width: count.optional(),
+  screen_height: count.optional(),
+  fingerprint_hash: text.optional(),
+  referer: text.optional(),
+  referer_domain: text.optional(),
+  country: text.optional(),
+  region: text.optional(),
+  city: text.optional(),
+  timezone: text.optional(),
+  utm_source: text.optional(),
+  utm_medium: text.optional(),
+  utm_campaign: text.optional(),
+  is_proxy: z.boolean().optional(),
 });
 export type ConsentRecord = z.infer<typeof ConsentRecord>;
 
@@ -22,7 +57,8 @@ export const ResponseSubmitted = defineEvent(
     account_id: z.string(),
     widget_id: z.string().optional(),
     form_id: z.string().optional(),
-    answers: Answers,
+    /** By question id: text, a number or a boolean, as the question takes. */
+    answers: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
     metadata: ResponseMetadata,
     submitted_at: z.string(),
     consent_record: ConsentRecord.optional(),

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import Bowser from 'bowser';
 import { z } from 'zod';
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import type { GeoLookup } from '../infra/geo.js';
 import { keyedHash } from '../infra/keys.js';
 

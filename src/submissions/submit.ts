@@ -1,4 +1,4 @@
-import type { Plan } from '../accounts/events.js';
+import type { Plan } from '../accounts/plans.js';
 import type { Services } from '../services.js';
 import { checkAccess, decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget } from './decide.js';
 import { captureMetadata, type SubmissionRequest } from './metadata.js';

@@ -8,11 +8,9 @@ import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
-import { Settings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
-import { Shown } from '../presentation.js';
-import { CreateWidgetBody, TriggerConfig, UpdateWidgetBody, WidgetType } from './schemas.js';
-import { WidgetQuestion } from '../questions.js';
+import { WidgetCreated } from './events.js';
+import { CreateWidgetBody, UpdateWidgetBody, WidgetType } from './schemas.js';
 import { widget, type Widget } from './widget.js';
 
 const WidgetListItem = z.object({
@@ -25,16 +23,23 @@ const WidgetListItem = z.object({
   updated_at: z.string(),
 });
 
+/** A widget shows what is stored, which met the limits of its day: those of today may be tighter. */
+const stored = WidgetCreated.schema.shape;
+
 /** Spec 4.3, plus `description` and `closed`; owners also see `settings` and the timestamps. */
 const WidgetView = z.object({
   id: z.string(),
-  ...Shown,
-  widget_type: WidgetType,
-  questions: z.array(WidgetQuestion),
-  trigger_config: TriggerConfig,
+  title: stored.title,
+  description: stored.description,
+  theme: stored.theme,
+  thank_you_title: stored.thank_you_title,
+  thank_you_message: stored.thank_you_message,
+  widget_type: stored.widget_type,
+  questions: stored.questions,
+  trigger_config: stored.trigger_config,
   published: z.boolean(),
   closed: z.boolean(),
-  settings: Settings.optional(),
+  settings: stored.settings.optional(),
   created_at: z.string().optional(),
   updated_at: z.string().optional(),
 });
@@ -91,7 +96,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
     '/api/widgets/:id',
     {
       preHandler: writeDefinitions,
-      config: { errors: ['widget_not_found', 'conflict'] },
+      config: { errors: ['widget_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['widgets'],
         summary: 'Update a widget (any subset of its configuration, and publish or unpublish it)',

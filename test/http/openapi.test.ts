@@ -64,8 +64,8 @@ t.test('each operation names exactly the error codes it answers, with examples',
     413: ['payload_too_large'],
     415: ['unsupported_media_type'],
     429: ['rate_limited'],
-    500: ['internal_error'],
-  }, 'a public vote: no key codes');
+    500: ['event_unreadable', 'internal_error'],
+  }, 'a public vote: no key codes; the poll\'s events are replayed');
   t.same(codesOf(paths['/api/widgets'].get.responses), {
     400: ['validation_error'],
     401: ['unauthorized'],

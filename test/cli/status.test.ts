@@ -1,0 +1,46 @@
+import t from 'tap';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
+import { fixture } from '../support/fixtures.js';
+import { admin, json } from '../support/processes.js';
+import { tempDir } from '../support/services.js';
+
+const NAMES = ['accounts', 'widgets', 'forms', 'polls', 'responses'];
+
+t.test('status: the head, each projection\'s position, and no halt', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  const run = await admin(['status'], env);
+  t.equal(run.code, 0);
+  t.equal(run.stdout.trim().split('\n').length, 1, 'one line');
+  const status = JSON.parse(run.stdout);
+  t.same(status.head, '2');
+  t.same(status.projections.map((p: { name: string }) => p.name), NAMES);
+  t.match(status.projections, NAMES.map((name) => ({ name, version: Number, checkpoint: '2' })));
+  t.equal(status.halted, null);
+});
+
+t.test('status shows where the projections halted and why; rebuild fails on it', async (t) => {
+  const dir = tempDir(t);
+  const env = { DATA_DIR: dir };
+  json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  const store = openSqliteEventStore(dir);
+  const { data, metadata } = fixture('PollCreated');
+  const { question: _missing, ...withoutQuestion } = data;
+  await store.append('poll-pol_bad', [{ type: 'PollCreated', data: withoutQuestion, metadata }], 'no_stream');
+  await store.close();
+  json(await admin(['create-account', '--name', 'Later', '--plan', 'pro'], env));
+
+  const run = await admin(['status'], env);
+  t.equal(run.code, 0, 'a halt is a state to report, not a failure of the command');
+  t.match(JSON.parse(run.stdout), {
+    head: '5',
+    projections: NAMES.map((name) => ({ name, checkpoint: '2' })),
+    halted: { position: '3', stream: 'poll-pol_bad', type: 'PollCreated', reason: /question/ },
+  });
+  t.match(run.stderr, /projections halted/, 'and logs it');
+
+  const rebuild = await admin(['rebuild'], env);
+  t.equal(rebuild.code, 1);
+  t.match(rebuild.stderr, /admin: projections halted before event 3 \(PollCreated of poll-pol_bad\).*question/);
+  t.equal(rebuild.stdout, '');
+});

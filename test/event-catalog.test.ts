@@ -1,0 +1,102 @@
+import t from 'tap';
+import { z } from 'zod';
+import { defineEvent, EventCatalog, UnreadableEvent, type EventOf } from '../src/event-catalog.js';
+import type { JsonObject, StoredEvent } from '../src/infra/event-store/port.js';
+
+/**
+ * A catalog of its own, to show the mechanism on an event with a history:
+ * version 1 had `name`; version 2 split it into `first` and `last`; version 3
+ * added `tags` (empty for everyone before).
+ */
+const PersonNamed = defineEvent('PersonNamed', z.object({ first: z.string(), last: z.string(), tags: z.array(z.string()) }), {
+  version: 3,
+  upcasters: {
+    1: (data) => {
+      const [first = '', ...rest] = String(data.name).split(' ');
+      return { first, last: rest.join(' ') };
+    },
+    2: (data) => ({ ...data, tags: [] }),
+  },
+});
+const Noted = defineEvent('Noted', z.object({ text: z.string() }));
+const catalog = new EventCatalog<EventOf<typeof PersonNamed> | EventOf<typeof Noted>>([PersonNamed, Noted]);
+
+const meta = { occurred_at: '2026-11-22T10:00:00.000Z', actor: 'cli' };
+
+function stored(type: string, data: JsonObject, metadata: JsonObject): StoredEvent {
+  return { id: 'e1', streamId: 'person-1', revision: 0n, position: 7n, type, data, metadata, recordedAt: '2026-11-22T10:00:00.001Z' };
+}
+
+/** What the catalog says of an event it cannot read, or 'readable'. */
+function refusal(event: StoredEvent): UnreadableEvent | 'readable' {
+  try {
+    catalog.parse(event);
+    return 'readable';
+  } catch (error) {
+    if (!(error instanceof UnreadableEvent)) throw error;
+    return error;
+  }
+}
+
+t.test('given a version 1 event, parse upcasts it through version 2 to version 3', async (t) => {
+  const parsed = catalog.parse(stored('PersonNamed', { name: 'Ada King Lovelace' }, { ...meta, schema_version: 1 }));
+  t.same(parsed?.data, { first: 'Ada', last: 'King Lovelace', tags: [] });
+  t.equal(parsed?.metadata.schema_version, 1, 'the metadata still says what was stored');
+});
+
+t.test('given a version 2 event, only the step from 2 to 3 runs', async (t) => {
+  t.same(catalog.parse(stored('PersonNamed', { first: 'Grace', last: 'Hopper' }, { ...meta, schema_version: 2 }))?.data, { first: 'Grace', last: 'Hopper', tags: [] });
+});
+
+t.test('an event stored before versions were recorded is version 1', async (t) => {
+  t.same(catalog.parse(stored('PersonNamed', { name: 'Alan Turing' }, meta))?.data, { first: 'Alan', last: 'Turing', tags: [] });
+  t.same(catalog.parse(stored('Noted', { text: 'hello' }, meta))?.data, { text: 'hello' });
+});
+
+t.test('the current version is read as stored', async (t) => {
+  t.same(catalog.parse(stored('PersonNamed', { first: 'Edsger', last: 'Dijkstra', tags: ['go-to'] }, { ...meta, schema_version: 3 }))?.data, { first: 'Edsger', last: 'Dijkstra', tags: ['go-to'] });
+});
+
+t.test('serialize writes the current version', async (t) => {
+  const written = catalog.serialize({ type: 'PersonNamed', data: { first: 'Barbara', last: 'Liskov', tags: [] } }, meta);
+  t.same(written.metadata, { schema_version: 3, ...meta });
+  t.same(written.data, { first: 'Barbara', last: 'Liskov', tags: [] });
+});
+
+t.test('serialize refuses a field the current version does not have, instead of dropping it', async (t) => {
+  const data = { first: 'Barbara', last: 'Liskov', tags: [], middle: 'Jane' } as unknown as EventOf<typeof PersonNamed>['data'];
+  t.throws(() => catalog.serialize({ type: 'PersonNamed', data }, meta), /no field middle/);
+});
+
+t.test('what it cannot read, it says so, naming the event and the reason', async (t) => {
+  t.match(refusal(stored('PersonNamed', { first: 'A', last: 'B', tags: [] }, { ...meta, schema_version: 4 })), {
+    position: 7n,
+    streamId: 'person-1',
+    type: 'PersonNamed',
+    reason: /version 4.*up to 3/,
+  }, 'a version newer than the code');
+  t.match(refusal(stored('PersonNamed', { first: 'A', tags: [] }, { ...meta, schema_version: 3 })), { reason: /^its data does not fit version 3: last:/ }, 'a required field missing');
+  t.match(refusal(stored('Noted', { text: 'x' }, { actor: 'cli' })), { type: 'Noted', reason: /^its metadata does not fit: occurred_at:/ }, 'metadata missing a field');
+  t.match(refusal(stored('Noted', { text: 'x' }, { ...meta, schema_version: 0 })), { reason: /^its metadata does not fit: schema_version:/ }, 'a version that is none');
+  const throwing = defineEvent('Broken', z.object({ n: z.number() }), { version: 2, upcasters: { 1: () => { throw new Error('no n to be had'); } } });
+  t.throws(() => new EventCatalog([throwing]).parse(stored('Broken', {}, meta)), { name: 'UnreadableEvent', reason: /from version 1 failed: no n to be had/ }, 'an upcaster that fails');
+});
+
+t.test('types it does not know are not its business', async (t) => {
+  t.equal(catalog.parse(stored('$metadata', {}, {})), undefined);
+});
+
+t.test('a version needs an upcaster from each older one', async (t) => {
+  t.throws(() => defineEvent('Gap', z.object({}), { version: 3, upcasters: { 1: (d) => d } }), /needs one upcaster from each older version \(1, 2\)/);
+  t.throws(() => defineEvent('Extra', z.object({}), { version: 1, upcasters: { 1: (d) => d } }), /needs one upcaster/);
+  t.throws(() => defineEvent('Zero', z.object({}), { version: 0, upcasters: {} }), /whole number/);
+});
+
+t.test('versions lists every version a stored event may have', async (t) => {
+  t.same(catalog.versions(), [
+    { type: 'PersonNamed', version: 1 },
+    { type: 'PersonNamed', version: 2 },
+    { type: 'PersonNamed', version: 3 },
+    { type: 'Noted', version: 1 },
+  ]);
+});
