@@ -23,6 +23,8 @@ export interface RunnerOptions {
 class FeedRewound extends Error {}
 
 const WRITE_ATTEMPTS = 10;
+/** Swaps refused because live runners were ahead, before a rebuild swaps anyway and lets them replay. */
+const SWAP_ATTEMPTS = 20;
 
 /**
  * Feeds the global event feed to every projection. Each projection keeps its
@@ -175,14 +177,36 @@ export class ProjectionRunner {
     return this.position >= position;
   }
 
-  /** Empties every read model and replays the whole feed into it. */
+  /**
+   * Replays the whole feed into shadow copies of the read models and swaps
+   * them in, answering how many events the shadows took. The live read
+   * models answer, and live runners (the server's) keep them current, until
+   * the swap; it waits until the shadows have at least everything the live
+   * ones have, so no reader sees the read models go back. A live runner then
+   * finds its next compare-and-set refused, reads the swapped-in checkpoints
+   * and applies only what follows them (or, after a swap forced behind,
+   * reads the feed again from there).
+   */
   async rebuild(): Promise<number> {
-    await this.readModels.reset(
-      this.projections.flatMap((p) => p.collections.map((c) => c.name)),
+    const shadow = await this.readModels.shadow(
+      this.projections.flatMap((p) => p.collections),
       this.projections.map(checkpointKey),
     );
-    this.checkpoints.clear();
-    return this.catchUp();
+    let replayed = 0;
+    try {
+      const builder = new ProjectionRunner(this.events, shadow, this.catalog, this.projections, this.logger, { catchUpBatchSize: this.catchUpBatchSize });
+      // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
+      for (let attempt = 1; ; attempt++) {
+        replayed += await builder.catchUp();
+        if (await shadow.swap({ behind: attempt >= SWAP_ATTEMPTS })) break;
+      }
+    } finally {
+      await shadow.close();
+    }
+    // The events appended after the shadows' last catch-up, which no live runner may be there to apply.
+    await this.loadCheckpoints();
+    await this.catchUp();
+    return replayed;
   }
 
   private async loadCheckpoints(): Promise<void> {
