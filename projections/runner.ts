@@ -19,7 +19,7 @@ export interface RunnerOptions {
   retryMs?: number;
 }
 
-/** Another process moved a checkpoint back (a rebuild): the feed must be read again from there. */
+/** Another process moved a checkpoint back (a new projection's reset, a rebuild's swap forced behind): the feed must be read again from there. */
 class FeedRewound extends Error {}
 
 const WRITE_ATTEMPTS = 10;

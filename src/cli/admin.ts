@@ -23,7 +23,7 @@ const USAGE = `usage: admin <command> [options]
   list-keys --account ID
   set-plan --account ID --plan free|pro|business
   events [--stream STREAM] [--from N]   the event history as NDJSON (N: revision with --stream, else global position)
-  rebuild                               rebuild every read model from the event history
+  rebuild                               rebuild every read model from the event history (a running server keeps serving)
 
 LIST is comma-separated, from: ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')}).`;
 
