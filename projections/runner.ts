@@ -198,7 +198,9 @@ export class ProjectionRunner {
       // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
       for (let attempt = 1; ; attempt++) {
         replayed += await builder.catchUp();
-        if (await shadow.swap({ behind: attempt >= SWAP_ATTEMPTS })) break;
+        const behind = attempt >= SWAP_ATTEMPTS;
+        if (behind) this.logger.warn({ attempts: attempt }, 'live runners keep ahead of the rebuild; swapping anyway, they replay what it lacks');
+        if (await shadow.swap({ behind })) break;
       }
     } finally {
       await shadow.close();

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import t from 'tap';
 import { projections } from '../../projections/index.js';
 import { ProjectionRunner } from '../../projections/runner.js';
@@ -196,6 +197,37 @@ t.test('a swap forced behind a live runner: it reads the feed again from the swa
   const settled = await snapshotReadModels(services);
   await services.projections.rebuild();
   t.same(settled, await snapshotReadModels(services), 'the same as a quiet rebuild: nothing applied twice, nothing missed');
+});
+
+t.test('a rebuild that live writes keep outrunning swaps anyway after 20 tries, and loses nothing', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const live = services.projections;
+  live.start();
+  t.teardown(() => live.stop());
+  let appended = 0;
+  // Each time the rebuild has read everything, one more event arrives and the live runner applies it first.
+  const outrunning = new Proxy(services.events, {
+    get(target, property, receiver) {
+      if (property !== 'readAll') return Reflect.get(target, property, receiver);
+      return async (options: Parameters<EventStore['readAll']>[0]) => {
+        const page = await target.readAll(options);
+        if (page.length === 0 && appended < 25) await openAccount(services, { name: `Outrunning ${appended++}`, plan: 'free', scopes: ['forms:read'] });
+        return page;
+      };
+    },
+  });
+  const warnings: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) });
+  await new ProjectionRunner(outrunning, services.readModels, catalog, projections, logger).rebuild();
+  t.match(warnings, [/swapping anyway/], 'the forced swap is logged');
+  t.ok(appended >= 20, `${appended} events outran the rebuild`);
+  t.ok(await live.waitFor(await services.events.headPosition(), 5000));
+  t.equal(await services.readModels.count('accounts', {}), (await services.events.readAll({ after: 0n, limit: 100_000 })).filter((e) => e.type === 'AccountOpened').length, 'every account is there');
+  await live.stop();
+  const settled = await snapshotReadModels(services);
+  await services.projections.rebuild();
+  t.same(settled, await snapshotReadModels(services), 'the same as a quiet rebuild');
 });
 
 t.test('waitFor answers false when the read models do not get there in time', async (t) => {
