@@ -19,7 +19,7 @@ export interface RunnerOptions {
   retryMs?: number;
 }
 
-/** Another process moved a checkpoint back (a rebuild): the feed must be read again from there. */
+/** Another process moved a checkpoint back (a new projection's reset, a rebuild's swap forced behind): the feed must be read again from there. */
 class FeedRewound extends Error {}
 
 /** The stored event the projections stopped before, and why this code cannot read it. */
@@ -31,6 +31,8 @@ export interface Halt {
 }
 
 const WRITE_ATTEMPTS = 10;
+/** Swaps refused because live runners were ahead, before a rebuild swaps anyway and lets them replay. */
+const SWAP_ATTEMPTS = 20;
 
 /**
  * Feeds the global event feed to every projection. Each projection keeps its
@@ -192,16 +194,45 @@ export class ProjectionRunner {
     return this.position >= position;
   }
 
-  /** Empties every read model and replays the whole feed into it. */
+  /**
+   * Replays the whole feed into shadow copies of the read models and swaps
+   * them in, answering how many events the shadows took. The live read
+   * models answer, and live runners (the server's) keep them current, until
+   * the swap; it waits until the shadows have at least everything the live
+   * ones have, so no reader sees the read models go back. A live runner then
+   * finds its next compare-and-set refused, reads the swapped-in checkpoints
+   * and applies only what follows them (or, after a swap forced behind,
+   * reads the feed again from there).
+   */
   async rebuild(): Promise<number> {
     // The replay meets the unreadable event again, if it is still there.
     this.halted = undefined;
-    await this.readModels.reset(
-      this.projections.flatMap((p) => p.collections.map((c) => c.name)),
+    const shadow = await this.readModels.shadow(
+      this.projections.flatMap((p) => p.collections),
       this.projections.map(checkpointKey),
     );
-    this.checkpoints.clear();
-    return this.catchUp();
+    let replayed = 0;
+    try {
+      const builder = new ProjectionRunner(this.events, shadow, this.catalog, this.projections, this.logger, { catchUpBatchSize: this.catchUpBatchSize });
+      // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
+      for (let attempt = 1; ; attempt++) {
+        replayed += await builder.catchUp();
+        if (builder.halted) {
+          // Half a history swapped in would hide what the live read models show: keep them.
+          this.halted = builder.halted;
+          return replayed;
+        }
+        const behind = attempt >= SWAP_ATTEMPTS;
+        if (behind) this.logger.warn({ attempts: attempt }, 'live runners keep ahead of the rebuild; swapping anyway, they replay what it lacks');
+        if (await shadow.swap({ behind })) break;
+      }
+    } finally {
+      await shadow.close();
+    }
+    // The events appended after the shadows' last catch-up, which no live runner may be there to apply.
+    await this.loadCheckpoints();
+    await this.catchUp();
+    return replayed;
   }
 
   private async loadCheckpoints(): Promise<void> {

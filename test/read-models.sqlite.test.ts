@@ -21,3 +21,29 @@ t.test('indexes follow the declaration: one no longer declared is dropped', asyn
   const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_shrinking' ORDER BY name").pluck().all();
   t.same(names, ['ix_shrinking_c', 'ix_shrinking_rank']);
 });
+
+t.test('a swapped-in table carries its indexes, under names ensureCollections keeps', async (t) => {
+  const Database = (await import('better-sqlite3')).default;
+  const store = openSqliteReadModels(dir);
+  t.teardown(() => store.close());
+  const spec = { name: 'swapped', indexes: [['a'], ['b', 'c']], rankWithin: 'g' };
+  await store.ensureCollections([spec]);
+  const db = new Database(join(dir, 'feedback.db'), { readonly: true });
+  t.teardown(() => db.close());
+  const indexes = () => db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_swapped' ORDER BY name").pluck().all();
+  const leftovers = () => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 3) IN ('rs_', 'rr_')").pluck().all();
+  t.same(indexes(), ['ix_swapped_a', 'ix_swapped_b_c', 'ix_swapped_rank']);
+  for (const [round, prefix] of [[1, 'iy'], [2, 'ix']] as const) {
+    const shadow = await store.shadow([spec], []);
+    await shadow.write([{ op: 'put', collection: 'swapped', doc: { id: `d${round}`, a: round, g: 'g1' } }]);
+    t.ok(await shadow.swap());
+    const names = [`${prefix}_swapped_a`, `${prefix}_swapped_b_c`, `${prefix}_swapped_rank`];
+    t.same(indexes(), names, `rebuild ${round}: the shadow's indexes came with it`);
+    await store.ensureCollections([spec]);
+    t.same(indexes(), names, `rebuild ${round}: ensureCollections neither drops nor duplicates them`);
+    t.same(leftovers(), [], `rebuild ${round}: no shadow or retired table is left`);
+    const plan = db.prepare("EXPLAIN QUERY PLAN SELECT doc FROM rm_swapped WHERE json_extract(doc, '$.a') = 1").all() as Array<{ detail: string }>;
+    t.match(plan.map((row) => row.detail).join(), new RegExp(`USING INDEX ${prefix}_swapped_a`), `rebuild ${round}: queries use them`);
+    t.same((await store.find('swapped', { a: round })).map((d) => d.id), [`d${round}`]);
+  }
+});

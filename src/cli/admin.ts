@@ -28,7 +28,7 @@ const USAGE = `usage: admin <command> [options]
   list-keys --account ID
   set-plan --account ID --plan free|pro|business
   events [--stream STREAM] [--from N]   the event history as NDJSON (N: revision with --stream, else global position)
-  rebuild                               rebuild every read model from the event history
+  rebuild                               rebuild every read model from the event history (a running server keeps serving)
   scavenge [--threads N]                with KurrentDB, start a scavenge on each node in EVENTSTORE_URL
                                         (erased events leave its files only then); else nothing to do
   status                                the head of the history, each projection's position, and a halt if any

@@ -6,13 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { Test } from 'tap';
-import type { ReadModelOp, ReadModelStore } from '../../src/infra/read-models/port.js';
+import type { CollectionSpec, ReadModelOp, ReadModelStore } from '../../src/infra/read-models/port.js';
 
 export function readModelContract(t: Test, open: () => Promise<ReadModelStore>): void {
   let store: ReadModelStore;
   let c: string;
   let items: string;
   let ranked: string;
+  let specs: CollectionSpec[];
   t.before(async () => {
     store = await open();
   });
@@ -23,11 +24,12 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     c = `c${randomBytes(6).toString('hex')}`;
     items = `${c}_items`;
     ranked = `${c}_ranked`;
-    await store.ensureCollections([
+    specs = [
       { name: items, indexes: [['owner', 'created_at'], ['key']] },
       { name: `${c}_other`, indexes: [] },
       { name: ranked, indexes: [], rankWithin: 'parent' },
-    ]);
+    ];
+    await store.ensureCollections(specs);
   });
 
   const item = (id: string, extra: Record<string, unknown> = {}) => ({
@@ -291,6 +293,110 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     t.same(await store.get(items, 'i2'), item('i2'));
     await store.write([entry('d')]);
     t.same(await pageIds('p1', 0, 10), { ids: ['d', 'c', 'a'], total: 3 }, 'and writes go on');
+  });
+
+  const ids = async (from: ReadModelStore, collection: string) => (await from.find(collection, {}, { sort: [['id', 1]] })).map((d) => d.id);
+  /** The collections a rebuild replaces: all but `<c>_other`. */
+  const rebuilt = () => specs.filter((spec) => spec.name !== `${c}_other`);
+
+  t.test('a shadow fills beside the live collections, then swaps in as one', async (t) => {
+    const cp = `${c}_projection`;
+    await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 4n }]);
+    await store.write([{ op: 'put', collection: `${c}_other`, doc: { id: 'o' } }]);
+    const shadow = await store.shadow(rebuilt(), [cp]);
+    t.same(await ids(shadow, items), [], 'a shadow starts empty');
+    t.equal((await shadow.checkpoints()).get(cp), undefined, 'with checkpoints of its own');
+    t.ok(await shadow.write([{ op: 'put', collection: items, doc: item('i2', { key: 'k2' }) }, { op: 'put', collection: items, doc: item('i3') }], [{ name: cp, expected: 0n, next: 6n }]));
+    t.same(await ids(store, items), ['i1'], 'the live collection is untouched until the swap');
+    t.equal((await store.checkpoints()).get(cp), 4n, 'and so is the live checkpoint');
+    t.same(await ids(shadow, items), ['i2', 'i3'], 'the shadow reads its own documents');
+
+    t.equal(await shadow.swap(), true);
+    t.same(await ids(store, items), ['i2', 'i3'], 'the live collection is the shadow now');
+    t.equal((await store.checkpoints()).get(cp), 6n, 'with its checkpoint');
+    t.same(await ids(store, `${c}_other`), ['o'], 'collections the rebuild does not name are untouched');
+    t.same((await store.find(items, { owner: 'o1' }, { sort: [['created_at', -1]] })).map((d) => d.id), ['i3', 'i2'], 'queries answer as before');
+    t.same((await store.find(items, { key: 'k2' })).map((d) => d.id), ['i2']);
+    await store.ensureCollections(specs);
+    t.equal(await store.count(items, {}), 2, 'ensureCollections leaves a swapped-in collection as it is');
+    t.equal(await store.write([{ op: 'put', collection: items, doc: item('i4') }], [{ name: cp, expected: 4n, next: 7n }]), false, "a writer still at the old checkpoint is refused");
+    t.ok(await store.write([{ op: 'put', collection: items, doc: item('i4') }], [{ name: cp, expected: 6n, next: 7n }]), 'and goes on from the swapped-in one');
+    await t.rejects(shadow.swap(), 'a shadow swaps once');
+    await shadow.close();
+    t.same(await ids(store, items), ['i2', 'i3', 'i4'], 'closing a swapped shadow drops nothing live');
+
+    const again = await store.shadow(rebuilt(), [cp]);
+    t.ok(await again.write([{ op: 'put', collection: items, doc: item('i5') }], [{ name: cp, expected: 0n, next: 9n }]));
+    t.ok(await again.swap(), 'a second rebuild swaps in over the first');
+    t.same(await ids(store, items), ['i5']);
+    t.same((await store.find(items, { owner: 'o1' }, { sort: [['created_at', -1]] })).map((d) => d.id), ['i5']);
+  });
+
+  t.test('a shadow ranks its ranked collections, and the ranks carry through the swap', async (t) => {
+    await store.write([entry('a'), entry('b')]);
+    const shadow = await store.shadow(rebuilt(), []);
+    await shadow.write([entry('x'), entry('y'), entry('z'), entry('q', 'p2')]);
+    await shadow.write([{ op: 'delete', collection: ranked, where: { id: 'y' } }]);
+    const page = async (from: ReadModelStore, group: string) => {
+      const { docs, total } = await from.newestFirst(ranked, group, { offset: 0, limit: 10 });
+      return { ids: docs.map((d) => d.id), total };
+    };
+    t.same(await page(shadow, 'p1'), { ids: ['z', 'x'], total: 2 }, 'the shadow pages by rank, dense after a delete');
+    t.same(await page(store, 'p1'), { ids: ['b', 'a'], total: 2 }, 'the live group is untouched');
+    t.ok(await shadow.swap());
+    t.same(await page(store, 'p1'), { ids: ['z', 'x'], total: 2 });
+    t.same(await page(store, 'p2'), { ids: ['q'], total: 1 });
+    await store.write([entry('w')]);
+    t.same(await page(store, 'p1'), { ids: ['w', 'z', 'x'], total: 3 }, 'a put after the swap ranks on from the shadow');
+    t.same((await store.newestFirst(ranked, 'p1', { offset: 1, limit: 1 })).docs.map((d) => d.id), ['z']);
+  });
+
+  t.test('a swap waits while a live checkpoint is ahead of the shadow, unless told not to', async (t) => {
+    const cp = `${c}_ahead`;
+    const gone = `${c}_gone`;
+    await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 7n }]);
+    const shadow = await store.shadow(rebuilt(), [cp]);
+    await shadow.write([{ op: 'put', collection: items, doc: item('i2') }], [{ name: cp, expected: 0n, next: 5n }]);
+    t.equal(await shadow.swap(), false, 'refused: the live read models have more');
+    t.same(await ids(store, items), ['i1'], 'nothing changed');
+    t.equal((await store.checkpoints()).get(cp), 7n);
+    await shadow.write([{ op: 'put', collection: items, doc: item('i3') }], [{ name: cp, expected: 5n, next: 7n }]);
+    t.equal(await shadow.swap(), true, 'swapped once the shadow caught up');
+    t.same(await ids(store, items), ['i2', 'i3']);
+
+    await store.write([], [{ name: gone, expected: 0n, next: 3n }]);
+    const behind = await store.shadow(rebuilt(), [cp, gone]);
+    await behind.write([{ op: 'put', collection: items, doc: item('i4') }], [{ name: cp, expected: 0n, next: 2n }]);
+    t.equal(await behind.swap({ behind: true }), true, 'a swap told to go behind goes');
+    t.same(await ids(store, items), ['i4']);
+    const checkpoints = await store.checkpoints();
+    t.equal(checkpoints.get(cp), 2n, 'the live checkpoint is the shadow one, behind as it is');
+    t.equal(checkpoints.get(gone), undefined, 'a checkpoint the shadow never moved is removed');
+  });
+
+  t.test('a shadow closed unswapped changes nothing; one abandoned is dropped by the next rebuild', async (t) => {
+    const cp = `${c}_closed`;
+    await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 2n }]);
+    const closed = await store.shadow(rebuilt(), [cp]);
+    await closed.write([{ op: 'put', collection: items, doc: item('i9') }], [{ name: cp, expected: 0n, next: 9n }]);
+    await closed.close();
+    t.same(await ids(store, items), ['i1']);
+    t.equal((await store.checkpoints()).get(cp), 2n);
+
+    const abandoned = await store.shadow(rebuilt(), [cp]);
+    await abandoned.write([{ op: 'put', collection: items, doc: item('i8') }, entry('r1')], [{ name: cp, expected: 0n, next: 8n }]);
+    // As a crashed rebuild leaves it: never swapped, never closed.
+    const next = await store.shadow(rebuilt(), [cp]);
+    t.same(await ids(next, items), [], 'the next rebuild starts from empty shadows');
+    t.same(await ids(next, ranked), []);
+    t.equal((await next.checkpoints()).get(cp), undefined, 'and empty shadow checkpoints');
+    await t.rejects(abandoned.swap({ behind: true }), 'the abandoned shadow can no longer swap');
+    await abandoned.close();
+    await next.write([{ op: 'put', collection: items, doc: item('i7') }], [{ name: cp, expected: 0n, next: 3n }]);
+    t.same(await ids(next, items), ['i7'], "closing the abandoned one left the next one's shadows alone");
+    t.ok(await next.swap());
+    t.same(await ids(store, items), ['i7']);
+    t.same(await ids(store, ranked), []);
   });
 
   t.test('ping answers', async (t) => {

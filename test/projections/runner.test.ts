@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import t from 'tap';
 import { projections } from '../../projections/index.js';
 import { ProjectionRunner } from '../../projections/runner.js';
@@ -110,6 +111,123 @@ t.test('a rebuild elsewhere rewinds a running runner instead of leaving a gap', 
   const after = await snapshotReadModels(services);
   t.ok(after.accounts?.some((a) => (a as { id: string }).id === late.account_id), 'the new account is there');
   t.same({ ...after, accounts: after.accounts?.filter((a) => (a as { id: string }).id !== late.account_id), api_keys: after.api_keys?.filter((k) => (k as { account_id: string }).account_id !== late.account_id) }, expected, 'and everything before it, replayed');
+});
+
+/** The store as the rebuilding process reads it: `during` runs once, after the rebuild's second read of the feed. */
+function readingWith(store: EventStore, during: () => Promise<void>): EventStore {
+  let reads = 0;
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property !== 'readAll') return Reflect.get(target, property, receiver);
+      return async (options: Parameters<EventStore['readAll']>[0]) => {
+        const page = await target.readAll(options);
+        if (++reads === 2) await during();
+        return page;
+      };
+    },
+  });
+}
+
+const allCollections = projections.flatMap((p) => p.collections);
+
+t.test('a rebuild beside a live runner: the live read models stay whole, and what is appended meanwhile is applied once', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const live = services.projections;
+  live.start();
+  t.teardown(() => live.stop());
+  const before = await snapshotReadModels(services);
+  let late: { account_id: string } | undefined;
+  let during: Record<string, unknown[]> | undefined;
+  const rebuilder = new ProjectionRunner(
+    readingWith(services.events, async () => {
+      during = await snapshotReadModels(services);
+      // Applied by the live runner to the live read models, and read by the rebuild later on.
+      late = await openAccount(services, { name: 'Late', plan: 'pro', scopes: ['forms:read'] });
+      await changePlan(services, late.account_id, 'business');
+    }),
+    services.readModels,
+    catalog,
+    projections,
+    silent,
+    { catchUpBatchSize: 10 },
+  );
+  const replayed = await rebuilder.rebuild();
+  t.same(during, before, 'halfway through the rebuild the live read models are all there');
+  t.equal(replayed, (await services.events.readAll({ after: 0n, limit: 100_000 })).length, 'the shadows took every event, those appended meanwhile too');
+  const after = await snapshotReadModels(services);
+  t.match(after.accounts?.find((a) => (a as { id: string }).id === late!.account_id), { plan: 'business' }, 'what was appended during the rebuild is in the swapped-in read models');
+  const next = await openAccount(services, { name: 'Next', plan: 'free', scopes: ['forms:read'] });
+  t.ok(await live.waitFor(await services.events.headPosition(), 5000), 'the live runner goes on after the swap');
+  t.ok((await services.readModels.get('accounts', next.account_id)) !== null);
+  await live.stop();
+  const settled = await snapshotReadModels(services);
+  await services.projections.rebuild();
+  t.same(settled, await snapshotReadModels(services), 'the same as a quiet rebuild: nothing applied twice, nothing missed');
+});
+
+t.test('a swap forced behind a live runner: it reads the feed again from the swapped-in checkpoints', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const live = services.projections;
+  live.start();
+  t.teardown(() => live.stop());
+  t.ok(await live.waitFor(await services.events.headPosition(), 5000));
+  const shadow = await services.readModels.shadow(allCollections, projections.map(checkpointKey));
+  t.teardown(() => shadow.close());
+  await new ProjectionRunner(services.events, shadow, catalog, projections, silent).catchUp();
+  // The live runner applies these; the shadow never reads them.
+  const late = await openAccount(services, { name: 'Late', plan: 'pro', scopes: ['forms:read'] });
+  const app = await buildApp(services);
+  t.teardown(() => app.close());
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz, { settings: { max_responses: 10 } });
+  const token = await tokenFor(app, 'widgets', widget);
+  for (let n = 0; n < 3; n++) await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 5 }, _token: token } });
+  t.equal(await shadow.swap(), false, 'an unforced swap waits for the shadow to catch up');
+  t.ok(await shadow.swap({ behind: true }));
+  t.equal(await services.readModels.get('accounts', late.account_id), null, 'the swapped-in read models lack what the shadow never read');
+  // The next event shows the live runner that its checkpoints moved back.
+  const next = await openAccount(services, { name: 'Next', plan: 'free', scopes: ['forms:read'] });
+  t.ok(await live.waitFor(await services.events.headPosition(), 5000));
+  t.ok(await services.readModels.get('accounts', late.account_id), 'the live runner replayed what the shadow lacked');
+  t.ok(await services.readModels.get('accounts', next.account_id));
+  t.match(await services.readModels.get('widgets', widget), { slots_taken: 3 }, 'each slot counted once');
+  await live.stop();
+  const settled = await snapshotReadModels(services);
+  await services.projections.rebuild();
+  t.same(settled, await snapshotReadModels(services), 'the same as a quiet rebuild: nothing applied twice, nothing missed');
+});
+
+t.test('a rebuild that live writes keep outrunning swaps anyway after 20 tries, and loses nothing', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const live = services.projections;
+  live.start();
+  t.teardown(() => live.stop());
+  let appended = 0;
+  // Each time the rebuild has read everything, one more event arrives and the live runner applies it first.
+  const outrunning = new Proxy(services.events, {
+    get(target, property, receiver) {
+      if (property !== 'readAll') return Reflect.get(target, property, receiver);
+      return async (options: Parameters<EventStore['readAll']>[0]) => {
+        const page = await target.readAll(options);
+        if (page.length === 0 && appended < 25) await openAccount(services, { name: `Outrunning ${appended++}`, plan: 'free', scopes: ['forms:read'] });
+        return page;
+      };
+    },
+  });
+  const warnings: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) });
+  await new ProjectionRunner(outrunning, services.readModels, catalog, projections, logger).rebuild();
+  t.match(warnings, [/swapping anyway/], 'the forced swap is logged');
+  t.ok(appended >= 20, `${appended} events outran the rebuild`);
+  t.ok(await live.waitFor(await services.events.headPosition(), 5000));
+  t.equal(await services.readModels.count('accounts', {}), (await services.events.readAll({ after: 0n, limit: 100_000 })).filter((e) => e.type === 'AccountOpened').length, 'every account is there');
+  await live.stop();
+  const settled = await snapshotReadModels(services);
+  await services.projections.rebuild();
+  t.same(settled, await snapshotReadModels(services), 'the same as a quiet rebuild');
 });
 
 t.test('waitFor answers false when the read models do not get there in time', async (t) => {

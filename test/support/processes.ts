@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -24,18 +24,24 @@ export interface Run {
 
 /** Runs the admin CLI as `npm run admin` does, with the given environment. */
 export function admin(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}src/cli/admin.ts`, ...args], {
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  return startAdmin(args, env).finished;
+}
+
+/** Starts the admin CLI and answers its process (to pause and resume it) and its end. */
+export function startAdmin(args: string[], env: Record<string, string>): { child: ChildProcess; finished: Promise<Run> } {
+  const child = spawn(process.execPath, [`${ROOT}src/cli/admin.ts`, ...args], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const finished = new Promise<Run>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+  return { child, finished };
 }
 
 export function json(run: Run): any {

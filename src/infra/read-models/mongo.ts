@@ -13,7 +13,11 @@
  *   `projection_checkpoints` collection as `{ _id: name, position: Int64 }`.
  *   Transactions need a replica set (or a sharded cluster); a standalone
  *   server is refused at open.
+ * - A rebuild fills shadow collections (`rebuild.<id>.<collection>`, a name
+ *   no live collection can have: NAME allows no dot) and swaps them in; see
+ *   `MongoShadow` for how, and why not in one transaction.
  */
+import { randomBytes } from 'node:crypto';
 import {
   Long,
   MongoClient,
@@ -37,6 +41,7 @@ import {
   type RankedPage,
   type ReadModelStore,
   type CheckpointMove,
+  type ShadowReadModels,
 } from './port.js';
 
 const DEFAULT_DB = 'feedback';
@@ -46,10 +51,48 @@ const CHECKPOINTS = 'projection_checkpoints';
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_EXISTS = 48;
 const COMMAND_NOT_FOUND = 59;
+const NAMESPACE_NOT_FOUND = 26;
+/** What a rename does to a read running under it: its plan or cursor killed, its snapshot older than the collection. */
+const RENAMED_UNDER_READ = new Set([43, 175, 237, 246]);
+const READ_ATTEMPTS = 3;
+
+/** How long a swap may hold projection writes back before a writer takes it for abandoned and finishes it itself. */
+const SWAP_LEASE_MS = 60_000;
+const SWAP_POLL_MS = 50;
 
 const INT64_MAX = 2n ** 63n - 1n;
 
-type CheckpointDoc = { _id: string; position: unknown };
+/**
+ * A checkpoint as stored. `swap` is set while a swap is under way: the
+ * shadow's position it will take (null: the shadow has none, so it goes),
+ * and enough to finish the swap from any process.
+ */
+type CheckpointDoc = { _id: string; position: unknown; swap?: SwapJournal };
+interface SwapJournal {
+  id: string;
+  position: Long | null;
+  collections: string[];
+  at: Date;
+}
+
+/** Where a store's collections live: the live read models, or one rebuild's shadows. */
+interface Layout {
+  prefix: string;
+  checkpoints: string;
+}
+const LIVE: Layout = { prefix: '', checkpoints: CHECKPOINTS };
+const SHADOWS = 'rebuild.';
+const shadowLayout = (id: string): Layout => ({ prefix: `${SHADOWS}${id}.`, checkpoints: `${SHADOWS}${id}.${CHECKPOINTS}` });
+/** One document naming the rebuild that owns the shadows: only that one may swap them in. */
+const OWNER = `${SHADOWS}owner`;
+type OwnerDoc = { _id: 'owner'; id: string; swapping?: string };
+
+/** A projection write met a checkpoint that a swap holds. */
+class SwapUnderWay extends Error {
+  constructor(readonly journal: SwapJournal) {
+    super(`read-model swap ${journal.id} is under way`);
+  }
+}
 /** A read-model document as stored: the port's document plus `_id` = its `id`. */
 type StoredDoc = { _id: string; [field: string]: unknown };
 const HIDDEN = { projection: { _id: 0, _rank: 0 } } as const;
@@ -124,20 +167,32 @@ async function requireReplicaSet(db: Db, where: string): Promise<void> {
 
 class MongoReadModels implements ReadModelStore {
   readonly kind = 'mongodb' as const;
-  private readonly checkpointsColl: Collection<CheckpointDoc>;
+  protected readonly checkpointsColl: Collection<CheckpointDoc>;
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
 
   constructor(
-    private readonly client: MongoClient,
-    private readonly db: Db,
+    protected readonly client: MongoClient,
+    protected readonly db: Db,
+    protected readonly layout: Layout = LIVE,
   ) {
-    this.checkpointsColl = db.collection<CheckpointDoc>(CHECKPOINTS);
+    this.checkpointsColl = db.collection<CheckpointDoc>(layout.checkpoints);
   }
 
-  private coll(name: string): Collection<StoredDoc> {
+  protected coll(name: string): Collection<StoredDoc> {
     assertName('collection', name);
-    return this.db.collection<StoredDoc>(name);
+    return this.db.collection<StoredDoc>(`${this.layout.prefix}${name}`);
+  }
+
+  /** A read that a swap's rename interrupted is read again, from the collection now under that name. */
+  private async read<T>(query: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await query();
+      } catch (err) {
+        if (attempt >= READ_ATTEMPTS || !(err instanceof MongoServerError && RENAMED_UNDER_READ.has(Number(err.code)))) throw err;
+      }
+    }
   }
 
   async ensureCollections(specs: CollectionSpec[]): Promise<void> {
@@ -166,19 +221,20 @@ class MongoReadModels implements ReadModelStore {
         const key = { [spec.rankWithin]: 1, _rank: 1 } as const;
         indexes.set(`${spec.rankWithin}_1__rank_1`, { key, name: `${spec.rankWithin}_1__rank_1` });
       }
-      return { name: spec.name, indexes: [...indexes.values()], rankWithin: spec.rankWithin };
+      return { name: spec.name, stored: `${this.layout.prefix}${spec.name}`, indexes: [...indexes.values()], rankWithin: spec.rankWithin };
     });
     const existing = new Set(
       (await this.db.listCollections({}, { nameOnly: true }).toArray()).map((info) => info.name),
     );
+    if (!existing.has(this.layout.checkpoints)) await createIfMissing(this.db, this.layout.checkpoints);
     for (const plan of plans) {
       // Explicitly, so the collection exists before any transaction uses it.
-      if (!existing.has(plan.name)) await createIfMissing(this.db, plan.name);
+      if (!existing.has(plan.stored)) await createIfMissing(this.db, plan.stored);
       if (plan.indexes.length > 0) {
         // createIndexes is a no-op for an index that already exists with the same key and name.
         // Majority write concern (inherited from the collection handle): a transaction's
         // snapshot read concern then already sees the new catalog.
-        await this.db.collection(plan.name, { writeConcern: MAJORITY }).createIndexes(plan.indexes);
+        await this.db.collection(plan.stored, { writeConcern: MAJORITY }).createIndexes(plan.indexes);
       }
       if (plan.rankWithin !== undefined) this.ranked.set(plan.name, plan.rankWithin);
     }
@@ -189,7 +245,19 @@ class MongoReadModels implements ReadModelStore {
     const moves = checkpoints.map(checkMove);
     const steps = ops.map((op) => this.step(op));
     if (moves.length === 0 && steps.length === 0) return true;
+    for (;;) {
+      try {
+        return await this.writeOnce(moves, steps);
+      } catch (err) {
+        if (!(err instanceof SwapUnderWay)) throw err;
+        // Held back until the swap is done, so that nothing lands in a collection about to be replaced.
+        if (Date.now() - err.journal.at.getTime() > SWAP_LEASE_MS) await finishSwap(this.db, this.client, err.journal.id);
+        else await new Promise((resolve) => setTimeout(resolve, SWAP_POLL_MS));
+      }
+    }
+  }
 
+  private async writeOnce(moves: CheckpointMove[], steps: Step[]): Promise<boolean> {
     const session = this.client.startSession();
     try {
       // The callback may run more than once: on a TransientTransactionError
@@ -217,6 +285,8 @@ class MongoReadModels implements ReadModelStore {
   /** True when the checkpoint was at `expected` and now is at `next` (inside the transaction). */
   private async moveCheckpoint(move: CheckpointMove, session: ClientSession): Promise<boolean> {
     const current = await this.checkpointsColl.findOne({ _id: move.name }, { session, useBigInt64: true });
+    // The swap set this inside a transaction that wrote this very document, so no write gets past it unseen.
+    if (current?.swap) throw new SwapUnderWay(current.swap);
     if (current === null) {
       if (move.expected !== 0n) return false;
       try {
@@ -323,7 +393,7 @@ class MongoReadModels implements ReadModelStore {
   async get(collection: string, id: string): Promise<Doc | null> {
     const coll = this.coll(collection);
     if (typeof id !== 'string') throw new Error('id must be a string');
-    return (await coll.findOne({ _id: id }, HIDDEN)) as unknown as Doc | null;
+    return (await this.read(() => coll.findOne({ _id: id }, HIDDEN))) as unknown as Doc | null;
   }
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
@@ -354,11 +424,14 @@ class MongoReadModels implements ReadModelStore {
     }
     // MongoDB reads limit 0 as "no limit"; the port means "nothing".
     if (limit === 0) return [];
-    let cursor = coll.find(query, HIDDEN);
-    if (sortSpec !== undefined) cursor = cursor.sort(sortSpec);
-    if (offset !== undefined && offset > 0) cursor = cursor.skip(offset);
-    if (limit !== undefined) cursor = cursor.limit(limit);
-    return (await cursor.toArray()) as unknown as Doc[];
+    const docs = await this.read(() => {
+      let cursor = coll.find(query, HIDDEN);
+      if (sortSpec !== undefined) cursor = cursor.sort(sortSpec);
+      if (offset !== undefined && offset > 0) cursor = cursor.skip(offset);
+      if (limit !== undefined) cursor = cursor.limit(limit);
+      return cursor.toArray();
+    });
+    return docs as unknown as Doc[];
   }
 
   async newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage> {
@@ -368,6 +441,10 @@ class MongoReadModels implements ReadModelStore {
     if (typeof group !== 'string') throw new Error('group must be a string');
     assertWindow(window);
     const { offset, limit } = window;
+    return this.read(() => this.rankedPage(coll, within, group, offset, limit));
+  }
+
+  private async rankedPage(coll: Collection<StoredDoc>, within: string, group: string, offset: number, limit: number): Promise<RankedPage> {
     // A snapshot session, so the total and the page are read at the same point in time.
     const session = this.client.startSession({ snapshot: true });
     try {
@@ -387,7 +464,8 @@ class MongoReadModels implements ReadModelStore {
 
   async count(collection: string, filter: Filter): Promise<number> {
     const coll = this.coll(collection);
-    return coll.countDocuments(toFilter(filter));
+    const query = toFilter(filter);
+    return this.read(() => coll.countDocuments(query));
   }
 
   async reset(collections: string[], checkpointNames: string[]): Promise<void> {
@@ -422,6 +500,25 @@ class MongoReadModels implements ReadModelStore {
    */
   async expunge(): Promise<void> {}
 
+  async shadow(collections: CollectionSpec[], checkpointNames: string[]): Promise<ShadowReadModels> {
+    for (const name of checkpointNames) {
+      if (typeof name !== 'string' || name === '') throw new Error('checkpoint names must be non-empty strings');
+    }
+    for (const spec of collections) assertName('collection', spec.name);
+    // A swap that stopped half way is finished first: its shadows are complete and some are live already.
+    const pending = await this.checkpointsColl.distinct('swap.id', { swap: { $exists: true } });
+    for (const id of pending) await finishSwap(this.db, this.client, String(id));
+    const id = randomBytes(6).toString('hex');
+    // Owned from here on: a rebuild started earlier can no longer swap.
+    await this.db.collection<OwnerDoc>(OWNER, { writeConcern: MAJORITY }).replaceOne({ _id: 'owner' }, { id }, { upsert: true });
+    // Then whatever an unfinished rebuild left.
+    const leftovers = await this.db.listCollections({ name: { $regex: '^rebuild\\.[0-9a-f]+\\.' } }, { nameOnly: true }).toArray();
+    for (const { name } of leftovers) await this.db.dropCollection(name, { writeConcern: MAJORITY });
+    const shadow = new MongoShadow(this.client, this.db, id, collections, checkpointNames);
+    await shadow.ensureCollections(collections);
+    return shadow;
+  }
+
   async ping(): Promise<void> {
     await this.db.command({ ping: 1 });
   }
@@ -429,6 +526,131 @@ class MongoReadModels implements ReadModelStore {
   async close(): Promise<void> {
     await this.client.close();
   }
+}
+
+/**
+ * A rebuild's shadow collections on the live store's client.
+ *
+ * Why renames: `renameCollection` with `dropTarget` replaces one collection
+ * atomically (readers see the old one or the new one, never neither) and
+ * costs the same whatever the size, but it cannot run inside a transaction,
+ * so collections are swapped one after another. The alternative, a
+ * generation number that every read looks up to pick its collections, would
+ * make each read pay for a swap that happens once in a long while.
+ *
+ * What keeps the renames safe:
+ * - Before the first rename, one transaction compares the checkpoints (the
+ *   shadow must not be behind, see `swap`) and writes a journal onto every
+ *   live checkpoint. A projection write compare-and-sets those very
+ *   documents, so it either committed before the journal (and was compared)
+ *   or meets it and waits; no projection writes into a collection about to
+ *   be replaced, so nothing is applied twice or lost.
+ * - Then the renames, then one transaction giving the checkpoints the
+ *   shadow's positions and removing the journal. Writers go on from there.
+ * - Between the first rename and the last, a reader may find one collection
+ *   swapped and another not yet (a few milliseconds). The shadow is at or
+ *   ahead of the live read models, so such a reader sees each collection at
+ *   the live position or later, never earlier.
+ * - A swapper that dies half way leaves the journal, which says which renames
+ *   remain: the next rebuild finishes it, and so does any writer it has held
+ *   back for longer than SWAP_LEASE_MS.
+ */
+class MongoShadow extends MongoReadModels implements ShadowReadModels {
+  private state: 'building' | 'swapped' | 'dropped' = 'building';
+
+  constructor(
+    client: MongoClient,
+    db: Db,
+    private readonly id: string,
+    private readonly collections: CollectionSpec[],
+    private readonly checkpointNames: string[],
+  ) {
+    super(client, db, shadowLayout(id));
+  }
+
+  override async shadow(): Promise<ShadowReadModels> {
+    throw new Error('a shadow has no shadow of its own');
+  }
+
+  async swap({ behind = false }: { behind?: boolean } = {}): Promise<boolean> {
+    if (this.state !== 'building') throw new Error(`this shadow was already ${this.state}`);
+    const live = this.db.collection<CheckpointDoc>(CHECKPOINTS);
+    const collections = this.collections.map((spec) => spec.name);
+    const session = this.client.startSession();
+    let journaled: boolean;
+    try {
+      journaled = await session.withTransaction(async (s) => {
+        // Written, not only read, so that a rebuild taking ownership meanwhile conflicts with this transaction.
+        const owner = await this.db.collection<OwnerDoc>(OWNER).findOneAndUpdate({ _id: 'owner' }, { $set: { swapping: this.id } }, { session: s });
+        if (owner?.id !== this.id) throw new Error('another rebuild started after this one and took over the shadows');
+        const journals: Array<[string, SwapJournal]> = [];
+        for (const name of this.checkpointNames) {
+          const current = await live.findOne({ _id: name }, { session: s, useBigInt64: true });
+          if (current?.swap) throw new Error(`another read-model swap (${current.swap.id}) is under way`);
+          const built = await this.checkpointsColl.findOne({ _id: name }, { session: s, useBigInt64: true });
+          const position = built === null ? null : toBigInt(built.position, name);
+          const livePosition = current === null ? 0n : toBigInt(current.position, name);
+          if (!behind && livePosition > (position ?? 0n)) {
+            await s.abortTransaction();
+            return false;
+          }
+          journals.push([name, { id: this.id, position: position === null ? null : Long.fromBigInt(position), collections, at: new Date() }]);
+        }
+        for (const [name, swap] of journals) {
+          await live.updateOne({ _id: name }, { $set: { swap }, $setOnInsert: { position: Long.fromBigInt(0n) } }, { session: s, upsert: true });
+        }
+        return true;
+      }, TXN);
+    } finally {
+      await session.endSession();
+    }
+    if (!journaled) return false;
+    this.state = 'swapped';
+    await finishSwap(this.db, this.client, this.id, collections);
+    return true;
+  }
+
+  override async close(): Promise<void> {
+    if (this.state !== 'building') return;
+    this.state = 'dropped';
+    for (const spec of this.collections) await this.coll(spec.name).drop({ writeConcern: MAJORITY });
+    await this.checkpointsColl.drop({ writeConcern: MAJORITY });
+  }
+}
+
+/**
+ * Completes swap `id` from its journal: the renames not done yet, then the
+ * checkpoints. Idempotent, so a writer that finds the swap abandoned and the
+ * swapper itself may both run it.
+ */
+async function finishSwap(db: Db, client: MongoClient, id: string, known?: string[]): Promise<void> {
+  const live = db.collection<CheckpointDoc>(CHECKPOINTS);
+  const journaled = await live.find({ 'swap.id': id }, { useBigInt64: true }).toArray();
+  const collections = known ?? journaled.find((doc) => doc.swap)?.swap?.collections ?? [];
+  const layout = shadowLayout(id);
+  for (const name of collections) {
+    assertName('collection', name);
+    try {
+      await db.renameCollection(`${layout.prefix}${name}`, name, { dropTarget: true, writeConcern: MAJORITY });
+    } catch (err) {
+      // Renamed already, by whoever else is finishing this swap.
+      if (!hasCode(err, NAMESPACE_NOT_FOUND)) throw err;
+    }
+  }
+  const session = client.startSession();
+  try {
+    await session.withTransaction(async (s) => {
+      for (const doc of await live.find({ 'swap.id': id }, { session: s, useBigInt64: true }).toArray()) {
+        const position = doc.swap?.position ?? null;
+        if (position === null) await live.deleteOne({ _id: doc._id }, { session: s });
+        else await live.updateOne({ _id: doc._id }, { $set: { position: Long.fromBigInt(toBigInt(position, doc._id)) }, $unset: { swap: '' } }, { session: s });
+      }
+      await db.collection<OwnerDoc>(OWNER).deleteOne({ _id: 'owner', id }, { session: s });
+    }, TXN);
+  } finally {
+    await session.endSession();
+  }
+  await db.dropCollection(layout.checkpoints, { writeConcern: MAJORITY });
 }
 
 // ---------------------------------------------------------------------------

@@ -78,7 +78,7 @@ export interface ReadModelStore {
    * group's size from one snapshot.
    */
   newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage>;
-  /** Empties the collections and removes the named checkpoints in one step (rebuild). */
+  /** Empties the collections and removes the named checkpoints in one step (a projection new to the store). */
   reset(collections: string[], checkpointNames: string[]): Promise<void>;
   /**
    * Makes what was deleted unrecoverable from the store's files where the
@@ -86,9 +86,39 @@ export interface ReadModelStore {
    * empties its write-ahead log; MongoDB: nothing, see its adapter).
    */
   expunge(): Promise<void>;
+
+  /**
+   * Starts a rebuild beside the live read models: drops whatever an
+   * unfinished rebuild left, creates empty shadow copies of the collections,
+   * and answers a store over them with checkpoints of its own. Everything
+   * else, in this process and in others, keeps reading and writing the live
+   * collections until `swap` puts the shadows in their place. One rebuild at
+   * a time: starting another drops this one's shadows.
+   */
+  shadow(collections: CollectionSpec[], checkpointNames: string[]): Promise<ShadowReadModels>;
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The shadow copies of a rebuild, used as any store (a projection runner
+ * fills it as it fills the live one), plus the swap. It has no shadow of its
+ * own, and closing it drops it unless it was swapped in; the store it came
+ * from stays open either way.
+ */
+export interface ShadowReadModels extends ReadModelStore {
+  /**
+   * Puts the shadow collections in place of the live ones and the shadow's
+   * checkpoints in place of the live ones named when it was made (a name the
+   * shadow never moved is removed), as one step for every reader and
+   * projection writer; the shadow is then gone. Refused, with false and
+   * nothing changed, while a live checkpoint is ahead of the shadow's (a live
+   * runner applied events the shadow has not yet): catch the shadow up and
+   * swap again. With `behind`, it swaps anyway; the live runners then replay
+   * what the shadow lacks, and the read models lack it until they have.
+   */
+  swap(options?: { behind?: boolean }): Promise<boolean>;
 }
 
 export const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
@@ -13,6 +14,7 @@ import {
   type RankedPage,
   type ReadModelStore,
   type Scalar,
+  type ShadowReadModels,
 } from './port.js';
 
 /** What one write learns about ranked groups: the next rank to give, and the ranks its deletes freed. */
@@ -32,6 +34,28 @@ class RankChanges {
   }
 }
 
+/** Where a store's tables live: the live read models, or a rebuild's shadows beside them. */
+interface Layout {
+  /** The table of collection `c` is this prefix and `c`. */
+  tables: 'rm_' | 'rs_';
+  checkpoints: 'projection_checkpoints' | 'shadow_checkpoints';
+}
+const LIVE: Layout = { tables: 'rm_', checkpoints: 'projection_checkpoints' };
+const SHADOW: Layout = { tables: 'rs_', checkpoints: 'shadow_checkpoints' };
+/** A swap renames the live tables it replaces to this prefix, and drops them once it is committed. */
+const RETIRED = 'rr_';
+/** The one row naming the rebuild whose shadow tables these are. */
+const OWNER = 'rebuild_shadow';
+
+/**
+ * Index names are global in the file, and a renamed table keeps the names of
+ * its indexes. A shadow table cannot take the names its live twin holds, yet
+ * must carry indexes under names ensureCollections recognises once it is
+ * swapped in: so every index has two names, `ix_<base>` and `iy_<base>`. A
+ * table keeps the one it has; a new index takes the one no other table holds.
+ */
+const INDEX_PREFIXES = ['ix_', 'iy_'] as const;
+
 /**
  * Read models in the embedded SQLite file: one table per collection holding
  * JSON documents, with expression indexes on the fields the queries use.
@@ -45,10 +69,16 @@ export class SqliteReadModels implements ReadModelStore {
   private readonly ranked = new Map<string, string>();
 
   constructor(
-    private readonly db: SqliteDatabase,
+    protected readonly db: SqliteDatabase,
+    private readonly layout: Layout = LIVE,
     private readonly logger?: StoreLogger,
   ) {
-    db.exec('CREATE TABLE IF NOT EXISTS projection_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
+    db.exec(`CREATE TABLE IF NOT EXISTS ${layout.checkpoints} (name TEXT PRIMARY KEY, position INTEGER NOT NULL)`);
+  }
+
+  protected table(collection: string): string {
+    assertName('collection', collection);
+    return `${this.layout.tables}${collection}`;
   }
 
   private statement(sql: string): Statement {
@@ -63,33 +93,39 @@ export class SqliteReadModels implements ReadModelStore {
   async ensureCollections(specs: CollectionSpec[]): Promise<void> {
     this.db.transaction(() => {
       for (const spec of specs) {
-        const table = tableName(spec.name);
+        const table = this.table(spec.name);
         this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+        /** Index columns by base name (the index name without its prefix). */
+        const wanted = new Map<string, string>();
         if (spec.rankWithin !== undefined) {
           assertName('field', spec.rankWithin);
           // Real columns, so the rank index is read and renumbered without touching the JSON.
           const columns = new Set((this.db.pragma(`table_info(${table})`) as Array<{ name: string }>).map((c) => c.name));
           if (!columns.has('grp')) this.db.exec(`ALTER TABLE ${table} ADD COLUMN grp TEXT`);
           if (!columns.has('rank')) this.db.exec(`ALTER TABLE ${table} ADD COLUMN rank INTEGER`);
-          this.db.exec(`CREATE INDEX IF NOT EXISTS ix_${spec.name}_rank ON ${table} (grp, rank)`);
+          wanted.set(`${spec.name}_rank`, 'grp, rank');
           this.ranked.set(spec.name, spec.rankWithin);
         }
-        const wanted = new Set(spec.rankWithin !== undefined ? [`ix_${spec.name}_rank`] : []);
         for (const fields of spec.indexes) {
-          const index = `ix_${spec.name}_${fields.join('_')}`;
-          assertName('index', index);
-          wanted.add(index);
-          this.db.exec(`CREATE INDEX IF NOT EXISTS ${index} ON ${table} (${fields.map(column).join(', ')})`);
+          const base = `${spec.name}_${fields.join('_')}`;
+          for (const prefix of INDEX_PREFIXES) assertName('index', `${prefix}${base}`);
+          wanted.set(base, fields.map(column).join(', '));
+        }
+        const present = new Set(this.statement(OUR_INDEXES).pluck().all(table) as string[]);
+        for (const [base, columns] of wanted) {
+          if (INDEX_PREFIXES.some((prefix) => present.has(`${prefix}${base}`))) continue;
+          const free = INDEX_PREFIXES.map((prefix) => `${prefix}${base}`).find((name) => this.statement(INDEX_NAMED).get(name) === undefined);
+          if (free === undefined) throw new Error(`index ${base} on ${table}: both of its names are held by other tables`);
+          this.db.exec(`CREATE INDEX ${free} ON ${table} (${columns})`);
         }
         // An index an older version declared costs every insert and serves no query now.
-        const present = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name LIKE 'ix\\_%' ESCAPE '\\'").pluck().all(table) as string[];
-        for (const index of present) if (!wanted.has(index) && NAME.test(index)) this.db.exec(`DROP INDEX ${index}`);
+        for (const index of present) if (!wanted.has(index.slice(3)) && NAME.test(index)) this.db.exec(`DROP INDEX ${index}`);
       }
     }).immediate();
   }
 
   private readonly writeTransaction = (ops: ReadModelOp[], checkpoints: CheckpointMove[]): boolean => {
-    const current = this.statement('SELECT position FROM projection_checkpoints WHERE name = ?');
+    const current = this.statement(`SELECT position FROM ${this.layout.checkpoints} WHERE name = ?`);
     for (const move of checkpoints) {
       const row = current.get(move.name) as { position: number | bigint } | undefined;
       if (BigInt(row?.position ?? 0) !== move.expected) return false;
@@ -98,7 +134,7 @@ export class SqliteReadModels implements ReadModelStore {
     for (const op of ops) this.apply(op, changes);
     this.closeGaps(changes);
     const upsert = this.statement(
-      'INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position',
+      `INSERT INTO ${this.layout.checkpoints} (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
     );
     for (const move of checkpoints) upsert.run(move.name, move.next);
     return true;
@@ -109,7 +145,7 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   private apply(op: ReadModelOp, changes: RankChanges): void {
-    const table = tableName(op.collection);
+    const table = this.table(op.collection);
     const within = this.ranked.get(op.collection);
     switch (op.op) {
       case 'put':
@@ -191,7 +227,7 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   async checkpoints(): Promise<Map<string, bigint>> {
-    const rows = this.statement('SELECT name, position FROM projection_checkpoints').all() as Array<{
+    const rows = this.statement(`SELECT name, position FROM ${this.layout.checkpoints}`).all() as Array<{
       name: string;
       position: number;
     }>;
@@ -199,7 +235,7 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   async get(collection: string, id: string): Promise<Doc | null> {
-    const row = this.statement(`SELECT doc FROM ${tableName(collection)} WHERE id = ?`).get(id) as
+    const row = this.statement(`SELECT doc FROM ${this.table(collection)} WHERE id = ?`).get(id) as
       | { doc: string }
       | undefined;
     return row ? (JSON.parse(row.doc) as Doc) : null;
@@ -210,7 +246,7 @@ export class SqliteReadModels implements ReadModelStore {
     const order = options.sort?.length
       ? `ORDER BY ${options.sort.map(([field, direction]) => `${column(field)} ${direction === -1 ? 'DESC' : 'ASC'}`).join(', ')}`
       : '';
-    const sql = `SELECT doc FROM ${tableName(collection)} ${where.sql} ${order} LIMIT ? OFFSET ?`;
+    const sql = `SELECT doc FROM ${this.table(collection)} ${where.sql} ${order} LIMIT ? OFFSET ?`;
     const rows = this.statement(sql).all(...where.params, options.limit ?? -1, options.offset ?? 0) as Array<{
       doc: string;
     }>;
@@ -230,12 +266,12 @@ export class SqliteReadModels implements ReadModelStore {
     if (!this.ranked.has(collection)) throw new Error(`${collection} is not a ranked collection`);
     assertWindow(window);
     // One read transaction, so the total and the page come from the same snapshot.
-    return this.db.transaction(this.rankedPage).deferred(tableName(collection), group, window.offset, window.limit);
+    return this.db.transaction(this.rankedPage).deferred(this.table(collection), group, window.offset, window.limit);
   }
 
   async count(collection: string, filter: Filter): Promise<number> {
     const where = whereClause(filter);
-    const row = this.statement(`SELECT count(*) AS n FROM ${tableName(collection)} ${where.sql}`).get(
+    const row = this.statement(`SELECT count(*) AS n FROM ${this.table(collection)} ${where.sql}`).get(
       ...where.params,
     ) as { n: number };
     return row.n;
@@ -243,8 +279,8 @@ export class SqliteReadModels implements ReadModelStore {
 
   async reset(collections: string[], checkpointNames: string[]): Promise<void> {
     this.db.transaction(() => {
-      for (const collection of collections) this.db.exec(`DELETE FROM ${tableName(collection)}`);
-      const forget = this.statement('DELETE FROM projection_checkpoints WHERE name = ?');
+      for (const collection of collections) this.db.exec(`DELETE FROM ${this.table(collection)}`);
+      const forget = this.statement(`DELETE FROM ${this.layout.checkpoints} WHERE name = ?`);
       for (const name of checkpointNames) forget.run(name);
     }).immediate();
   }
@@ -256,6 +292,30 @@ export class SqliteReadModels implements ReadModelStore {
     }
   }
 
+  async shadow(collections: CollectionSpec[], checkpointNames: string[]): Promise<ShadowReadModels> {
+    for (const name of checkpointNames) if (typeof name !== 'string' || name === '') throw new Error('checkpoint names must be non-empty strings');
+    for (const spec of collections) assertName('collection', spec.name);
+    const id = randomBytes(8).toString('hex');
+    this.db.transaction(() => {
+      // Owned from here on: a rebuild started earlier can no longer swap, nor drop what this one builds.
+      this.db.exec(`CREATE TABLE IF NOT EXISTS ${OWNER} (id TEXT NOT NULL)`);
+      this.db.exec(`DELETE FROM ${OWNER}`);
+      this.db.prepare(`INSERT INTO ${OWNER} (id) VALUES (?)`).run(id);
+      this.db.exec(`CREATE TABLE IF NOT EXISTS ${SHADOW.checkpoints} (name TEXT PRIMARY KEY, position INTEGER NOT NULL)`);
+      this.db.exec(`DELETE FROM ${SHADOW.checkpoints}`);
+    }).immediate();
+    // What an unfinished rebuild left: its shadows, and live tables a swap retired but did not drop yet.
+    dropTables(this.db, [...this.leftovers(SHADOW.tables), ...this.leftovers(RETIRED)]);
+    const shadow = new SqliteShadow(this.db, id, collections, checkpointNames);
+    await shadow.ensureCollections(collections);
+    return shadow;
+  }
+
+  private leftovers(prefix: string): string[] {
+    const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 3) = ?").pluck().all(prefix) as string[];
+    return tables.filter((table) => NAME.test(table));
+  }
+
   async ping(): Promise<void> {
     this.statement('SELECT 1').get();
   }
@@ -265,9 +325,86 @@ export class SqliteReadModels implements ReadModelStore {
   }
 }
 
-function tableName(collection: string): string {
-  assertName('collection', collection);
-  return `rm_${collection}`;
+/** The swappable indexes of one table. */
+const OUR_INDEXES = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND substr(name, 1, 3) IN ('ix_', 'iy_')";
+const INDEX_NAMED = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?";
+
+/** One transaction a table: dropping a large one takes a while, and appends wait for the lock meanwhile. */
+function dropTables(db: SqliteDatabase, tables: string[]): void {
+  for (const table of tables) {
+    if (!NAME.test(table)) throw new Error(`invalid table name: ${JSON.stringify(table)}`);
+    db.transaction(() => db.exec(`DROP TABLE IF EXISTS ${table}`)).immediate();
+  }
+}
+
+/**
+ * A rebuild's shadow tables (`rs_<collection>`, with checkpoints in
+ * `shadow_checkpoints`) on the live store's connection. Its id in
+ * `rebuild_shadow` says which rebuild owns the shadow tables: only that one
+ * swaps or drops them. The swap is one IMMEDIATE transaction: other
+ * connections read the old tables until it commits and the new ones after,
+ * and a live runner's next compare-and-set meets the shadow's checkpoints.
+ */
+class SqliteShadow extends SqliteReadModels implements ShadowReadModels {
+  private state: 'building' | 'swapped' | 'dropped' = 'building';
+
+  constructor(
+    db: SqliteDatabase,
+    private readonly id: string,
+    private readonly collections: CollectionSpec[],
+    private readonly checkpointNames: string[],
+  ) {
+    super(db, SHADOW);
+  }
+
+  override async shadow(): Promise<ShadowReadModels> {
+    throw new Error('a shadow has no shadow of its own');
+  }
+
+  private owned(): boolean {
+    return this.db.prepare(`SELECT 1 FROM ${OWNER} WHERE id = ?`).get(this.id) !== undefined;
+  }
+
+  async swap({ behind = false }: { behind?: boolean } = {}): Promise<boolean> {
+    if (this.state !== 'building') throw new Error(`this shadow was already ${this.state}`);
+    const names = this.collections.map((spec) => ({ live: `${LIVE.tables}${spec.name}`, shadow: this.table(spec.name), retired: `${RETIRED}${spec.name}` }));
+    const exists = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    const swapped = this.db.transaction((): boolean => {
+      if (!this.owned()) throw new Error('another rebuild started after this one and took its shadow tables');
+      const position = (table: string, name: string) => BigInt((this.db.prepare(`SELECT position FROM ${table} WHERE name = ?`).pluck().get(name) as number | bigint | undefined) ?? 0);
+      if (!behind && this.checkpointNames.some((name) => position(LIVE.checkpoints, name) > position(SHADOW.checkpoints, name))) return false;
+      for (const { live, shadow, retired } of names) {
+        // Renamed aside, not dropped: a rename is quick whatever the table's size, and appends wait for this transaction.
+        this.db.exec(`DROP TABLE IF EXISTS ${retired}`);
+        if (exists.get(live) !== undefined) this.db.exec(`ALTER TABLE ${live} RENAME TO ${retired}`);
+        this.db.exec(`ALTER TABLE ${shadow} RENAME TO ${live}`);
+      }
+      const forget = this.db.prepare(`DELETE FROM ${LIVE.checkpoints} WHERE name = ?`);
+      const take = this.db.prepare(`INSERT INTO ${LIVE.checkpoints} (name, position) SELECT name, position FROM ${SHADOW.checkpoints} WHERE name = ?`);
+      for (const name of this.checkpointNames) {
+        forget.run(name);
+        take.run(name);
+      }
+      this.db.exec(`DELETE FROM ${SHADOW.checkpoints}`);
+      this.db.exec(`DELETE FROM ${OWNER}`);
+      return true;
+    }).immediate();
+    if (!swapped) return false;
+    this.state = 'swapped';
+    dropTables(this.db, names.map((name) => name.retired));
+    return true;
+  }
+
+  override async close(): Promise<void> {
+    if (this.state !== 'building') return;
+    this.state = 'dropped';
+    this.db.transaction(() => {
+      if (!this.owned()) return;
+      for (const spec of this.collections) this.db.exec(`DROP TABLE IF EXISTS ${this.table(spec.name)}`);
+      this.db.exec(`DELETE FROM ${SHADOW.checkpoints}`);
+      this.db.exec(`DELETE FROM ${OWNER}`);
+    }).immediate();
+  }
 }
 
 function jsonPath(field: string): string {
@@ -304,5 +441,5 @@ function bindable(value: Scalar): string | number | null {
 }
 
 export function openSqliteReadModels(dataDir: string, logger?: StoreLogger): SqliteReadModels {
-  return new SqliteReadModels(openDatabase(dataDir, 'NORMAL'), logger);
+  return new SqliteReadModels(openDatabase(dataDir, 'NORMAL'), LIVE, logger);
 }
