@@ -10,8 +10,9 @@ import {
   type Parent,
 } from '../../projections/erasure.js';
 import { checkpointKey } from '../../projections/projection.js';
+import type { Halt } from '../../projections/runner.js';
 import type { DomainEvent } from '../domain-events.js';
-import type { EventCatalog } from '../event-catalog.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import type { ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
@@ -77,6 +78,11 @@ export class ErasureProcess {
   private readonly batchSize: number;
   private readonly retryMs: number;
   private readonly afterErasure: (position: bigint) => Promise<void>;
+  /**
+   * Set when the feed holds an event this code cannot read: the process stops
+   * before it, as the projections do, rather than miss an erasure it names.
+   */
+  halted: Halt | undefined;
 
   constructor(
     private readonly events: EventStore,
@@ -121,6 +127,7 @@ export class ErasureProcess {
    * Without a live loop (the admin CLI, tests) it does the work here.
    */
   async reach(position: bigint, timeoutMs: number): Promise<boolean> {
+    if (this.halted && position >= this.halted.position) return false;
     if (!this.loop) {
       await this.catchUp();
       return this.checkpoint >= position;
@@ -144,7 +151,7 @@ export class ErasureProcess {
 
   /** Handles everything stored now. */
   async catchUp(): Promise<void> {
-    for (;;) {
+    while (!this.halted) {
       const batch = await this.events.readAll({ after: this.checkpoint, limit: this.batchSize });
       if (batch.length === 0) return;
       try {
@@ -153,17 +160,19 @@ export class ErasureProcess {
         if (!(error instanceof CheckpointMoved)) throw error;
         await this.reload();
       }
+      if (this.halted) return;
     }
   }
 
   private async follow(): Promise<void> {
-    while (!this.stopped) {
+    while (!this.stopped && !this.halted) {
       try {
         await this.catchUp();
+        if (this.halted) break;
         this.subscription = this.events.subscribe({ after: this.checkpoint, batchSize: this.batchSize });
         for await (const batch of this.subscription) {
           await this.handle(batch);
-          if (this.stopped) break;
+          if (this.stopped || this.halted) break;
         }
       } catch (error) {
         if (this.stopped) break;
@@ -199,7 +208,13 @@ export class ErasureProcess {
 
     for (const stored of batch) {
       if (stored.position <= this.checkpoint) continue;
-      const event = this.catalog.parse(stored);
+      const read = this.read(stored);
+      if (read instanceof UnreadableEvent) {
+        await commit(previous);
+        this.halt(read);
+        return;
+      }
+      const event = read;
       const target = event && targetOf(event);
       const deleted = event && deletedParent(event);
       if (target) {
@@ -283,6 +298,26 @@ export class ErasureProcess {
       }
     }
     if (streams.length > 0) await this.afterErasure(recorded);
+  }
+
+  private read(stored: StoredEvent): Recorded<DomainEvent> | undefined | UnreadableEvent {
+    try {
+      return this.catalog.parse(stored);
+    } catch (error) {
+      if (error instanceof UnreadableEvent) return error;
+      throw error;
+    }
+  }
+
+  private halt(error: UnreadableEvent): void {
+    this.halted = { position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
+    this.logger.error(
+      { position: String(error.position), stream: error.streamId, type: error.type, reason: error.reason },
+      'erasure halted before an event this version of the service cannot read',
+    );
+    // Waits at or past the halt hear it now rather than at their timeout.
+    for (const waiter of this.waiters.filter((w) => w.position >= error.position)) waiter.resolve();
+    this.waiters = this.waiters.filter((w) => w.position < error.position);
   }
 
   private release(): void {

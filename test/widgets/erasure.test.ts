@@ -206,3 +206,25 @@ t.test('an erasure cut off halfway is finished by the next process, once, from t
   t.same([...(audit[0]!.data.response_ids as string[])].sort(), [...ids].sort());
   t.equal(audit[0]!.metadata.actor, biz.keyId, 'on behalf of the key that deleted the widget');
 });
+
+t.test('the erasure process stops before an event it cannot read, and erases nothing past it', async (t) => {
+  const services = await testServices(t);
+  const app = await buildApp(services);
+  t.teardown(() => app.close());
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  await respond(app, widget, 'BEHIND-THE-HALT');
+  const { position } = await services.events.append('widget-wgt_from_the_future', [{ type: 'WidgetCreated', data: { widget_id: 'wgt_from_the_future' }, metadata: { schema_version: 99, occurred_at: new Date().toISOString(), actor: 'cli' } }], 'no_stream');
+  await services.events.append(`widget-${widget}`, [catalog.serialize({ type: 'WidgetDeleted', data: { widget_id: widget, account_id: biz.accountId, deleted_at: new Date().toISOString() } }, { occurred_at: new Date().toISOString(), actor: biz.keyId })], 'any');
+
+  const process = new ErasureProcess(services.events, services.readModels, catalog, services.clock, silent);
+  await process.init();
+  await process.catchUp();
+  t.match(process.halted, { position, streamId: 'widget-wgt_from_the_future', type: 'WidgetCreated' }, 'halted at the unreadable event');
+  t.equal(process.position, position - 1n, 'with everything before it handled');
+  t.equal(await process.reach(position + 1n, 5_000), false, 'a wait past it is answered at once');
+  t.match(await wholeStore(services), /BEHIND-THE-HALT/, 'the deletion after it is not carried out, nor skipped');
+  const restarted = new ErasureProcess(services.events, services.readModels, catalog, services.clock, silent);
+  await restarted.init();
+  t.equal(restarted.position, position - 1n, 'the next start resumes right before it');
+});
