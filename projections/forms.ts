@@ -1,6 +1,18 @@
+import type { FormEvent } from '../src/forms/events.js';
 import type { Projection } from './projection.js';
 
 export const FORMS = 'forms';
+
+type FormCreated = Extract<FormEvent, { type: 'FormCreated' }>['data'];
+
+/** A form as its read model holds it: its definition as stored, and its state. */
+export type FormDoc = Omit<FormCreated, 'form_id' | 'created_at'> & {
+  id: string;
+  published: boolean;
+  slots_taken: number;
+  created_at: string;
+  updated_at: string;
+};
 
 export const formsProjection: Projection = {
   name: 'forms',
@@ -10,7 +22,7 @@ export const formsProjection: Projection = {
     switch (event.type) {
       case 'FormCreated': {
         const { form_id, created_at, ...config } = event.data;
-        return [{ op: 'put', collection: FORMS, doc: { id: form_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } }];
+        return [{ op: 'put', collection: FORMS, doc: { id: form_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } satisfies FormDoc }];
       }
       case 'FormUpdated':
         return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { ...event.data.changes, version: event.data.version, updated_at: event.data.updated_at } }];

@@ -1,3 +1,4 @@
+import type { PollEvent } from '../src/polls/events.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import type { Projection } from './projection.js';
 
@@ -6,6 +7,17 @@ export const POLLS = 'polls';
 export const POLL_VOTERS = 'poll_voters';
 /** One document per chosen option of a vote: results count these. */
 export const POLL_CHOICES = 'poll_choices';
+
+type PollCreated = Extract<PollEvent, { type: 'PollCreated' }>['data'];
+
+/** A poll as its read model holds it: its definition as stored, and its state. */
+export type PollDoc = Omit<PollCreated, 'poll_id' | 'created_at'> & {
+  id: string;
+  published: boolean;
+  slots_taken: number;
+  created_at: string;
+  updated_at: string;
+};
 
 /**
  * Results are counts of documents, not counters: erased votes leave the
@@ -24,7 +36,7 @@ export const pollsProjection: Projection = {
     switch (event.type) {
       case 'PollCreated': {
         const { poll_id, created_at, ...config } = event.data;
-        return [{ op: 'put', collection: POLLS, doc: { id: poll_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } }];
+        return [{ op: 'put', collection: POLLS, doc: { id: poll_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } satisfies PollDoc }];
       }
       case 'PollUpdated':
         return [{ op: 'patch', collection: POLLS, where: { id: event.data.poll_id }, set: { ...event.data.changes, updated_at: event.data.updated_at } }];

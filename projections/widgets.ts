@@ -1,6 +1,19 @@
+import type { WidgetEvent } from '../src/widgets/events.js';
 import type { Projection } from './projection.js';
 
 export const WIDGETS = 'widgets';
+
+type WidgetCreated = Extract<WidgetEvent, { type: 'WidgetCreated' }>['data'];
+
+/** A widget as its read model holds it: its configuration as stored, and its state. */
+export type WidgetDoc = Omit<WidgetCreated, 'widget_id' | 'created_at'> & {
+  id: string;
+  published: boolean;
+  /** Submissions accepted under `max_responses` (slots, never erased). */
+  slots_taken: number;
+  created_at: string;
+  updated_at: string;
+};
 
 export const widgetsProjection: Projection = {
   name: 'widgets',
@@ -14,7 +27,7 @@ export const widgetsProjection: Projection = {
           {
             op: 'put',
             collection: WIDGETS,
-            doc: { id: widget_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at },
+            doc: { id: widget_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } satisfies WidgetDoc,
           },
         ];
       }

@@ -1,14 +1,11 @@
 import { ACCOUNTS } from '../../projections/accounts.js';
-import { FORMS } from '../../projections/forms.js';
-import { POLLS } from '../../projections/polls.js';
-import { WIDGETS } from '../../projections/widgets.js';
+import { FORMS, type FormDoc } from '../../projections/forms.js';
+import { POLLS, type PollDoc } from '../../projections/polls.js';
+import { WIDGETS, type WidgetDoc } from '../../projections/widgets.js';
 import { Plan } from '../accounts/plans.js';
-import type { Form } from '../forms/form.js';
 import type { Doc } from '../infra/read-models/port.js';
-import type { Poll } from '../polls/poll.js';
 import type { Services } from '../services.js';
 import type { Settings } from '../submissions/settings.js';
-import type { Widget } from '../widgets/widget.js';
 import { notFound, type Kind } from './errors.js';
 import { ID } from './schemas.js';
 
@@ -29,9 +26,9 @@ export interface Embeddable<D extends EmbeddableDoc> {
 }
 
 /** The three kinds of object a site owner embeds, where they are stored and served. */
-export const WIDGET: Embeddable<Widget & EmbeddableDoc> = { kind: 'widget', collection: WIDGETS, path: '/api/widgets' };
-export const FORM: Embeddable<Form & EmbeddableDoc> = { kind: 'form', collection: FORMS, path: '/api/forms' };
-export const POLL: Embeddable<Poll & EmbeddableDoc> = { kind: 'poll', collection: POLLS, path: '/api/polls' };
+export const WIDGET: Embeddable<WidgetDoc & EmbeddableDoc> = { kind: 'widget', collection: WIDGETS, path: '/api/widgets' };
+export const FORM: Embeddable<FormDoc & EmbeddableDoc> = { kind: 'form', collection: FORMS, path: '/api/forms' };
+export const POLL: Embeddable<PollDoc & EmbeddableDoc> = { kind: 'poll', collection: POLLS, path: '/api/polls' };
 
 export const EMBEDDABLES = { widget: WIDGET, form: FORM, poll: POLL } as const;
 

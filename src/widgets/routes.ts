@@ -1,5 +1,6 @@
 import { notFound } from '../embeddables/errors.js';
-import { type EmbeddableDoc, WIDGET } from '../embeddables/queries.js';
+import { WIDGET } from '../embeddables/queries.js';
+import type { WidgetDoc } from '../../projections/widgets.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
 import { ID, Params } from '../embeddables/schemas.js';
@@ -11,7 +12,7 @@ import type { Services } from '../services.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { WidgetCreated } from './events.js';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetType } from './schemas.js';
-import { widget, type Widget } from './widget.js';
+import { widget } from './widget.js';
 
 const WidgetListItem = z.object({
   id: z.string(),
@@ -48,7 +49,7 @@ const WidgetView = z.object({
 export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
-  function view(doc: Widget & EmbeddableDoc, owner: boolean): z.output<typeof WidgetView> {
+  function view(doc: WidgetDoc, owner: boolean): z.output<typeof WidgetView> {
     const base = {
       id: doc.id,
       title: doc.title,
