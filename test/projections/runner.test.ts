@@ -5,6 +5,7 @@ import { checkpointKey } from '../../projections/projection.js';
 import { changePlan, createKey, openAccount, revokeKey } from '../../src/accounts/commands.js';
 import { catalog } from '../../src/domain-events.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../../src/infra/event-store/port.js';
+import type { CheckpointMove, ReadModelOp } from '../../src/infra/read-models/port.js';
 import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
 import type { Services } from '../../src/services.js';
 import { buildApp } from '../../src/http/app.js';
@@ -107,10 +108,34 @@ t.test('two runners on one store (server and CLI) apply each event once', async 
   await history(services);
   const expected = await snapshotReadModels(services);
   await services.readModels.reset(projections.flatMap((p) => p.collections.map((c) => c.name)), projections.map(checkpointKey));
-  const runners = [3, 5, 11].map((batchSize) => new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { batchSize }));
-  for (const runner of runners) await runner.init();
-  await Promise.all(runners.map((runner) => runner.catchUp()));
-  t.same(await snapshotReadModels(services), expected);
+  // The CLI's runner sees the feed only up to where the server's runner is about to commit...
+  let visibleUpTo = 0n;
+  const capped = new Proxy(services.events, {
+    get(target, property, receiver) {
+      if (property !== 'readAll') return Reflect.get(target, property, receiver);
+      return async (options: Parameters<EventStore['readAll']>[0]) => (await target.readAll(options)).filter((e) => e.position <= visibleUpTo);
+    },
+  });
+  const cli = new ProjectionRunner(capped, services.readModels, catalog, projections, silent, { batchSize: 3 });
+  // ...and gets there first, before every write of the server's runner: each of its batches is then applied twice unless the second write is refused.
+  let raced = 0;
+  const cliFirst = new Proxy(services.readModels, {
+    get(target, property, receiver) {
+      if (property !== 'write') return Reflect.get(target, property, receiver);
+      return async (ops: ReadModelOp[], moves: CheckpointMove[] = []) => {
+        visibleUpTo = moves.reduce((max, move) => (move.next > max ? move.next : max), visibleUpTo);
+        if ((await cli.catchUp()) > 0) raced++;
+        return target.write(ops, moves);
+      };
+    },
+  });
+  const server = new ProjectionRunner(services.events, cliFirst, catalog, projections, silent, { batchSize: 5 });
+  await server.init();
+  await cli.init();
+  await server.catchUp();
+  t.ok(raced > 0, `the CLI's runner applied ${raced} batches just before the server's runner wrote them`);
+  t.equal(cli.position, await services.events.headPosition(), 'and reached the head');
+  t.same(await snapshotReadModels(services), expected, 'the read models equal a clean build: nothing applied twice');
 });
 
 t.test('a rebuild elsewhere rewinds a running runner instead of leaving a gap', async (t) => {
