@@ -126,7 +126,7 @@ async function killDuringSecondBatch(dir: string): Promise<{ committed: bigint; 
   }
   child.kill('SIGKILL');
   await exited;
-  throw new Error('the projector ran out of feed before a second batch: the test needs a longer feed');
+  throw new Error('the projector ended without reporting a first committed batch and a second one under way (a feed too short, or writes it cannot see)');
 }
 
 t.test('kill -9 of a projection in the middle of applying a batch', async (t) => {
