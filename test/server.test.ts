@@ -1,8 +1,10 @@
 import t from 'tap';
+import { eventually } from './support/eventually.js';
 import { admin, json, startFailing, startServer } from './support/processes.js';
 import { tempDir } from './support/services.js';
 
-t.test('the server honours CLI keys, revocations within 2 s, and keeps data across restarts', async (t) => {
+// How soon it sees them (D1: within 2 s) is a figure of `npm run bench`, not of this test.
+t.test('the running server honours keys the CLI makes and revokes, and keeps data across restarts', async (t) => {
   const env = { DATA_DIR: tempDir(t) };
   let server = await startServer(env);
   t.teardown(() => server.stop('SIGKILL'));
@@ -12,26 +14,15 @@ t.test('the server honours CLI keys, revocations within 2 s, and keeps data acro
 
   const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business', '--scopes', 'forms:read,forms:write,responses:read,responses:write'], env));
   const headers = { authorization: `Bearer ${opened.api_key}`, 'content-type': 'application/json' };
-  // The server learns of the key from the shared store; give it its polling interval.
-  let list = await fetch(`${server.url}/api/widgets`, { headers });
-  for (let i = 0; list.status === 401 && i < 20; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    list = await fetch(`${server.url}/api/widgets`, { headers });
-  }
-  t.equal(list.status, 200, 'a key made by the CLI works on the running server');
+  // The server learns of the key from the shared store, by polling it.
+  const status = async () => (await fetch(`${server.url}/api/widgets`, { headers })).status;
+  t.ok(await eventually(async () => (await status()) === 200, { everyMs: 100 }), 'a key made by the CLI works on the running server');
   const created = await fetch(`${server.url}/api/widgets`, { method: 'POST', headers, body: JSON.stringify({ widget_type: 'nps', title: 'Survives' }) });
   t.equal(created.status, 201);
 
   const second = json(await admin(['create-key', '--account', opened.account_id, '--name', 'spare', '--scopes', 'forms:read'], env));
   json(await admin(['revoke-key', '--key', opened.key_id], env));
-  const revokedAt = Date.now();
-  let status = 200;
-  while (status !== 401 && Date.now() - revokedAt < 5000) {
-    status = (await fetch(`${server.url}/api/widgets`, { headers })).status;
-    if (status !== 401) await new Promise((r) => setTimeout(r, 50));
-  }
-  t.equal(status, 401, 'the revoked key is refused');
-  t.ok(Date.now() - revokedAt <= 2000, `within 2 s of the CLI answering (${Date.now() - revokedAt} ms)`);
+  t.ok(await eventually(async () => (await status()) === 401, { everyMs: 100 }), 'the revoked key is refused by the running server');
 
   const stopped = await server.stop('SIGTERM');
   t.equal(stopped.code, 0, 'SIGTERM shuts down cleanly');

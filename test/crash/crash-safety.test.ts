@@ -9,9 +9,13 @@ import t, { type Test } from 'tap';
 import { catalog } from '../../src/domain-events.js';
 import { checkpointKey } from '../../projections/projection.js';
 import { responsesProjection } from '../../projections/responses.js';
+import { widgetsProjection } from '../../projections/widgets.js';
 import { buildApp } from '../../src/http/app.js';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
+import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
 import type { Services } from '../../src/services.js';
 import { owner } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
 import { childEnv, startServer } from '../support/processes.js';
 import { snapshotReadModels, tempDir, testServices } from '../support/services.js';
 
@@ -19,12 +23,12 @@ const PROJECTOR = new URL('../support/projector.ts', import.meta.url).pathname;
 
 async function assertConsistent(t: Test, services: Services, acked: { responses: string[]; votes: number }, widget: string, poll: string) {
   await services.projections.catchUp();
-  const responses = await services.readModels.find('responses', { widget_id: widget }, {});
-  const ids = responses.map((r) => r.id);
-  t.equal(new Set(ids).size, ids.length, 'no response twice');
-  const missing = acked.responses.filter((id) => !ids.includes(id));
-  t.same(missing, [], `all ${acked.responses.length} acknowledged responses are there`);
   const events = await services.events.readAll({ after: 0n, limit: 1_000_000 });
+  const stored = events.filter((e) => e.type === 'ResponseSubmitted' && e.data.widget_id === widget).map((e) => e.data.response_id as string);
+  t.equal(new Set(stored).size, stored.length, `${stored.length} responses stored, none twice`);
+  t.same(acked.responses.filter((id) => !stored.includes(id)), [], `all ${acked.responses.length} acknowledged responses are among them`);
+  const listed = (await services.readModels.find('responses', { widget_id: widget }, {})).map((r) => r.id);
+  t.same([...listed].sort(), [...stored].sort(), 'the read model lists exactly the stored responses');
   const votes = events.filter((e) => e.type === 'VoteCast' && e.data.poll_id === poll);
   t.ok(votes.length >= acked.votes, `${votes.length} vote events, ${acked.votes} acknowledged`);
   t.equal(await services.readModels.count('poll_voters', { poll_id: poll }), votes.length, 'poll totals equal the vote events');
@@ -70,21 +74,64 @@ t.test('kill -9 of the server under a stream of submissions and votes', async (t
     }
   };
   const workers = [0, 1, 2, 3].map(worker);
-  while (acked.responses.length < 120) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.ok(await eventually(() => acked.responses.length >= 120, { everyMs: 5 }), 'submissions are acknowledged under load');
   await server.stop('SIGKILL');
   killed = true;
   await Promise.all(workers);
-  t.ok(acked.responses.length >= 120);
+  t.ok(acked.responses.length >= 120, `${acked.responses.length} responses acknowledged before the kill`);
 
   const restarted = await startServer({ DATA_DIR: dir });
-  t.equal((await fetch(`${restarted.url}/readyz`)).status, 200, 'the server starts again after kill -9');
-  await restarted.stop();
+  // Ready once it has caught up with what the killed server left unprojected.
+  t.ok(await eventually(async () => (await fetch(`${restarted.url}/readyz`)).status === 200), 'the server starts again after kill -9 and becomes ready');
+  t.equal((await restarted.stop()).code, 0, 'and stops cleanly');
   const services = await testServices(t, { dataDir: dir });
   await assertConsistent(t, services, acked, widget, poll);
 });
 
+/** Reads the shared SQLite file from this process, as another process on it would. */
+async function readState(dir: string, widget: string) {
+  const readModels = openSqliteReadModels(dir);
+  const events = openSqliteEventStore(dir);
+  try {
+    const checkpoints = await readModels.checkpoints();
+    const feed = await events.readAll({ after: 0n, limit: 1_000_000 });
+    return {
+      checkpoints: { responses: checkpoints.get(checkpointKey(responsesProjection)) ?? 0n, widgets: checkpoints.get(checkpointKey(widgetsProjection)) ?? 0n },
+      head: feed.at(-1)!.position,
+      /** How many events of a type the feed holds up to a position. */
+      upTo: (type: string, position: bigint) => feed.filter((e) => e.type === type && e.position <= position).length,
+      responses: await readModels.count('responses', { widget_id: widget }),
+      slots: Number((await readModels.get('widgets', widget))?.slots_taken),
+    };
+  } finally {
+    await readModels.close();
+    await events.close();
+  }
+}
+
+/** Starts the projector child; answers the position of its first committed batch and the one it was killed while writing. */
+async function killDuringSecondBatch(dir: string): Promise<{ committed: bigint; writing: bigint }> {
+  const child = spawn(process.execPath, [PROJECTOR, dir], { env: childEnv({}), stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  let committed: bigint | undefined;
+  for await (const line of createInterface({ input: child.stdout! })) {
+    const [word, position] = line.split(' ');
+    if (word === 'committed' && committed === undefined) committed = BigInt(position!);
+    if (word === 'writing' && committed !== undefined) {
+      child.kill('SIGKILL');
+      await exited;
+      return { committed, writing: BigInt(position!) };
+    }
+    if (word === 'done') break;
+  }
+  child.kill('SIGKILL');
+  await exited;
+  throw new Error('the projector ended without reporting a first committed batch and a second one under way (a feed too short, or writes it cannot see)');
+}
+
 t.test('kill -9 of a projection in the middle of applying a batch', async (t) => {
   const dir = tempDir(t);
+  const RESPONSES = 15_000;
   let widget = '';
   {
     const services = await testServices(t, { dataDir: dir });
@@ -93,26 +140,55 @@ t.test('kill -9 of a projection in the middle of applying a batch', async (t) =>
     widget = (await app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'feedback', title: 'Many' } })).json().id;
     await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: biz.headers, payload: { published: true } });
     await app.close();
-    // Many events the read models have not seen: append them straight to the store.
-    for (let i = 0; i < 20_000; i++) {
-      await services.events.append(`response-crash${i}`, [catalog.serialize({ type: 'ResponseSubmitted', data: { response_id: `crash${i}`, account_id: biz.accountId, widget_id: widget, answers: { rating: 1 + (i % 5) }, metadata: { browser: null, browser_version: null, device: null, os: null, ip_hash: 'h', language: null, completion_time_ms: 1, page_url: null, page_title: null }, submitted_at: new Date(1_800_000_000_000 + i).toISOString() } }, { occurred_at: new Date().toISOString(), actor: 'test' })], 'no_stream');
+    // Many events the read models have not seen, appended straight to the store. Each
+    // response takes a slot first: slots are counted by increments, which a batch
+    // applied twice would count twice.
+    const meta = { occurred_at: new Date().toISOString(), actor: 'test' };
+    const metadata = { browser: null, browser_version: null, device: null, os: null, ip_hash: 'h', language: null, completion_time_ms: 1, page_url: null, page_title: null };
+    for (let from = 0; from < RESPONSES; from += 1000) {
+      await Promise.all(
+        Array.from({ length: 1000 }, (_, k) => {
+          const i = from + k;
+          return services.events.append(
+            `response-crash${i}`,
+            [
+              catalog.serialize({ type: 'SubmissionSlotReserved', data: { target: 'widget', target_id: widget, response_id: `crash${i}` } }, meta),
+              catalog.serialize({ type: 'ResponseSubmitted', data: { response_id: `crash${i}`, account_id: biz.accountId, widget_id: widget, answers: { rating: 1 + (i % 5) }, metadata, submitted_at: new Date(1_800_000_000_000 + i).toISOString() } }, meta),
+            ],
+            'no_stream',
+          );
+        }),
+      );
     }
     await services.close();
   }
-  for (const delayMs of [5, 40, 120]) {
-    const child = spawn(process.execPath, [PROJECTOR, dir], { env: childEnv({}), stdio: ['ignore', 'pipe', 'inherit'] });
-    for await (const line of createInterface({ input: child.stdout! })) if (line === 'applying') break;
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
-    child.kill('SIGKILL');
-    await once(child, 'exit');
+
+  const start = await readState(dir, widget);
+  t.equal(start.responses, 0, 'the read models start without the new responses');
+  let previous = start.checkpoints.responses;
+  // Each run commits one or two batches before the kill: two runs stay short of the feed's end.
+  for (const run of [1, 2]) {
+    const { committed, writing } = await killDuringSecondBatch(dir);
+    const state = await readState(dir, widget);
+    const checkpoint = state.checkpoints.responses;
+    t.ok(checkpoint === committed || checkpoint === writing, `run ${run}: the checkpoint is at a batch boundary (${checkpoint}; first batch ${committed}, killed while writing up to ${writing})`);
+    t.ok(checkpoint > previous, `run ${run}: it moved on from ${previous}: the run resumed where the last one stopped and committed a batch`);
+    t.ok(checkpoint < state.head, `run ${run}: the kill came before the end of the feed (${state.head})`);
+    // Atomicity: what a killed projection left is exactly what its checkpoint says it applied.
+    t.equal(state.responses, state.upTo('ResponseSubmitted', checkpoint), `run ${run}: ${state.responses} responses, exactly those up to the checkpoint`);
+    t.equal(state.checkpoints.widgets, checkpoint, `run ${run}: the widgets projection committed with it`);
+    t.equal(state.slots, state.upTo('SubmissionSlotReserved', state.checkpoints.widgets), `run ${run}: ${state.slots} slots counted, exactly those up to the checkpoint`);
+    previous = checkpoint;
   }
+  t.ok(previous > start.checkpoints.responses && previous < start.head, 'some but not all of the feed was applied before catching up');
+
   const services = await testServices(t, { dataDir: dir });
-  // Atomicity: what a killed projection left is exactly what its checkpoint says it applied.
-  const checkpoint = (await services.readModels.checkpoints()).get(checkpointKey(responsesProjection)) ?? 0n;
-  const applied = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponseSubmitted' && e.position <= checkpoint).length;
-  const partial = await services.readModels.count('responses', { widget_id: widget });
-  t.equal(partial, applied, `the killed projections left ${partial} responses, exactly those up to their checkpoint`);
-  t.ok(partial < 20_000, 'and they were killed before the end');
-  await assertConsistent(t, services, { responses: [], votes: 0 }, widget, 'pol_none');
-  t.equal(await services.readModels.count('responses', { widget_id: widget }), 20_000, 'every event applied exactly once in the end');
+  await services.projections.catchUp();
+  const caughtUp = await readState(dir, widget);
+  t.equal(caughtUp.checkpoints.responses, caughtUp.head, 'catching up reaches the head');
+  t.equal(caughtUp.responses, RESPONSES, 'every response is there once');
+  t.equal(caughtUp.slots, RESPONSES, 'every slot counted once: no batch was applied twice');
+  const live = await snapshotReadModels(services);
+  await services.projections.rebuild();
+  t.same(await snapshotReadModels(services), live, 'read models equal a rebuild from zero');
 });

@@ -3,6 +3,7 @@ import type { InjectOptions } from 'fastify';
 import t from 'tap';
 import { createLogger } from '../../src/services.js';
 import { owner, publishedWidget, testApp } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
 
@@ -40,7 +41,8 @@ t.test('request ids, health and readiness', async (t) => {
   t.match(String(reply.headers['x-request-id']), /^req_/, 'each reply names its request');
   t.equal((await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-123' } })).headers['x-request-id'], 'trace-123', 'a caller id is kept');
   t.match(String((await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id\n' } })).headers['x-request-id']), /^req_/, 'a malformed one is not');
-  await services.projections.waitFor(await services.events.headPosition(), 2000);
+  // Ready once the projections have caught up since the start: wait for that, not for a time.
+  t.ok(await eventually(() => services.projections.caughtUp), 'the projections caught up');
   const ready = await app.inject({ method: 'GET', url: '/readyz' });
   t.equal(ready.statusCode, 200);
   t.match(ready.json(), { status: 'ready', event_store: { kind: 'sqlite', reachable: true }, read_models: { kind: 'sqlite', reachable: true }, projections: { caught_up: true } });

@@ -74,11 +74,13 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
+  // Only a start that fails or never ends is an error: a loaded machine may take seconds to compile and open.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     try {
       if ((await fetch(`${url}/healthz`)).ok) break;
     } catch {
-      if (child.exitCode !== null || i > 200) throw new Error(`server did not start: ${stderr}`);
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -27,7 +27,7 @@ export async function testServices(
 }
 
 /** Every document of every read model the projections own, in a stable order. */
-export async function snapshotReadModels(services: Services): Promise<Record<string, unknown[]>> {
+export async function snapshotReadModels(services: Pick<Services, 'readModels'>): Promise<Record<string, unknown[]>> {
   const { projections } = await import('../../projections/index.js');
   const out: Record<string, unknown[]> = {};
   for (const projection of projections) {

@@ -159,7 +159,9 @@ t.test('get, update, publish, delete; other accounts see nothing and change noth
   t.equal((await get(other.headers)).statusCode, 200, 'published widgets are readable by anyone');
   t.equal((await put(biz.headers, { published: false })).json().published, false);
   t.equal((await get()).statusCode, 403);
-  t.equal((await put(biz.headers, {})).statusCode, 200, 'an empty update changes nothing and succeeds');
+  const unchanged = (await get(biz.headers)).json();
+  t.equal((await put(biz.headers, {})).statusCode, 200, 'an empty update succeeds');
+  t.same((await get(biz.headers)).json(), unchanged, 'and changes nothing, not even updated_at');
 
   const deleted = await app.inject({ method: 'DELETE', url: `/api/widgets/${id}`, headers: biz.headers });
   t.same(deleted.json(), { success: true });
