@@ -3,6 +3,7 @@ import type { DomainEvent } from '../src/domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
 import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/read-models/port.js';
+import { Progress } from './progress.js';
 import { checkpointKey, type Projection } from './projection.js';
 
 export interface RunnerOptions {
@@ -42,7 +43,7 @@ const SWAP_ATTEMPTS = 20;
  */
 export class ProjectionRunner {
   private readonly checkpoints = new Map<string, bigint>();
-  private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private readonly progress = new Progress(() => this.position, () => this.halted?.position);
   private subscription: EventSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -118,7 +119,7 @@ export class ProjectionRunner {
     }
     if (this.halted) return applied;
     this.caughtUp = true;
-    this.release();
+    this.progress.changed();
     return applied;
   }
 
@@ -156,8 +157,7 @@ export class ProjectionRunner {
     this.stopped = true;
     await this.subscription?.close();
     await this.loop;
-    for (const waiter of this.waiters) waiter.resolve();
-    this.waiters = [];
+    this.progress.settleAll();
   }
 
   /**
@@ -166,22 +166,7 @@ export class ProjectionRunner {
    * that its caller reads its own writes.
    */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (this.position >= position) return Promise.resolve(true);
-    if (this.halted && position >= this.halted.position) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const waiter = {
-        position,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve(this.position >= position);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(false);
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
+    return this.progress.wait(position, timeoutMs);
   }
 
   /**
@@ -264,7 +249,7 @@ export class ProjectionRunner {
     }
     const readable = batch.slice(0, parsed.length);
     if (readable.length > 0) await this.write(readable, parsed, after);
-    this.release();
+    this.progress.changed();
     return readable;
   }
 
@@ -300,14 +285,5 @@ export class ProjectionRunner {
       { position: String(error.position), stream: error.streamId, type: error.type, reason: error.reason },
       'projections halted before an event this version of the service cannot read',
     );
-  }
-
-  private release(): void {
-    const position = this.position;
-    // Behind a halt nothing moves on: those waiters hear it now rather than at their timeout.
-    const ready = this.waiters.filter((w) => w.position <= position || (this.halted && w.position >= this.halted.position));
-    if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => !ready.includes(w));
-    for (const waiter of ready) waiter.resolve();
   }
 }

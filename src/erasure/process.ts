@@ -10,6 +10,7 @@ import {
   type Parent,
 } from '../../projections/erasure.js';
 import { checkpointKey } from '../../projections/projection.js';
+import { Progress } from '../../projections/progress.js';
 import type { Halt } from '../../projections/runner.js';
 import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
@@ -71,7 +72,7 @@ const keyOf = (actor: string): string | null => (actor.startsWith('key_') ? acto
  */
 export class ErasureProcess {
   private checkpoint = 0n;
-  private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private readonly progress = new Progress(() => this.checkpoint, () => this.halted?.position);
   private subscription: EventSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -117,8 +118,7 @@ export class ErasureProcess {
     this.stopped = true;
     await this.subscription?.close();
     await this.loop;
-    for (const waiter of this.waiters) waiter.resolve();
-    this.waiters = [];
+    this.progress.settleAll();
   }
 
   /**
@@ -132,21 +132,7 @@ export class ErasureProcess {
       await this.catchUp();
       return this.checkpoint >= position;
     }
-    if (this.checkpoint >= position) return true;
-    return new Promise((resolve) => {
-      const waiter = {
-        position,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve(this.checkpoint >= position);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(false);
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
+    return this.progress.wait(position, timeoutMs);
   }
 
   /** Handles everything stored now. */
@@ -191,7 +177,7 @@ export class ErasureProcess {
 
   private async reload(): Promise<void> {
     this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
-    this.release();
+    this.progress.changed();
   }
 
   private async handle(batch: StoredEvent[]): Promise<void> {
@@ -203,7 +189,7 @@ export class ErasureProcess {
       pending = [];
       if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: position }]))) throw new CheckpointMoved();
       this.checkpoint = position;
-      this.release();
+      this.progress.changed();
     };
 
     for (const stored of batch) {
@@ -315,15 +301,6 @@ export class ErasureProcess {
       { position: String(error.position), stream: error.streamId, type: error.type, reason: error.reason },
       'erasure halted before an event this version of the service cannot read',
     );
-    // Waits at or past the halt hear it now rather than at their timeout.
-    for (const waiter of this.waiters.filter((w) => w.position >= error.position)) waiter.resolve();
-    this.waiters = this.waiters.filter((w) => w.position < error.position);
-  }
-
-  private release(): void {
-    const ready = this.waiters.filter((w) => w.position <= this.checkpoint);
-    if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => w.position > this.checkpoint);
-    for (const waiter of ready) waiter.resolve();
+    this.progress.changed();
   }
 }
