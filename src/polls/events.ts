@@ -9,16 +9,7 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
-import type { JsonObject } from '../infra/event-store/port.js';
-
-const Settings = z.object({
-  allowed_domains: z.array(z.string()),
-  closes_at: z.string().nullable(),
-  max_responses: z.number().int().nullable(),
-  rate_limit: z.object({ max: z.number().int(), window_seconds: z.number().int() }).nullable(),
-  honeypot: z.boolean(),
-  prevent_duplicates: z.boolean(),
-});
+import { Settings, createdHistory, updatedHistory } from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */
 const Configurable = {
@@ -26,25 +17,6 @@ const Configurable = {
   options: z.array(z.object({ id: z.string(), text: z.string() })),
   allow_multiple: z.boolean(),
   settings: Settings,
-};
-
-/**
- * Settings grew `rate_limit`, `honeypot` and `prevent_duplicates` after
- * events of version 1 were first stored, and version 1 events written before
- * then lack them (those written since carry them, still as version 1). Absent
- * was always read as null, false and false; version 2 states all six, and
- * these upcasters fill in what version 1 left out.
- */
-const settingsOfVersion1 = (settings: unknown): JsonObject => ({ rate_limit: null, honeypot: false, prevent_duplicates: false, ...(settings as JsonObject) });
-const createdHistory = { version: 2, upcasters: { 1: (data: JsonObject) => ({ ...data, settings: settingsOfVersion1(data.settings) }) } };
-const updatedHistory = {
-  version: 2,
-  upcasters: {
-    1: (data: JsonObject) => {
-      const changes = data.changes as JsonObject | undefined;
-      return changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: settingsOfVersion1(changes.settings) } };
-    },
-  },
 };
 
 export const PollCreated = defineEvent(

@@ -9,29 +9,7 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
-import type { JsonObject } from '../infra/event-store/port.js';
-
-const Theme = z.object({ primaryColor: z.string(), backgroundColor: z.string() });
-
-const Settings = z.object({
-  allowed_domains: z.array(z.string()),
-  closes_at: z.string().nullable(),
-  max_responses: z.number().int().nullable(),
-  rate_limit: z.object({ max: z.number().int(), window_seconds: z.number().int() }).nullable(),
-  honeypot: z.boolean(),
-  prevent_duplicates: z.boolean(),
-});
-
-const question = { id: z.string(), title: z.string(), required: z.boolean() };
-const Question = z.discriminatedUnion('type', [
-  z.object({ ...question, type: z.literal('star_rating'), starRatingSettings: z.object({ maxStars: z.number().int() }) }),
-  z.object({ ...question, type: z.literal('nps') }),
-  z.object({ ...question, type: z.literal('long_text') }),
-  z.object({ ...question, type: z.literal('short_text') }),
-  z.object({ ...question, type: z.literal('email') }),
-  z.object({ ...question, type: z.literal('single_choice'), choices: z.array(z.object({ id: z.string(), label: z.string() })) }),
-  z.object({ ...question, type: z.literal('severity') }),
-]);
+import { Settings, Theme, createdHistory, questionTypes, updatedHistory } from '../embeddables/stored.js';
 
 const TriggerConfig = z.object({
   position: z.enum(['bottom-right', 'bottom-left', 'top-right', 'top-left']),
@@ -51,27 +29,8 @@ const Configurable = {
   thank_you_title: z.string(),
   thank_you_message: z.string(),
   settings: Settings,
-  questions: z.array(Question),
+  questions: z.array(z.discriminatedUnion('type', [...questionTypes])),
   trigger_config: TriggerConfig,
-};
-
-/**
- * Settings grew `rate_limit`, `honeypot` and `prevent_duplicates` after
- * events of version 1 were first stored, and version 1 events written before
- * then lack them (those written since carry them, still as version 1). Absent
- * was always read as null, false and false; version 2 states all six, and
- * these upcasters fill in what version 1 left out.
- */
-const settingsOfVersion1 = (settings: unknown): JsonObject => ({ rate_limit: null, honeypot: false, prevent_duplicates: false, ...(settings as JsonObject) });
-const createdHistory = { version: 2, upcasters: { 1: (data: JsonObject) => ({ ...data, settings: settingsOfVersion1(data.settings) }) } };
-const updatedHistory = {
-  version: 2,
-  upcasters: {
-    1: (data: JsonObject) => {
-      const changes = data.changes as JsonObject | undefined;
-      return changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: settingsOfVersion1(changes.settings) } };
-    },
-  },
 };
 
 export const WidgetCreated = defineEvent(

@@ -1,0 +1,56 @@
+/**
+ * Stored shapes that the events of widgets, forms and polls share, frozen as
+ * every event shape is (see the top of each feature's events.ts): a change
+ * here is a new version of every event that uses it, with an upcaster.
+ */
+import { z } from 'zod';
+import type { JsonObject } from '../infra/event-store/port.js';
+
+export const Theme = z.object({ primaryColor: z.string(), backgroundColor: z.string() });
+
+export const Settings = z.object({
+  allowed_domains: z.array(z.string()),
+  closes_at: z.string().nullable(),
+  max_responses: z.number().int().nullable(),
+  rate_limit: z.object({ max: z.number().int(), window_seconds: z.number().int() }).nullable(),
+  honeypot: z.boolean(),
+  prevent_duplicates: z.boolean(),
+});
+
+const question = { id: z.string(), title: z.string(), required: z.boolean() };
+
+/** The question types widgets and forms both store; forms add `consent`. */
+export const questionTypes = [
+  z.object({ ...question, type: z.literal('star_rating'), starRatingSettings: z.object({ maxStars: z.number().int() }) }),
+  z.object({ ...question, type: z.literal('nps') }),
+  z.object({ ...question, type: z.literal('long_text') }),
+  z.object({ ...question, type: z.literal('short_text') }),
+  z.object({ ...question, type: z.literal('email') }),
+  z.object({ ...question, type: z.literal('single_choice'), choices: z.array(z.object({ id: z.string(), label: z.string() })) }),
+  z.object({ ...question, type: z.literal('severity') }),
+] as const;
+
+export const ConsentQuestion = z.object({ ...question, type: z.literal('consent'), text: z.string() });
+
+/**
+ * Settings grew `rate_limit`, `honeypot` and `prevent_duplicates` after
+ * events of version 1 were first stored, and version 1 events written before
+ * then lack them (those written since carry them, still as version 1). Absent
+ * was always read as null, false and false; version 2 states all six, and
+ * these upcasters fill in what version 1 left out.
+ */
+const settingsOfVersion1 = (settings: unknown): JsonObject => ({ rate_limit: null, honeypot: false, prevent_duplicates: false, ...(settings as JsonObject) });
+
+/** The versions of a `*Created` event, which stores the settings whole. */
+export const createdHistory = { version: 2, upcasters: { 1: (data: JsonObject) => ({ ...data, settings: settingsOfVersion1(data.settings) }) } };
+
+/** The versions of an `*Updated` event, whose `changes` hold the settings when they changed. */
+export const updatedHistory = {
+  version: 2,
+  upcasters: {
+    1: (data: JsonObject) => {
+      const changes = data.changes as JsonObject | undefined;
+      return changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: settingsOfVersion1(changes.settings) } };
+    },
+  },
+};
