@@ -1,18 +1,12 @@
 import type { FormEvent } from '../src/forms/events.js';
-import type { Projection } from './projection.js';
+import type { EmbeddableDocOf, Projection } from './projection.js';
 
 export const FORMS = 'forms';
 
 type FormCreated = Extract<FormEvent, { type: 'FormCreated' }>['data'];
 
-/** A form as its read model holds it: its definition as stored, and its state. */
-export type FormDoc = Omit<FormCreated, 'form_id' | 'created_at'> & {
-  id: string;
-  published: boolean;
-  slots_taken: number;
-  created_at: string;
-  updated_at: string;
-};
+/** A form as its read model holds it. */
+export type FormDoc = EmbeddableDocOf<FormCreated, 'form_id'>;
 
 export const formsProjection: Projection = {
   name: 'forms',

@@ -1,6 +1,6 @@
 import type { PollEvent } from '../src/polls/events.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
-import type { Projection } from './projection.js';
+import type { EmbeddableDocOf, Projection } from './projection.js';
 
 export const POLLS = 'polls';
 /** One document per vote: who owns it, where it lives (for erasure), and that it counts. */
@@ -10,14 +10,8 @@ export const POLL_CHOICES = 'poll_choices';
 
 type PollCreated = Extract<PollEvent, { type: 'PollCreated' }>['data'];
 
-/** A poll as its read model holds it: its definition as stored, and its state. */
-export type PollDoc = Omit<PollCreated, 'poll_id' | 'created_at'> & {
-  id: string;
-  published: boolean;
-  slots_taken: number;
-  created_at: string;
-  updated_at: string;
-};
+/** A poll as its read model holds it. */
+export type PollDoc = EmbeddableDocOf<PollCreated, 'poll_id'>;
 
 /**
  * Results are counts of documents, not counters: erased votes leave the

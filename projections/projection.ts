@@ -21,3 +21,16 @@ export interface Projection {
  */
 export const checkpointKey = (projection: Pick<Projection, 'name' | 'version'>): string =>
   projection.version === 1 ? projection.name : `${projection.name}_v${projection.version}`;
+
+/**
+ * The document of a widget, form or poll: its configuration as its
+ * `*Created` event stored it, with its id, and its state.
+ */
+export type EmbeddableDocOf<Created, IdField extends keyof Created> = Omit<Created, IdField | 'created_at'> & {
+  id: string;
+  published: boolean;
+  /** Submissions accepted under `max_responses` (slots, never erased). */
+  slots_taken: number;
+  created_at: string;
+  updated_at: string;
+};

@@ -1,19 +1,12 @@
 import type { WidgetEvent } from '../src/widgets/events.js';
-import type { Projection } from './projection.js';
+import type { EmbeddableDocOf, Projection } from './projection.js';
 
 export const WIDGETS = 'widgets';
 
 type WidgetCreated = Extract<WidgetEvent, { type: 'WidgetCreated' }>['data'];
 
-/** A widget as its read model holds it: its configuration as stored, and its state. */
-export type WidgetDoc = Omit<WidgetCreated, 'widget_id' | 'created_at'> & {
-  id: string;
-  published: boolean;
-  /** Submissions accepted under `max_responses` (slots, never erased). */
-  slots_taken: number;
-  created_at: string;
-  updated_at: string;
-};
+/** A widget as its read model holds it. */
+export type WidgetDoc = EmbeddableDocOf<WidgetCreated, 'widget_id'>;
 
 export const widgetsProjection: Projection = {
   name: 'widgets',
