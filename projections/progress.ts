@@ -56,3 +56,10 @@ export class Progress {
     return halt !== undefined && position >= halt;
   }
 }
+
+/**
+ * Lets timers and I/O (requests) run between two batches of a catch-up: the
+ * stores answer synchronously under their promises, so a long catch-up would
+ * otherwise hold the event loop until it ends.
+ */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

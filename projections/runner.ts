@@ -3,7 +3,7 @@ import type { DomainEvent } from '../src/domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
 import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/read-models/port.js';
-import { Progress } from './progress.js';
+import { nextTurn, Progress } from './progress.js';
 import { checkpointKey, type Projection } from './projection.js';
 
 export interface RunnerOptions {
@@ -116,6 +116,7 @@ export class ProjectionRunner {
         if (!(error instanceof FeedRewound)) throw error;
         applied += batch.length;
       }
+      await nextTurn();
     }
     if (this.halted) return applied;
     this.caughtUp = true;

@@ -10,7 +10,7 @@ import {
   type Parent,
 } from '../../projections/erasure.js';
 import { checkpointKey } from '../../projections/projection.js';
-import { Progress } from '../../projections/progress.js';
+import { nextTurn, Progress } from '../../projections/progress.js';
 import type { Halt } from '../../projections/runner.js';
 import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
@@ -21,6 +21,8 @@ import type { ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
 /** Ids one `ResponsesErased` names at most, so an audit event stays a reasonable size. */
 const CHUNK = 1000;
 const CHECKPOINT = checkpointKey(erasureState);
+/** Events read at once when catching up (the live feed comes in smaller batches). */
+const CATCH_UP_BATCH = 5000;
 
 /** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
 export const erasureStream = {
@@ -72,6 +74,8 @@ const keyOf = (actor: string): string | null => (actor.startsWith('key_') ? acto
  */
 export class ErasureProcess {
   private checkpoint = 0n;
+  /** Keys of every deleted parent (few), asked about for every submission in the feed. */
+  private deletedParents = new Set<string>();
   private readonly progress = new Progress(() => this.checkpoint, () => this.halted?.position);
   private subscription: EventSubscription | undefined;
   private loop: Promise<void> | undefined;
@@ -138,7 +142,7 @@ export class ErasureProcess {
   /** Handles everything stored now. */
   async catchUp(): Promise<void> {
     while (!this.halted) {
-      const batch = await this.events.readAll({ after: this.checkpoint, limit: this.batchSize });
+      const batch = await this.events.readAll({ after: this.checkpoint, limit: CATCH_UP_BATCH });
       if (batch.length === 0) return;
       try {
         await this.handle(batch);
@@ -147,6 +151,7 @@ export class ErasureProcess {
         await this.reload();
       }
       if (this.halted) return;
+      await nextTurn();
     }
   }
 
@@ -177,6 +182,7 @@ export class ErasureProcess {
 
   private async reload(): Promise<void> {
     this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
+    this.deletedParents = new Set((await this.readModels.find(DELETED_PARENTS, {})).map((doc) => doc.id));
     this.progress.changed();
   }
 
@@ -204,7 +210,7 @@ export class ErasureProcess {
       const target = event && targetOf(event);
       const deleted = event && deletedParent(event);
       if (target) {
-        if (await this.readModels.get(DELETED_PARENTS, parentKey(target.parent, target.parent_id))) {
+        if (this.deletedParents.has(parentKey(target.parent, target.parent_id))) {
           // Recorded after its parent's deletion (it passed its checks just before): erased like the rest.
           await commit(previous);
           await this.erase({
@@ -230,6 +236,7 @@ export class ErasureProcess {
           meta: { actor: event.metadata.actor, ...(event.metadata.request_id ? { request_id: event.metadata.request_id } : {}) },
           always: false,
         });
+        this.deletedParents.add(parentKey(deleted.parent, deleted.id));
         pending.push(
           { op: 'put', collection: DELETED_PARENTS, doc: { id: parentKey(deleted.parent, deleted.id) } },
           { op: 'delete', collection: ERASURE_TARGETS, where: { parent_id: deleted.id } },
