@@ -8,7 +8,7 @@ import t from 'tap';
 import { projections } from '../../projections/index.js';
 import { listKeys } from '../../src/accounts/commands.js';
 import { KeyUsage } from '../../src/accounts/key-usage.js';
-import { indexKey, rankShifts, sortKey, storedField, type KeySpec } from '../../src/infra/read-models/mongo-plan.js';
+import { indexKey, indexName, rankShifts, sortKey, storedField, type KeySpec } from '../../src/infra/read-models/mongo-plan.js';
 import type { CollectionSpec, Filter, FindOptions, ReadModelStore } from '../../src/infra/read-models/port.js';
 import { owner, testApp } from '../support/app.js';
 
@@ -76,6 +76,7 @@ t.test('every index ends with _id, and every sort with _id in the direction befo
   t.same(indexKey(['poll_id', 'id']), { poll_id: 1, _id: 1 }, 'an index naming the id already keeps it where it is');
   t.throws(() => indexKey(['a', 'a']), 'a field twice is refused');
   t.throws(() => indexKey(['a.b']), 'a field name from outside the code is refused');
+  t.equal(indexName(indexKey(['account_id', 'created_at'])), 'account_id_1_created_at_1__id_1', "named as the server names an index by default, as the index without _id was named before");
   t.same(sortKey([['created_at', -1]]), { created_at: -1, _id: -1 });
   t.same(sortKey([['created_at', 1], ['n', -1]]), { created_at: 1, n: -1, _id: -1 });
   t.same(sortKey([['id', 1]]), { _id: 1 });
