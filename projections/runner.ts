@@ -7,9 +7,9 @@ import { nextTurn, Progress } from './progress.js';
 import { checkpointKey, type Projection } from './projection.js';
 
 export interface RunnerOptions {
-  /** Largest batch of the live feed (small: low latency per write). */
+  /** Largest batch of the live feed (small: low latency per write); never above the store's `maxEventsPerWrite`. */
   batchSize?: number;
-  /** Largest batch when catching up or rebuilding (large: fewer transactions). */
+  /** Largest batch when catching up or rebuilding (large: fewer transactions); never above the store's `maxEventsPerWrite`. */
   catchUpBatchSize?: number;
   /**
    * Called with each batch of the live feed once it is applied (for the
@@ -69,8 +69,10 @@ export class ProjectionRunner {
     private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: RunnerOptions = {},
   ) {
-    this.batchSize = options.batchSize ?? 500;
-    this.catchUpBatchSize = options.catchUpBatchSize ?? options.batchSize ?? 5000;
+    // One batch is one write, and so one transaction: a store whose transactions have limits says how many events it takes at most.
+    const limit = readModels.maxEventsPerWrite ?? Number.POSITIVE_INFINITY;
+    this.batchSize = Math.min(options.batchSize ?? 500, limit);
+    this.catchUpBatchSize = Math.min(options.catchUpBatchSize ?? options.batchSize ?? 5000, limit);
     this.retryMs = options.retryMs ?? 1000;
     this.onApplied = options.onApplied;
   }

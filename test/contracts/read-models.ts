@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { Test } from 'tap';
-import type { CollectionSpec, ReadModelOp, ReadModelStore } from '../../src/infra/read-models/port.js';
+import type { CollectionSpec, Doc, ReadModelOp, ReadModelStore } from '../../src/infra/read-models/port.js';
 
 export function readModelContract(t: Test, open: () => Promise<ReadModelStore>): void {
   let store: ReadModelStore;
@@ -397,6 +397,116 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     t.ok(await next.swap());
     t.same(await ids(store, items), ['i7']);
     t.same(await ids(store, ranked), []);
+  });
+
+  /** Writes `count` documents made by `doc`, a thousand per write, each write moving `cp` one on from `position`; answers the last position. */
+  const fill = async (collection: string, count: number, doc: (n: number) => Doc, cp: string, position: bigint): Promise<bigint> => {
+    for (let from = 0; from < count; from += 1000) {
+      const ops = Array.from({ length: Math.min(1000, count - from) }, (_, i): ReadModelOp => ({ op: 'put', collection, doc: doc(from + i) }));
+      if (!(await store.write(ops, [{ name: cp, expected: position, next: position + 1n }]))) throw new Error(`write ${position} was refused`);
+      position++;
+    }
+    return position;
+  };
+
+  t.test('a large reset empties tens of thousands of documents and leaves nothing over', async (t) => {
+    const cp = `${c}_large`;
+    const stamp = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
+    let position = await fill(items, 30_000, (n) => ({ id: `i${n}`, owner: `o${n % 7}`, created_at: stamp(n), n }), cp, 0n);
+    position = await fill(ranked, 10_000, (n) => ({ id: `r${n}`, parent: `p${n % 10}`, n }), cp, position);
+    await store.write([{ op: 'put', collection: `${c}_other`, doc: { id: 'o' } }]);
+    t.equal(await store.count(items, {}), 30_000);
+    t.equal((await store.newestFirst(ranked, 'p3', { offset: 0, limit: 1 })).total, 1000);
+
+    await store.reset([items, ranked], [cp]);
+    t.equal(await store.count(items, {}), 0, 'every plain document is gone');
+    t.equal(await store.count(ranked, {}), 0, 'every ranked one too');
+    t.same(await store.find(items, { owner: 'o1' }, { sort: [['created_at', -1], ['id', -1]], limit: 5 }), [], 'no query finds one');
+    for (let group = 0; group < 10; group++) t.same(await pageIds(`p${group}`, 0, 5), { ids: [], total: 0 }, `group p${group} is empty`);
+    t.equal((await store.checkpoints()).get(cp), undefined, 'the checkpoint is gone with them');
+    t.same(await ids(store, `${c}_other`), ['o'], 'a collection not named keeps its documents');
+
+    t.equal(
+      await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: position, next: position + 1n }]),
+      false,
+      'a writer still at the checkpoint from before is refused',
+    );
+    t.ok(
+      await store.write(
+        [
+          { op: 'put', collection: items, doc: { id: 'a', owner: 'o1', created_at: stamp(1) } },
+          { op: 'put', collection: items, doc: { id: 'b', owner: 'o1', created_at: stamp(2) } },
+          entry('x', 'p3'),
+          entry('y', 'p3'),
+        ],
+        [{ name: cp, expected: 0n, next: 1n }],
+      ),
+      'a writer starting from no checkpoint goes on',
+    );
+    t.same(await pageIds('p3', 0, 10), { ids: ['y', 'x'], total: 2 }, 'ranks start over');
+    t.same((await store.find(items, { owner: 'o1' }, { sort: [['created_at', -1], ['id', -1]] })).map((d) => d.id), ['b', 'a'], 'queries answer as before');
+    t.equal(await store.count(items, {}), 2, 'and nothing of what was reset came back');
+  });
+
+  t.test('a large catch-up batch: ten thousand ops in one write apply in their order', async (t) => {
+    const cp = `${c}_batch`;
+    // A model of what the write must leave: each group's members in put order, and each item's counter.
+    const groups = new Map<string, string[]>();
+    const counters = new Map<string, number>();
+    const notes = new Map<string, number>();
+    const ops: ReadModelOp[] = [];
+    const put = (id: string, group: string) => {
+      ops.push(entry(id, group));
+      groups.set(group, [...(groups.get(group) ?? []), id]);
+    };
+    const remove = (id: string) => {
+      ops.push({ op: 'delete', collection: ranked, where: { id } });
+      for (const [group, members] of groups) groups.set(group, members.filter((m) => m !== id));
+      notes.delete(id);
+    };
+    for (let e = 0; e < 5000; e++) {
+      put(`r${e}`, `g${e % 8}`);
+      const itemId = `i${e % 2000}`;
+      if (e < 2000) {
+        ops.push({ op: 'put', collection: items, doc: { id: itemId, owner: `o${e % 3}`, n: 0 } });
+        counters.set(itemId, 0);
+      } else {
+        ops.push({ op: 'increment', collection: items, id: itemId, field: 'n', by: 1 });
+        counters.set(itemId, counters.get(itemId)! + 1);
+      }
+      // A replaced document keeps its rank.
+      if (e % 10 === 9 && [...groups.values()].some((m) => m.includes(`r${e - 1}`))) {
+        ops.push(entry(`r${e - 1}`, `g${(e - 1) % 8}`, { note: e }));
+        notes.set(`r${e - 1}`, e);
+      }
+      // An erasure of every fourth response of the last hundred.
+      if (e % 100 === 99) for (let d = e - 99; d <= e; d += 4) remove(`r${d}`);
+      // A whole group deleted by its group field half way, then filled again.
+      if (e === 2500) {
+        ops.push({ op: 'delete', collection: ranked, where: { parent: 'g7' } });
+        for (const id of groups.get('g7') ?? []) notes.delete(id);
+        groups.set('g7', []);
+      }
+    }
+    ops.push({ op: 'patch', collection: items, where: { owner: 'o1' }, set: { flagged: true } });
+    t.ok(ops.length >= 10_000, `${ops.length} ops`);
+
+    t.ok(await store.write(ops, [{ name: cp, expected: 0n, next: 5000n }]));
+    t.equal((await store.checkpoints()).get(cp), 5000n);
+    for (const [group, members] of groups) {
+      const { ids: newest, total } = await pageIds(group, 0, 10_000);
+      t.equal(total, members.length, `${group} holds ${members.length}`);
+      t.same(newest, [...members].reverse(), `${group} ranks its members in put order`);
+      const middle = Math.floor(members.length / 2);
+      t.same((await pageIds(group, middle, 3)).ids, [...members].reverse().slice(middle, middle + 3), `${group} reads a page half way down by rank`);
+    }
+    for (const [id, note] of notes) t.equal((await store.get(ranked, id))?.note, note, `${id} was replaced`);
+    const stored = await store.find(items, {}, { sort: [['id', 1]] });
+    t.equal(stored.length, 2000);
+    t.notOk(
+      stored.some((doc) => doc.n !== counters.get(doc.id) || (doc.owner === 'o1') !== (doc.flagged === true)),
+      'every counter has each of its increments once, and the patch reached every match',
+    );
   });
 
   t.test('ping answers', async (t) => {

@@ -6,7 +6,7 @@ import { checkpointKey } from '../../projections/projection.js';
 import { changePlan, createKey, openAccount, revokeKey } from '../../src/accounts/commands.js';
 import { catalog } from '../../src/domain-events.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../../src/infra/event-store/port.js';
-import type { CheckpointMove, ReadModelOp } from '../../src/infra/read-models/port.js';
+import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../../src/infra/read-models/port.js';
 import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
 import type { Services } from '../../src/services.js';
 import { buildApp } from '../../src/http/app.js';
@@ -137,6 +137,66 @@ t.test('two runners on one store (server and CLI) apply each event once', async 
   t.ok(raced > 0, `the CLI's runner applied ${raced} batches just before the server's runner wrote them`);
   t.equal(cli.position, await services.events.headPosition(), 'and reached the head');
   t.same(await snapshotReadModels(services), expected, 'the read models equal a clean build: nothing applied twice');
+});
+
+t.test('a store that takes at most N events per write gets no more: catching up, live and rebuilding', async (t) => {
+  const services = await testServices(t);
+  await history(services);
+  const expected = await snapshotReadModels(services);
+  const readModels = openSqliteReadModels(tempDir(t));
+  t.teardown(() => readModels.close());
+  const LIMIT = 4;
+  const spans: Record<'live' | 'shadow', CheckpointMove[]> = { live: [], shadow: [] };
+  /** The store, declaring the limit, and noting the checkpoint moves of every write. */
+  const limited = <S extends ReadModelStore>(store: S, kind: 'live' | 'shadow'): S =>
+    new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'maxEventsPerWrite') return LIMIT;
+        if (property === 'write') {
+          return (ops: ReadModelOp[], moves: CheckpointMove[] = []) => {
+            spans[kind].push(...moves);
+            return target.write(ops, moves);
+          };
+        }
+        if (property === 'shadow') return async (...args: Parameters<ReadModelStore['shadow']>) => limited(await target.shadow(...args), 'shadow');
+        return Reflect.get(target, property, receiver);
+      },
+    });
+  /** The most events a write carried: the feed positions one of its checkpoint moves spans. */
+  const largest = async (kind: 'live' | 'shadow') => {
+    const positions = (await services.events.readAll({ after: 0n, limit: 100_000 })).map((e) => e.position);
+    const most = Math.max(0, ...spans[kind].map((move) => positions.filter((p) => p > move.expected && p <= move.next).length));
+    spans[kind] = [];
+    return most;
+  };
+  const asked: number[] = [];
+  const feed = new Proxy(services.events, {
+    get(target, property, receiver) {
+      if (property !== 'subscribe') return Reflect.get(target, property, receiver);
+      return (options: Parameters<EventStore['subscribe']>[0]) => {
+        asked.push(options.batchSize);
+        return target.subscribe(options);
+      };
+    },
+  });
+  const runner = new ProjectionRunner(feed, limited(readModels, 'live'), catalog, projections, silent, { batchSize: 100, catchUpBatchSize: 1000 });
+  await runner.init();
+  runner.start();
+  t.ok(await runner.waitFor(await services.events.headPosition(), DEADLINE_MS), 'the runner caught up');
+  t.equal(await largest('live'), LIMIT, `catching up, writes carried ${LIMIT} events at most`);
+  t.same(await snapshotReadModels({ readModels }), expected, 'and the read models are complete');
+
+  // Appended faster than one by one, so that the feed hands over more than the limit at once.
+  await Promise.all(Array.from({ length: 40 }, (_, i) => openAccount(services, { name: `Burst ${i}`, plan: 'pro', scopes: ['forms:read'] })));
+  t.ok(await runner.waitFor(await services.events.headPosition(), DEADLINE_MS), 'the runner followed the feed');
+  await runner.stop();
+  const live = await largest('live');
+  t.ok(live > 0 && live <= LIMIT, `following the feed live, writes carried ${live} events at most`);
+  t.ok(asked.length > 0 && asked.every((size) => size <= LIMIT), `the feed was asked for batches of ${asked.join(', ')}`);
+
+  await runner.rebuild();
+  t.equal(await largest('shadow'), LIMIT, `rebuilding, writes carried ${LIMIT} events at most`);
+  t.same(await snapshotReadModels({ readModels }), await snapshotReadModels(services), 'and the rebuilt read models are complete');
 });
 
 t.test('a rebuild elsewhere rewinds a running runner instead of leaving a gap', async (t) => {

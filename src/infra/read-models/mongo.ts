@@ -8,14 +8,24 @@
  * - Filters are plain equality on top-level fields whose names pass
  *   `assertName` and whose values are runtime-checked scalars, so nothing a
  *   client sends can become an operator. `id` maps to `_id`.
+ * - Every index ends with `_id`, the tie-break of every sort (./mongo-plan.ts),
+ *   so a sort on an index's fields is read from the index.
  * - `write` runs in one multi-document transaction (`withTransaction`) that
  *   first compare-and-sets the projection checkpoints, kept in the
- *   `projection_checkpoints` collection as `{ _id: name, position: Int64 }`.
+ *   `projection_checkpoints` collection as `{ _id: name, position: Int64 }`,
+ *   then sends each collection's operations as one ordered `bulkWrite`: a
+ *   handful of round trips whatever the number of operations. A transaction
+ *   has limits a projection's catch-up could pass (see EVENTS_PER_WRITE), so
+ *   the store asks runners for batches that stay well inside them.
  *   Transactions need a replica set (or a sharded cluster); a standalone
  *   server is refused at open.
- * - A rebuild fills shadow collections (`rebuild.<id>.<collection>`, a name
- *   no live collection can have: NAME allows no dot) and swaps them in; see
- *   `MongoShadow` for how, and why not in one transaction.
+ * - `reset` and a rebuild's swap put new collections in place of the live
+ *   ones by renaming (`renameCollection` with `dropTarget`): the same cost
+ *   whatever the size, where deleting every document in a transaction would
+ *   outgrow it. See `MongoShadow` for how the renames stay safe without one
+ *   transaction.
+ * - Every majority write gives up after MAJORITY_WAIT_MS instead of waiting
+ *   for a majority that is away.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -23,6 +33,7 @@ import {
   MongoClient,
   MongoServerError,
   WriteConcern,
+  type AnyBulkWriteOperation,
   type ClientSession,
   type Collection,
   type Db,
@@ -30,6 +41,7 @@ import {
   type IndexDescription,
   type TransactionOptions,
 } from 'mongodb';
+import { indexKey, indexName, rankShifts, sortKey, storedField, type KeySpec } from './mongo-plan.js';
 import {
   assertName,
   assertWindow,
@@ -52,26 +64,67 @@ const DUPLICATE_KEY = 11000;
 const NAMESPACE_EXISTS = 48;
 const COMMAND_NOT_FOUND = 59;
 const NAMESPACE_NOT_FOUND = 26;
+const INDEX_NOT_FOUND = 27;
 /** What a rename does to a read running under it: its plan or cursor killed, its snapshot older than the collection. */
 const RENAMED_UNDER_READ = new Set([43, 175, 237, 246]);
 const READ_ATTEMPTS = 3;
 
+/**
+ * The most events a runner should hand one write. A write is one
+ * transaction: MongoDB aborts a transaction older than
+ * `transactionLifetimeLimitSeconds` (60 s unless the operator changed it),
+ * keeps all it wrote in the WiredTiger cache until it commits, and before
+ * 4.2 had to fit all of it in one 16 MB oplog entry. A projection turns an
+ * event into a few small documents, so 500 events are a few thousand
+ * documents at most: with one bulkWrite per collection, well under a second
+ * and a few megabytes. A catch-up of 5000 events per write, as on SQLite,
+ * would be ten times that for no gain worth the risk.
+ */
+const EVENTS_PER_WRITE = 500;
+
+/**
+ * How long a majority write waits for the majority to confirm it (the write
+ * concern's `wtimeout`). Without one, a write waits as long as the majority
+ * is away; with it, the write answers a write-concern error, while staying
+ * applied on the primary (and kept or rolled back as the replica set
+ * decides). A commit that times out so is retried by `withTransaction`
+ * (UnknownTransactionCommitResult, 120 s in all) before the error reaches the
+ * caller; a projection runner then learns from its next compare-and-set
+ * whether the write landed.
+ */
+const MAJORITY_WAIT_MS = 10_000;
+
+/** Ids per `$in` lookup: a query must fit a 16 MB BSON document. */
+const IDS_PER_QUERY = 5000;
+
 /** How long a swap may hold projection writes back before a writer takes it for abandoned and finishes it itself. */
 const SWAP_LEASE_MS = 60_000;
 const SWAP_POLL_MS = 50;
+/** Refusals by another replacement under way before a reset gives up. */
+const RESET_ATTEMPTS = 5;
 
 const INT64_MAX = 2n ** 63n - 1n;
 
 /**
- * A checkpoint as stored. `swap` is set while a swap is under way: the
- * shadow's position it will take (null: the shadow has none, so it goes),
- * and enough to finish the swap from any process.
+ * Collections being replaced: each stored name in `collections` by the
+ * collection `${from}${name}`, renamed over it. A rebuild's swap puts its
+ * shadows in, a reset empty collections.
+ */
+interface Replacement {
+  kind: 'swap' | 'reset';
+  from: string;
+  collections: string[];
+}
+
+/**
+ * A checkpoint as stored. `swap` is set while a replacement is under way:
+ * the position the checkpoint takes once it is done (null: it goes), and
+ * enough to finish it from any process.
  */
 type CheckpointDoc = { _id: string; position: unknown; swap?: SwapJournal };
-interface SwapJournal {
+interface SwapJournal extends Replacement {
   id: string;
   position: Long | null;
-  collections: string[];
   at: Date;
 }
 
@@ -83,28 +136,50 @@ interface Layout {
 const LIVE: Layout = { prefix: '', checkpoints: CHECKPOINTS };
 const SHADOWS = 'rebuild.';
 const shadowLayout = (id: string): Layout => ({ prefix: `${SHADOWS}${id}.`, checkpoints: `${SHADOWS}${id}.${CHECKPOINTS}` });
+/**
+ * A reset's empty collections, named so that no live or shadow collection can
+ * be (NAME allows no dot). The time in the name says how old one is that a
+ * process killed during a reset left behind (empty, and safe to drop once no
+ * reset is running).
+ */
+const RESETS = 'reset.';
 /** One document naming the rebuild that owns the shadows: only that one may swap them in. */
 const OWNER = `${SHADOWS}owner`;
 type OwnerDoc = { _id: 'owner'; id: string; swapping?: string };
 
-/** A projection write met a checkpoint that a swap holds. */
-class SwapUnderWay extends Error {
+/** A projection write met a checkpoint that a swap or a reset holds. */
+class ReplacementUnderWay extends Error {
   constructor(readonly journal: SwapJournal) {
-    super(`read-model swap ${journal.id} is under way`);
+    super(`read-model ${journal.kind} ${journal.id} is under way`);
   }
 }
 /** A read-model document as stored: the port's document plus `_id` = its `id`. */
 type StoredDoc = { _id: string; [field: string]: unknown };
 const HIDDEN = { projection: { _id: 0, _rank: 0 } } as const;
 
-/** What one transaction attempt learns about ranked groups (see the SQLite adapter for the reasoning). */
-class RankChanges {
-  readonly top = new Map<string, number>();
-  readonly freed = new Map<string, { coll: Collection<StoredDoc>; within: string; group: string; ranks: number[] }>();
-}
-type Step = (session: ClientSession, changes: RankChanges) => Promise<unknown>;
+/** One operation of a write, checked and translated before any transaction starts. */
+type Planned =
+  | { op: 'put'; id: string; doc: Doc; group: string | undefined }
+  | { op: 'patch'; filter: Document; set: Document }
+  | { op: 'increment'; id: string; inc: Document }
+  /** `id` when the filter is the id alone, which a ranked collection answers from what it looked up at once. */
+  | { op: 'delete'; filter: Document; id: string | undefined };
 
-const MAJORITY = new WriteConcern('majority');
+/** A write's operations on one collection, in their order. */
+interface CollectionWrite {
+  name: string;
+  coll: Collection<StoredDoc>;
+  within: string | undefined;
+  ops: Planned[];
+}
+
+/** Where a document of a ranked collection stands: its group and rank. */
+interface Held {
+  group: string;
+  rank: number;
+}
+
+const MAJORITY = new WriteConcern('majority', MAJORITY_WAIT_MS);
 const TXN: TransactionOptions = {
   readPreference: 'primary',
   readConcern: { level: 'snapshot' },
@@ -167,6 +242,7 @@ async function requireReplicaSet(db: Db, where: string): Promise<void> {
 
 class MongoReadModels implements ReadModelStore {
   readonly kind = 'mongodb' as const;
+  readonly maxEventsPerWrite = EVENTS_PER_WRITE;
   protected readonly checkpointsColl: Collection<CheckpointDoc>;
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
@@ -184,7 +260,7 @@ class MongoReadModels implements ReadModelStore {
     return this.db.collection<StoredDoc>(`${this.layout.prefix}${name}`);
   }
 
-  /** A read that a swap's rename interrupted is read again, from the collection now under that name. */
+  /** A read that a rename interrupted is read again, from the collection now under that name. */
   private async read<T>(query: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -200,28 +276,37 @@ class MongoReadModels implements ReadModelStore {
     const plans = specs.map((spec) => {
       assertName('collection', spec.name);
       const indexes = new Map<string, IndexDescription>();
+      const legacy: string[] = [];
       for (const fields of spec.indexes) {
         if (!Array.isArray(fields) || fields.length === 0) throw new Error(`empty index on ${spec.name}`);
-        const key: Record<string, 1> = {};
-        for (const field of fields) {
-          assertName('field', field);
-          const f = storedField(field);
-          if (f in key) throw new Error(`field ${field} appears twice in an index on ${spec.name}`);
-          key[f] = 1;
+        let key: KeySpec;
+        try {
+          key = indexKey(fields);
+        } catch (err) {
+          throw new Error(`index ${JSON.stringify(fields)} on ${spec.name}: ${(err as Error).message}`);
         }
         // The _id index always exists; asking for it again under another name is an error.
-        if (fields.length === 1 && key._id === 1) continue;
-        const name = Object.keys(key)
-          .map((f) => `${f}_1`)
-          .join('_');
+        if (Object.keys(key).length === 1) continue;
+        const name = indexName(key);
         indexes.set(name, { key, name });
+        // The same index without the _id tie-break, as this adapter made it before: it serves nothing the new one does not, and costs every write.
+        if (!fields.some((field) => storedField(field) === '_id')) {
+          legacy.push(fields.map((field) => `${field}_1`).join('_'));
+        }
       }
       if (spec.rankWithin !== undefined) {
         assertName('field', spec.rankWithin);
+        // Ranks are unique within a group, so this one needs no tie-break.
         const key = { [spec.rankWithin]: 1, _rank: 1 } as const;
         indexes.set(`${spec.rankWithin}_1__rank_1`, { key, name: `${spec.rankWithin}_1__rank_1` });
       }
-      return { name: spec.name, stored: `${this.layout.prefix}${spec.name}`, indexes: [...indexes.values()], rankWithin: spec.rankWithin };
+      return {
+        name: spec.name,
+        stored: `${this.layout.prefix}${spec.name}`,
+        indexes: [...indexes.values()],
+        legacy: legacy.filter((name) => !indexes.has(name)),
+        rankWithin: spec.rankWithin,
+      };
     });
     const existing = new Set(
       (await this.db.listCollections({}, { nameOnly: true }).toArray()).map((info) => info.name),
@@ -230,11 +315,22 @@ class MongoReadModels implements ReadModelStore {
     for (const plan of plans) {
       // Explicitly, so the collection exists before any transaction uses it.
       if (!existing.has(plan.stored)) await createIfMissing(this.db, plan.stored);
-      if (plan.indexes.length > 0) {
-        // createIndexes is a no-op for an index that already exists with the same key and name.
-        // Majority write concern (inherited from the collection handle): a transaction's
-        // snapshot read concern then already sees the new catalog.
-        await this.db.collection(plan.stored, { writeConcern: MAJORITY }).createIndexes(plan.indexes);
+      // Majority write concern (inherited from the collection handle): a transaction's
+      // snapshot read concern then already sees the new catalog.
+      const coll = this.db.collection(plan.stored, { writeConcern: MAJORITY });
+      // createIndexes is a no-op for an index that already exists with the same key and name.
+      if (plan.indexes.length > 0) await coll.createIndexes(plan.indexes);
+      if (existing.has(plan.stored) && plan.legacy.length > 0) {
+        const present = new Set((await coll.listIndexes().toArray()).map((index) => String(index.name)));
+        for (const name of plan.legacy) {
+          if (!present.has(name)) continue;
+          try {
+            await coll.dropIndex(name, { writeConcern: MAJORITY });
+          } catch (err) {
+            // Dropped already, by another process starting at the same time.
+            if (!hasCode(err, INDEX_NOT_FOUND)) throw err;
+          }
+        }
       }
       if (plan.rankWithin !== undefined) this.ranked.set(plan.name, plan.rankWithin);
     }
@@ -243,38 +339,38 @@ class MongoReadModels implements ReadModelStore {
   async write(ops: ReadModelOp[], checkpoints: CheckpointMove[] = []): Promise<boolean> {
     // Validate (and translate) everything up front: nothing malformed reaches a transaction.
     const moves = checkpoints.map(checkMove);
-    const steps = ops.map((op) => this.step(op));
-    if (moves.length === 0 && steps.length === 0) return true;
+    const writes = this.plan(ops);
+    if (moves.length === 0 && writes.length === 0) return true;
     for (;;) {
       try {
-        return await this.writeOnce(moves, steps);
+        return await this.writeOnce(moves, writes);
       } catch (err) {
-        if (!(err instanceof SwapUnderWay)) throw err;
-        // Held back until the swap is done, so that nothing lands in a collection about to be replaced.
-        if (Date.now() - err.journal.at.getTime() > SWAP_LEASE_MS) await finishSwap(this.db, this.client, err.journal.id);
+        if (!(err instanceof ReplacementUnderWay)) throw err;
+        // Held back until the replacement is done, so that nothing lands in a collection about to be replaced.
+        if (Date.now() - err.journal.at.getTime() > SWAP_LEASE_MS) await finishReplacement(this.db, this.client, this.layout.checkpoints, err.journal.id);
         else await new Promise((resolve) => setTimeout(resolve, SWAP_POLL_MS));
       }
     }
   }
 
-  private async writeOnce(moves: CheckpointMove[], steps: Step[]): Promise<boolean> {
+  private async writeOnce(moves: CheckpointMove[], writes: CollectionWrite[]): Promise<boolean> {
     const session = this.client.startSession();
     try {
       // The callback may run more than once: on a TransientTransactionError
       // (e.g. a WriteConflict with a concurrent writer) withTransaction aborts
-      // and calls it again, so the compare-and-set is re-evaluated each time.
+      // and calls it again, so the compare-and-set is re-evaluated each time,
+      // and what a ranked collection looked up is looked up again.
       return await session.withTransaction(async (s) => {
-        for (const move of moves) {
-          if (!(await this.moveCheckpoint(move, s))) {
-            // A manual abort makes withTransaction return the callback's value as is.
-            await s.abortTransaction();
-            return false;
-          }
+        if (!(await this.moveCheckpoints(moves, s))) {
+          // A manual abort makes withTransaction return the callback's value as is.
+          await s.abortTransaction();
+          return false;
         }
-        // Fresh for every attempt: withTransaction may run this callback again.
-        const changes = new RankChanges();
-        for (const step of steps) await step(s, changes);
-        await closeGaps(changes, s);
+        // Each collection's operations depend only on each other: collection by collection, each in its order.
+        for (const write of writes) {
+          if (write.within === undefined) await writePlain(write, s);
+          else await writeRanked(write, write.within, s);
+        }
         return true;
       }, TXN);
     } finally {
@@ -282,63 +378,71 @@ class MongoReadModels implements ReadModelStore {
     }
   }
 
-  /** True when the checkpoint was at `expected` and now is at `next` (inside the transaction). */
-  private async moveCheckpoint(move: CheckpointMove, session: ClientSession): Promise<boolean> {
-    const current = await this.checkpointsColl.findOne({ _id: move.name }, { session, useBigInt64: true });
-    // The swap set this inside a transaction that wrote this very document, so no write gets past it unseen.
-    if (current?.swap) throw new SwapUnderWay(current.swap);
-    if (current === null) {
-      if (move.expected !== 0n) return false;
-      try {
-        await this.checkpointsColl.insertOne({ _id: move.name, position: Long.fromBigInt(move.next) }, { session });
-      } catch (err) {
-        // Another writer's checkpoint doc is already there: the expectation is stale.
-        // (An uncommitted concurrent insert shows up as a WriteConflict instead,
-        // which is left to propagate so withTransaction retries and re-reads.)
-        if (hasCode(err, DUPLICATE_KEY)) return false;
-        throw err;
-      }
-      return true;
+  /** True when every checkpoint was at its `expected` and now is at its `next` (inside the transaction). */
+  private async moveCheckpoints(moves: CheckpointMove[], session: ClientSession): Promise<boolean> {
+    if (moves.length === 0) return true;
+    const stored = await this.checkpointsColl.find({ _id: { $in: moves.map((move) => move.name) } }, { session, useBigInt64: true }).toArray();
+    const current = new Map(stored.map((doc) => [doc._id, doc]));
+    for (const doc of stored) {
+      // The journal was set inside a transaction that wrote this very document, so no write gets past it unseen.
+      if (doc.swap) throw new ReplacementUnderWay(doc.swap);
     }
-    if (toBigInt(current.position, move.name) !== move.expected) return false;
-    const res = await this.checkpointsColl.updateOne(
-      { _id: move.name, position: Long.fromBigInt(move.expected) },
-      { $set: { position: Long.fromBigInt(move.next) } },
-      { session },
+    for (const move of moves) {
+      const doc = current.get(move.name);
+      const position = doc === undefined ? 0n : toBigInt(doc.position, move.name);
+      if (position !== move.expected) return false;
+    }
+    const models: Array<AnyBulkWriteOperation<CheckpointDoc>> = moves.map((move) =>
+      current.has(move.name)
+        ? { updateOne: { filter: { _id: move.name, position: Long.fromBigInt(move.expected) }, update: { $set: { position: Long.fromBigInt(move.next) } } } }
+        : { insertOne: { document: { _id: move.name, position: Long.fromBigInt(move.next) } } },
     );
-    return res.matchedCount === 1;
+    try {
+      const result = await this.checkpointsColl.bulkWrite(models, { ordered: true, session });
+      return result.matchedCount === models.filter((model) => 'updateOne' in model).length;
+    } catch (err) {
+      // Another writer's checkpoint doc is already there: the expectation is stale.
+      // (An uncommitted concurrent insert shows up as a WriteConflict instead,
+      // which is left to propagate so withTransaction retries and re-reads.)
+      if (hasCode(err, DUPLICATE_KEY)) return false;
+      throw err;
+    }
   }
 
-  /** Validates one op and returns the function that applies it in a session. */
-  private step(op: ReadModelOp): Step {
-    if (op === null || typeof op !== 'object') throw new Error('invalid read-model op');
+  /** Checks and translates every op, and groups them by collection, each group in its order. */
+  private plan(ops: ReadModelOp[]): CollectionWrite[] {
+    if (!Array.isArray(ops)) throw new Error('ops must be a list');
+    const writes = new Map<string, CollectionWrite>();
+    for (const op of ops) {
+      if (op === null || typeof op !== 'object') throw new Error('invalid read-model op');
+      const planned = this.planOne(op);
+      if (planned === undefined) continue;
+      let write = writes.get(op.collection);
+      if (write === undefined) {
+        write = { name: op.collection, coll: this.coll(op.collection), within: this.ranked.get(op.collection), ops: [] };
+        writes.set(op.collection, write);
+      }
+      write.ops.push(planned);
+    }
+    return [...writes.values()];
+  }
+
+  /** One op checked and translated; undefined when it changes nothing. */
+  private planOne(op: ReadModelOp): Planned | undefined {
+    assertName('collection', op.collection);
     const within = this.ranked.get(op.collection);
     switch (op.op) {
       case 'put': {
-        const coll = this.coll(op.collection);
         const doc = op.doc;
         if (!isPlainObject(doc)) throw new Error(`put on ${op.collection}: the document must be an object`);
         if (typeof doc.id !== 'string') throw new Error(`put on ${op.collection}: the document id must be a string`);
         if (Object.hasOwn(doc, '_id') || Object.hasOwn(doc, '_rank')) throw new Error(`put on ${op.collection}: _id and _rank are reserved`);
-        const id = doc.id;
-        if (within === undefined) return (session) => coll.replaceOne({ _id: id }, { _id: id, ...doc }, { upsert: true, session });
+        if (within === undefined) return { op: 'put', id: doc.id, doc, group: undefined };
         const group = doc[within];
         if (typeof group !== 'string') throw new Error(`put on ${op.collection}: ${within} must be a string`);
-        // A new document takes the group's next rank; a replaced one keeps its own.
-        return async (session, changes) => {
-          const existing = await coll.findOne({ _id: id }, { session, projection: { [within]: 1, _rank: 1 } });
-          if (existing) {
-            if (existing[within] !== group) throw new Error(`put on ${op.collection}: ${within} ranks the documents and cannot change`);
-            return coll.replaceOne({ _id: id }, { _id: id, ...doc, _rank: existing._rank }, { session });
-          }
-          const key = `${op.collection}\u0000${group}`;
-          const top = changes.top.get(key) ?? (await topRank(coll, within, group, session));
-          changes.top.set(key, top + 1);
-          return coll.insertOne({ _id: id, ...doc, _rank: top + 1 }, { session });
-        };
+        return { op: 'put', id: doc.id, doc, group };
       }
       case 'patch': {
-        const coll = this.coll(op.collection);
         const filter = toFilter(op.where);
         if (!isPlainObject(op.set)) throw new Error(`patch on ${op.collection}: set must be an object`);
         const set: Document = {};
@@ -347,46 +451,33 @@ class MongoReadModels implements ReadModelStore {
           if (field === within) throw new Error(`patch on ${op.collection}: ${within} ranks the documents and cannot change`);
           if (value !== undefined) set[field] = value;
         }
-        if (Object.keys(set).length === 0) return async () => undefined;
-        return (session) => coll.updateMany(filter, { $set: set }, { session });
+        if (Object.keys(set).length === 0) return undefined;
+        return { op: 'patch', filter, set };
       }
       case 'increment': {
-        const coll = this.coll(op.collection);
         settableField(op.field);
         if (typeof op.id !== 'string') throw new Error(`increment on ${op.collection}: id must be a string`);
         if (typeof op.by !== 'number' || !Number.isFinite(op.by)) {
           throw new Error(`increment on ${op.collection}: by must be a finite number`);
         }
-        const { id, field, by } = op;
         // No upsert: a missing document stays missing; $inc on a missing field starts from 0.
-        const inc: Document = { [field]: by };
-        return (session) => coll.updateOne({ _id: id }, { $inc: inc }, { session });
+        return { op: 'increment', id: op.id, inc: { [op.field]: op.by } };
       }
       case 'delete': {
-        const coll = this.coll(op.collection);
         const filter = toFilter(op.where);
-        if (within === undefined) return (session) => coll.deleteMany(filter, { session });
-        return async (session, changes) => {
-          const gone = await coll.find(filter, { session, projection: { [within]: 1, _rank: 1 } }).toArray();
-          for (const doc of gone) {
-            const group = String(doc[within]);
-            const key = `${op.collection}\u0000${group}`;
-            // The group's top before the delete, so no new rank reuses a freed one.
-            if (!changes.top.has(key)) changes.top.set(key, await topRank(coll, within, group, session));
-            const entry = changes.freed.get(key) ?? { coll, within, group, ranks: [] };
-            entry.ranks.push(Number(doc._rank));
-            changes.freed.set(key, entry);
-          }
-          return coll.deleteMany(filter, { session });
-        };
+        const byId = Object.keys(filter).length === 1 && typeof filter._id === 'string';
+        return { op: 'delete', filter, id: byId ? (filter._id as string) : undefined };
       }
       default:
         throw new Error(`unknown read-model op ${JSON.stringify((op as { op?: unknown }).op)}`);
     }
   }
 
+  /** Every stored checkpoint, but those a reset is removing: for a reader they are gone already. */
   async checkpoints(): Promise<Map<string, bigint>> {
-    const docs = await this.checkpointsColl.find({}, { useBigInt64: true }).toArray();
+    // A process that starts during a reset, or after the resetter died half way, so
+    // takes the projection for new and resets again, which finishes the first one.
+    const docs = await this.checkpointsColl.find({ 'swap.kind': { $ne: 'reset' } }, { useBigInt64: true }).toArray();
     return new Map(docs.map((d) => [d._id, toBigInt(d.position, d._id)]));
   }
 
@@ -400,22 +491,8 @@ class MongoReadModels implements ReadModelStore {
     const coll = this.coll(collection);
     const query = toFilter(filter);
     const { sort, offset, limit } = options;
-    let sortSpec: Record<string, 1 | -1> | undefined;
-    if (sort !== undefined) {
-      if (!Array.isArray(sort)) throw new Error('sort must be a list of [field, 1 | -1]');
-      sortSpec = {};
-      for (const entry of sort) {
-        if (!Array.isArray(entry)) throw new Error('sort must be a list of [field, 1 | -1]');
-        const [field, direction] = entry;
-        assertName('field', field);
-        if (direction !== 1 && direction !== -1) throw new Error(`sort direction for ${field} must be 1 or -1`);
-        const f = storedField(field);
-        if (f in sortSpec) throw new Error(`field ${field} appears twice in a sort`);
-        sortSpec[f] = direction;
-      }
-      // A total order, so offset/limit pages are stable.
-      if (!('_id' in sortSpec)) sortSpec._id = 1;
-    }
+    // A total order, so offset/limit pages are stable.
+    const sortSpec = sort === undefined ? undefined : sortKey(sort);
     if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
       throw new Error('offset must be a non-negative integer');
     }
@@ -468,21 +545,79 @@ class MongoReadModels implements ReadModelStore {
     return this.read(() => coll.countDocuments(query));
   }
 
+  /**
+   * Puts an empty copy of each collection (its indexes included) in its
+   * place, as a rebuild's swap puts its shadows: first the empty copies,
+   * then one transaction that journals the reset on the named checkpoints
+   * (projection writes on them wait from then on, and `checkpoints` no
+   * longer lists them), then the renames, then, last, one transaction that
+   * removes the checkpoints. A reset that dies half way leaves the journal:
+   * the next start finds those projections without a checkpoint and resets
+   * them again, which finishes this one first; a writer held back longer
+   * than SWAP_LEASE_MS finishes it too. So no projection ever writes into a
+   * collection the reset has not yet replaced, nor from a checkpoint the
+   * emptied collections no longer match.
+   */
   async reset(collections: string[], checkpointNames: string[]): Promise<void> {
-    const colls = collections.map((name) => this.coll(name));
+    for (const name of collections) assertName('collection', name);
     for (const name of checkpointNames) {
       if (typeof name !== 'string' || name === '') throw new Error('checkpoint names must be non-empty strings');
     }
-    const session = this.client.startSession();
+    const targets = [...new Set(collections)].map((name) => `${this.layout.prefix}${name}`);
+    const id = `${Date.now()}.${randomBytes(4).toString('hex')}`;
+    const replacement: Replacement = { kind: 'reset', from: `${RESETS}${id}.`, collections: targets };
     try {
-      await session.withTransaction(async (s) => {
-        for (const coll of colls) await coll.deleteMany({}, { session: s });
-        if (checkpointNames.length > 0) {
-          await this.checkpointsColl.deleteMany({ _id: { $in: checkpointNames } }, { session: s });
-        }
-      }, TXN);
-    } finally {
-      await session.endSession();
+      for (const target of targets) await this.createEmptyCopy(target, `${replacement.from}${target}`);
+      if (checkpointNames.length > 0) await this.journalReset(id, replacement, [...new Set(checkpointNames)]);
+    } catch (err) {
+      // Nothing was replaced yet, and nothing will be: the empty copies go.
+      for (const target of targets) await this.db.dropCollection(`${replacement.from}${target}`, { writeConcern: MAJORITY }).catch(() => undefined);
+      throw err;
+    }
+    await finishReplacement(this.db, this.client, this.layout.checkpoints, id, replacement);
+  }
+
+  /** An empty collection with the indexes `target` has now (none when it does not exist). */
+  private async createEmptyCopy(target: string, copy: string): Promise<void> {
+    let indexes: Document[] = [];
+    try {
+      indexes = await this.db.collection(target).listIndexes().toArray();
+    } catch (err) {
+      if (!hasCode(err, NAMESPACE_NOT_FOUND)) throw err;
+    }
+    await createIfMissing(this.db, copy);
+    const copies = indexes
+      .filter((index) => index.name !== '_id_')
+      .map((index) => Object.fromEntries(Object.entries(index).filter(([field]) => field !== 'v' && field !== 'ns')) as IndexDescription);
+    if (copies.length > 0) await this.db.collection(copy, { writeConcern: MAJORITY }).createIndexes(copies);
+  }
+
+  /** Writes the reset's journal onto the checkpoints, first finishing any replacement already journaled there. */
+  private async journalReset(id: string, replacement: Replacement, names: string[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const session = this.client.startSession();
+      let inTheWay: string | undefined;
+      try {
+        inTheWay = await session.withTransaction(async (s) => {
+          const held = await this.checkpointsColl.findOne({ _id: { $in: names }, swap: { $exists: true } }, { session: s });
+          if (held?.swap) {
+            await s.abortTransaction();
+            return held.swap.id;
+          }
+          const swap: SwapJournal = { ...replacement, id, position: null, at: new Date() };
+          await this.checkpointsColl.bulkWrite(
+            names.map((name) => ({ updateOne: { filter: { _id: name }, update: { $set: { swap }, $setOnInsert: { position: Long.fromBigInt(0n) } }, upsert: true } })),
+            { ordered: true, session: s },
+          );
+          return undefined;
+        }, TXN);
+      } finally {
+        await session.endSession();
+      }
+      if (inTheWay === undefined) return;
+      if (attempt >= RESET_ATTEMPTS) throw new Error(`read-model checkpoints ${names.join(', ')} stay held by other replacements (last ${inTheWay})`);
+      // A swap, or a reset that died half way: what it puts in is replaced again by this reset.
+      await finishReplacement(this.db, this.client, this.layout.checkpoints, inTheWay);
     }
   }
 
@@ -505,9 +640,9 @@ class MongoReadModels implements ReadModelStore {
       if (typeof name !== 'string' || name === '') throw new Error('checkpoint names must be non-empty strings');
     }
     for (const spec of collections) assertName('collection', spec.name);
-    // A swap that stopped half way is finished first: its shadows are complete and some are live already.
+    // A swap or reset that stopped half way is finished first: some of what it puts in is live already.
     const pending = await this.checkpointsColl.distinct('swap.id', { swap: { $exists: true } });
-    for (const id of pending) await finishSwap(this.db, this.client, String(id));
+    for (const id of pending) await finishReplacement(this.db, this.client, this.layout.checkpoints, String(id));
     const id = randomBytes(6).toString('hex');
     // Owned from here on: a rebuild started earlier can no longer swap.
     await this.db.collection<OwnerDoc>(OWNER, { writeConcern: MAJORITY }).replaceOne({ _id: 'owner' }, { id }, { upsert: true });
@@ -528,6 +663,127 @@ class MongoReadModels implements ReadModelStore {
   }
 }
 
+/** A write's operations on a collection that ranks nothing: one ordered bulkWrite. */
+async function writePlain(write: CollectionWrite, session: ClientSession): Promise<void> {
+  const models: Array<AnyBulkWriteOperation<StoredDoc>> = write.ops.map((op) => {
+    switch (op.op) {
+      case 'put':
+        // The filter's _id becomes the new document's _id.
+        return { replaceOne: { filter: { _id: op.id }, replacement: op.doc, upsert: true } };
+      case 'patch':
+        return { updateMany: { filter: op.filter, update: { $set: op.set } } };
+      case 'increment':
+        return { updateOne: { filter: { _id: op.id }, update: { $inc: op.inc } } };
+      case 'delete':
+        return { deleteMany: { filter: op.filter } };
+    }
+  });
+  if (models.length > 0) await write.coll.bulkWrite(models, { ordered: true, session });
+}
+
+/**
+ * A write's operations on a ranked collection (see the SQLite adapter for
+ * the ranks' rules), as ordered bulkWrites. What the ranks depend on is read
+ * before the writes instead of once per operation: every document the write
+ * puts or deletes by id in one lookup, and the top rank of each group it
+ * adds to or deletes from, once. From there the write keeps track itself;
+ * only a delete by another filter must look at the collection again, after
+ * sending what came before it. Ranks freed close up at the end, in one more
+ * bulkWrite.
+ */
+async function writeRanked(write: CollectionWrite, within: string, session: ClientSession): Promise<void> {
+  const { coll, name } = write;
+  const projection = { [within]: 1, _rank: 1 };
+  const held = (doc: Document): Held => ({ group: String(doc[within]), rank: Number(doc._rank) });
+
+  /** Where each document named by id stands as of the operations so far (absent: missing). */
+  const known = new Map<string, Held | null>();
+  const ids = new Set<string>();
+  for (const op of write.ops) if ((op.op === 'put' || op.op === 'delete') && op.id !== undefined) ids.add(op.id);
+  const all = [...ids];
+  for (let i = 0; i < all.length; i += IDS_PER_QUERY) {
+    const found = await coll.find({ _id: { $in: all.slice(i, i + IDS_PER_QUERY) } }, { session, projection }).toArray();
+    for (const doc of found) known.set(doc._id, held(doc));
+  }
+
+  /**
+   * The highest rank in each group touched, as of the operations so far:
+   * read once, before the first put or delete in the group (none of the
+   * unsent ones can have changed it then), and counted on from there. Freed
+   * ranks stay counted, so no new rank reuses one.
+   */
+  const tops = new Map<string, number>();
+  const top = async (group: string): Promise<number> => {
+    let value = tops.get(group);
+    if (value === undefined) {
+      value = await topRank(coll, within, group, session);
+      tops.set(group, value);
+    }
+    return value;
+  };
+  const freed = new Map<string, number[]>();
+
+  const pending: Array<AnyBulkWriteOperation<StoredDoc>> = [];
+  const send = async (models: Array<AnyBulkWriteOperation<StoredDoc>>) => {
+    if (models.length > 0) await coll.bulkWrite(models, { ordered: true, session });
+  };
+
+  for (const op of write.ops) {
+    switch (op.op) {
+      case 'put': {
+        const group = op.group!;
+        const current = known.get(op.id) ?? null;
+        if (current !== null) {
+          if (current.group !== group) throw new Error(`put on ${name}: ${within} ranks the documents and cannot change`);
+          pending.push({ replaceOne: { filter: { _id: op.id }, replacement: { ...op.doc, _rank: current.rank } } });
+        } else {
+          const rank = (await top(group)) + 1;
+          tops.set(group, rank);
+          known.set(op.id, { group, rank });
+          pending.push({ replaceOne: { filter: { _id: op.id }, replacement: { ...op.doc, _rank: rank }, upsert: true } });
+        }
+        break;
+      }
+      case 'patch':
+        pending.push({ updateMany: { filter: op.filter, update: { $set: op.set } } });
+        break;
+      case 'increment':
+        pending.push({ updateOne: { filter: { _id: op.id }, update: { $inc: op.inc } } });
+        break;
+      case 'delete': {
+        let gone: Array<[string, Held]>;
+        if (op.id !== undefined) {
+          const current = known.get(op.id) ?? null;
+          gone = current === null ? [] : [[op.id, current]];
+        } else {
+          // The documents matching may include ones this write put: send those first.
+          await send(pending.splice(0));
+          gone = (await coll.find(op.filter, { session, projection }).toArray()).map((doc) => [doc._id, held(doc)]);
+        }
+        for (const [id, { group, rank }] of gone) {
+          await top(group);
+          const ranks = freed.get(group) ?? [];
+          ranks.push(rank);
+          freed.set(group, ranks);
+          known.set(id, null);
+        }
+        if (gone.length > 0) pending.push({ deleteMany: { filter: op.filter } });
+        break;
+      }
+    }
+  }
+  await send(pending);
+  // Ordered, each group's shifts lowest first (see rankShifts).
+  const shifts: Array<AnyBulkWriteOperation<StoredDoc>> = [];
+  for (const [group, ranks] of freed) {
+    for (const { above, below, by } of rankShifts(ranks, tops.get(group)!)) {
+      const inc: Document = { _rank: -by };
+      shifts.push({ updateMany: { filter: { [within]: group, _rank: { $gt: above, $lt: below } }, update: { $inc: inc } } });
+    }
+  }
+  await send(shifts);
+}
+
 /**
  * A rebuild's shadow collections on the live store's client.
  *
@@ -538,7 +794,7 @@ class MongoReadModels implements ReadModelStore {
  * generation number that every read looks up to pick its collections, would
  * make each read pay for a swap that happens once in a long while.
  *
- * What keeps the renames safe:
+ * What keeps the renames safe (a reset's the same way, see `reset`):
  * - Before the first rename, one transaction compares the checkpoints (the
  *   shadow must not be behind, see `swap`) and writes a journal onto every
  *   live checkpoint. A projection write compare-and-sets those very
@@ -575,7 +831,7 @@ class MongoShadow extends MongoReadModels implements ShadowReadModels {
   async swap({ behind = false }: { behind?: boolean } = {}): Promise<boolean> {
     if (this.state !== 'building') throw new Error(`this shadow was already ${this.state}`);
     const live = this.db.collection<CheckpointDoc>(CHECKPOINTS);
-    const collections = this.collections.map((spec) => spec.name);
+    const replacement: Replacement = { kind: 'swap', from: this.layout.prefix, collections: this.collections.map((spec) => spec.name) };
     const session = this.client.startSession();
     let journaled: boolean;
     try {
@@ -586,7 +842,7 @@ class MongoShadow extends MongoReadModels implements ShadowReadModels {
         const journals: Array<[string, SwapJournal]> = [];
         for (const name of this.checkpointNames) {
           const current = await live.findOne({ _id: name }, { session: s, useBigInt64: true });
-          if (current?.swap) throw new Error(`another read-model swap (${current.swap.id}) is under way`);
+          if (current?.swap) throw new Error(`another read-model ${current.swap.kind} (${current.swap.id}) is under way`);
           const built = await this.checkpointsColl.findOne({ _id: name }, { session: s, useBigInt64: true });
           const position = built === null ? null : toBigInt(built.position, name);
           const livePosition = current === null ? 0n : toBigInt(current.position, name);
@@ -594,7 +850,7 @@ class MongoShadow extends MongoReadModels implements ShadowReadModels {
             await s.abortTransaction();
             return false;
           }
-          journals.push([name, { id: this.id, position: position === null ? null : Long.fromBigInt(position), collections, at: new Date() }]);
+          journals.push([name, { ...replacement, id: this.id, position: position === null ? null : Long.fromBigInt(position), at: new Date() }]);
         }
         for (const [name, swap] of journals) {
           await live.updateOne({ _id: name }, { $set: { swap }, $setOnInsert: { position: Long.fromBigInt(0n) } }, { session: s, upsert: true });
@@ -606,7 +862,7 @@ class MongoShadow extends MongoReadModels implements ShadowReadModels {
     }
     if (!journaled) return false;
     this.state = 'swapped';
-    await finishSwap(this.db, this.client, this.id, collections);
+    await finishReplacement(this.db, this.client, CHECKPOINTS, this.id, replacement);
     return true;
   }
 
@@ -619,38 +875,46 @@ class MongoShadow extends MongoReadModels implements ShadowReadModels {
 }
 
 /**
- * Completes swap `id` from its journal: the renames not done yet, then the
- * checkpoints. Idempotent, so a writer that finds the swap abandoned and the
- * swapper itself may both run it.
+ * Completes replacement `id` from its journal in `checkpoints` (or from
+ * `known`, when the caller made it): the renames not done yet, then the
+ * checkpoints, last. Idempotent, so a writer that finds it abandoned and the
+ * process that started it may both run it: a rename already done answers
+ * NamespaceNotFound.
  */
-async function finishSwap(db: Db, client: MongoClient, id: string, known?: string[]): Promise<void> {
-  const live = db.collection<CheckpointDoc>(CHECKPOINTS);
-  const journaled = await live.find({ 'swap.id': id }, { useBigInt64: true }).toArray();
-  const collections = known ?? journaled.find((doc) => doc.swap)?.swap?.collections ?? [];
-  const layout = shadowLayout(id);
-  for (const name of collections) {
-    assertName('collection', name);
+async function finishReplacement(db: Db, client: MongoClient, checkpoints: string, id: string, known?: Replacement): Promise<void> {
+  const journals = db.collection<CheckpointDoc>(checkpoints);
+  const replacement = known ?? (await journals.findOne({ 'swap.id': id }, { useBigInt64: true }))?.swap;
+  // Nothing journaled any more: whoever else was finishing it is done.
+  if (replacement === undefined) return;
+  for (const name of replacement.collections) {
+    // Journal contents come from this code; a stored name still ends with a valid collection name.
+    assertName('collection', name.slice(name.lastIndexOf('.') + 1));
     try {
-      await db.renameCollection(`${layout.prefix}${name}`, name, { dropTarget: true, writeConcern: MAJORITY });
+      await db.renameCollection(`${replacement.from}${name}`, name, { dropTarget: true, writeConcern: MAJORITY });
     } catch (err) {
-      // Renamed already, by whoever else is finishing this swap.
       if (!hasCode(err, NAMESPACE_NOT_FOUND)) throw err;
     }
   }
   const session = client.startSession();
   try {
     await session.withTransaction(async (s) => {
-      for (const doc of await live.find({ 'swap.id': id }, { session: s, useBigInt64: true }).toArray()) {
+      const models: Array<AnyBulkWriteOperation<CheckpointDoc>> = [];
+      for (const doc of await journals.find({ 'swap.id': id }, { session: s, useBigInt64: true }).toArray()) {
         const position = doc.swap?.position ?? null;
-        if (position === null) await live.deleteOne({ _id: doc._id }, { session: s });
-        else await live.updateOne({ _id: doc._id }, { $set: { position: Long.fromBigInt(toBigInt(position, doc._id)) }, $unset: { swap: '' } }, { session: s });
+        models.push(
+          position === null
+            ? { deleteOne: { filter: { _id: doc._id } } }
+            : { updateOne: { filter: { _id: doc._id }, update: { $set: { position: Long.fromBigInt(toBigInt(position, doc._id)) }, $unset: { swap: '' } } } },
+        );
       }
-      await db.collection<OwnerDoc>(OWNER).deleteOne({ _id: 'owner', id }, { session: s });
+      if (models.length > 0) await journals.bulkWrite(models, { ordered: true, session: s });
+      // A rebuild's ownership of the shadows ends with its swap.
+      if (replacement.kind === 'swap') await db.collection<OwnerDoc>(OWNER).deleteOne({ _id: 'owner', id }, { session: s });
     }, TXN);
   } finally {
     await session.endSession();
   }
-  await db.dropCollection(layout.checkpoints, { writeConcern: MAJORITY });
+  if (replacement.kind === 'swap') await db.dropCollection(shadowLayout(id).checkpoints, { writeConcern: MAJORITY });
 }
 
 // ---------------------------------------------------------------------------
@@ -658,19 +922,6 @@ async function finishSwap(db: Db, client: MongoClient, id: string, known?: strin
 async function topRank(coll: Collection<StoredDoc>, within: string, group: string, session: ClientSession): Promise<number> {
   const top = await coll.findOne({ [within]: group }, { session, sort: { _rank: -1 }, projection: { _rank: 1 } });
   return top === null ? 0 : Number(top._rank);
-}
-
-/** Moves every rank above freed ones down by the number freed below it, one stretch at a time. */
-async function closeGaps(changes: RankChanges, session: ClientSession): Promise<void> {
-  for (const { coll, within, group, ranks } of changes.freed.values()) {
-    ranks.sort((a, b) => a - b);
-    for (const [i, rank] of ranks.entries()) {
-      const above = ranks[i + 1];
-      const range: Document = above === undefined ? { $gt: rank } : { $gt: rank, $lt: above };
-      const inc: Document = { _rank: -(i + 1) };
-      await coll.updateMany({ [within]: group, _rank: range }, { $inc: inc }, { session });
-    }
-  }
 }
 
 /** Creates a collection, tolerating one that exists (or is created concurrently). */
@@ -681,10 +932,6 @@ async function createIfMissing(db: Db, name: string): Promise<void> {
     // Older servers answer NamespaceExists; newer ones succeed when the options match.
     if (!hasCode(err, NAMESPACE_EXISTS)) throw err;
   }
-}
-
-function storedField(field: string): string {
-  return field === 'id' ? '_id' : field;
 }
 
 /** A field a patch or increment may write: a valid name, and neither the key nor the internal _id. */

@@ -59,6 +59,13 @@ export interface RankedPage {
 
 export interface ReadModelStore {
   readonly kind: 'sqlite' | 'mongodb';
+  /**
+   * The most events a projection runner should hand one `write`, whose ops
+   * and checkpoint moves form one transaction: set by a store whose
+   * transactions have limits of time and size (MongoDB). Absent: no limit
+   * beyond the runner's own batch sizes.
+   */
+  readonly maxEventsPerWrite?: number;
   /** Creates the collections and their indexes if missing (idempotent). */
   ensureCollections(specs: CollectionSpec[]): Promise<void>;
   /**
@@ -78,7 +85,12 @@ export interface ReadModelStore {
    * group's size from one snapshot.
    */
   newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage>;
-  /** Empties the collections and removes the named checkpoints in one step (a projection new to the store). */
+  /**
+   * Empties the collections and removes the named checkpoints (a projection
+   * new to the store). A projection writer moving one of those checkpoints
+   * is applied either wholly before the reset or after it, from no
+   * checkpoint; a reader may see the collections emptied one after another.
+   */
   reset(collections: string[], checkpointNames: string[]): Promise<void>;
   /**
    * Makes what was deleted unrecoverable from the store's files where the
