@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
 import { checkpointKey } from '../../projections/projection.js';
 import { projections } from '../../projections/index.js';
-import type { Halt } from '../../projections/runner.js';
+import { haltMessage, haltView } from '../../projections/halt.js';
 import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
@@ -142,10 +142,6 @@ async function printEvents(services: Services, values: { stream?: string; from?:
     after = page[page.length - 1]!.position;
   }
 }
-
-const haltView = (halt: Halt) => ({ position: String(halt.position), stream: halt.streamId, type: halt.type, reason: halt.reason });
-const haltMessage = (halt: Halt) =>
-  `projections halted before event ${halt.position} (${halt.type} of ${halt.streamId}), which this version of the service cannot read: ${halt.reason}`;
 
 /** Brings the projections as far as they go first, so that a halt shows here as it would in the server. */
 async function printStatus(services: Services, out: Output) {

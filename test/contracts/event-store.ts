@@ -4,7 +4,18 @@
  * a random prefix so the suite can run against a server that holds other data.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
 import type { Test } from 'tap';
+import { erasureState } from '../../projections/erasure.js';
+import { projections } from '../../projections/index.js';
+import { checkpointKey } from '../../projections/projection.js';
+import { ProjectionRunner } from '../../projections/runner.js';
+import { catalog } from '../../src/domain-events.js';
+import { ErasureProcess } from '../../src/erasure/process.js';
+import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
 import {
   AppendTooLarge,
   MAX_APPEND_BYTES,
@@ -262,5 +273,30 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
     const under = [big(MAX_APPEND_BYTES - 1000)];
     t.ok(appendSize(under) <= MAX_APPEND_BYTES);
     t.equal((await store.append(stream('big'), under, 'no_stream')).nextRevision, 0n);
+  });
+
+  t.test('a checkpoint past the head: the projections and the erasure process halt at start-up, applying nothing', async (t) => {
+    await store.append(stream('some'), [ev('Opened', 1)], 'no_stream');
+    // Read models built from another, longer store: their checkpoints are past everything this one ever held.
+    const dir = mkdtempSync(join(tmpdir(), 'read-models-'));
+    const readModels = openSqliteReadModels(dir);
+    t.teardown(async () => {
+      await readModels.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const past = (await store.endPosition()) + 1_000_000n;
+    const names = [...projections.map(checkpointKey), checkpointKey(erasureState)];
+    t.ok(await readModels.write([], names.map((name) => ({ name, expected: 0n, next: past }))));
+    const silent = pino({ level: 'silent' });
+    const runner = new ProjectionRunner(store, readModels, catalog, projections, silent);
+    await runner.init();
+    t.match(runner.halted, { cause: 'event_store_changed', position: 0n, reason: new RegExp(`up to position ${past}, past the end of this event store`) });
+    t.equal(await runner.waitFor(past + 1n, 2 ** 31 - 1), false, 'a wait for what comes next answers at once');
+    t.equal(await runner.catchUp(), 0, 'nothing is applied');
+    const erasure = new ErasureProcess(store, readModels, catalog, () => new Date(), silent);
+    await erasure.init();
+    t.match(erasure.halted, { cause: 'event_store_changed' });
+    t.equal(await erasure.reach(past + 1n, 2 ** 31 - 1), false);
+    t.same([...(await readModels.checkpoints()).values()], names.map(() => past), 'no checkpoint moved');
   });
 }
