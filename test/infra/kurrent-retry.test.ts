@@ -21,6 +21,9 @@ t.test('transient errors: tried again after growing waits, then given up', async
     ['server unavailable', new UnavailableError()],
     ['deadline passed', new DeadlineExceededError()],
     ['commit timed out', new TimeoutError()],
+    // How the client reports a batch append the node did not handle: not ready, or too busy.
+    ['node not ready', new UnknownError(undefined, 'Could not recognize Server Is Not Ready')],
+    ['node too busy', new UnknownError(undefined, 'Could not recognize Server Is Busy')],
   ];
   for (const [name, error] of transient) {
     t.same(waitsFor(error), [...APPEND_RETRY_WAITS_MS, undefined], name);
@@ -36,6 +39,7 @@ t.test('answers and failures that another attempt would not change: thrown at on
     ['append too large', MaxAppendSizeExceededError.fromMaxAppendSize(1024)],
     ['access denied', new AccessDeniedError()],
     ['unknown', new UnknownError()],
+    ['unknown, another message', new UnknownError(undefined, 'Could not recognize BadRequest')],
     ['not a client error', new Error('boom')],
     ['not an error', undefined],
   ];

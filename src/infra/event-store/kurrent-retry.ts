@@ -8,7 +8,11 @@
  * reconnects to the leader it names before the next call), the server is
  * unreachable or the connection broke (`unavailable`, which the client also
  * reports for INTERNAL and DATA_LOSS), the deadline passed, or the server gave
- * up waiting for the write to commit (`timeout`). Every attempt carries the
+ * up waiting for the write to commit (`timeout`), and the node's refusals
+ * of a batch append while it is not ready or too busy, which the client
+ * reports as `unknown` errors that name the server's message (the server's
+ * BatchAppend answers them with a status it packs no known details in; they
+ * were not written). Every attempt carries the
  * same event ids, so an attempt after one that had in fact landed is taken by
  * the server as a repeat: with an expected revision it compares the ids
  * stored after that revision with the ones sent and answers success when they
@@ -21,13 +25,14 @@
 export const APPEND_RETRY_WAITS_MS = [100, 250, 500] as const;
 
 const TRANSIENT = new Set(['not-leader', 'unavailable', 'deadline-exceeded', 'timeout']);
+const NOT_HANDLED = /Server Is (Not Ready|Busy)/;
 
 /**
  * How long to wait before trying again, after `error` ended attempt number
  * `attempt` (from 1), or undefined: do not try again, throw the error.
  */
 export function appendRetryWait(error: unknown, attempt: number): number | undefined {
-  const type = (error as { type?: unknown } | null | undefined)?.type;
-  if (typeof type !== 'string' || !TRANSIENT.has(type)) return undefined;
-  return APPEND_RETRY_WAITS_MS[attempt - 1];
+  const { type, message } = (error ?? {}) as { type?: unknown; message?: unknown };
+  const transient = typeof type === 'string' && (TRANSIENT.has(type) || (type === 'unknown' && typeof message === 'string' && NOT_HANDLED.test(message)));
+  return transient ? APPEND_RETRY_WAITS_MS[attempt - 1] : undefined;
 }
