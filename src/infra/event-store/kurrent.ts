@@ -147,8 +147,9 @@ export class KurrentEventStore implements EventStore {
       throw new WrongExpectedRevision(streamId, expectedRevision, toActual(result.nextExpectedRevision));
     }
     // A repeated attempt the server recognised may come back without a
-    // position (older servers report none for a repeat): the stream's last
-    // event is then at or after ours, which is all a caller waits for.
+    // position (a server that does not keep the first one's reports none):
+    // the stream's last event is then at or after ours, which is all a
+    // caller waits for.
     const position = result.position?.commit ?? (await this.#lastPosition(streamId));
     return { nextRevision: result.nextExpectedRevision, position };
   }
