@@ -3,8 +3,12 @@ import type { DomainEvent } from '../src/domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
 import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/read-models/port.js';
+import { haltMessage, type EventStoreChangedHalt, type Halt } from './halt.js';
 import { nextTurn, Progress } from './progress.js';
 import { checkpointKey, type Projection } from './projection.js';
+import { checkStore, rebindStore } from './store-identity.js';
+
+export type { Halt } from './halt.js';
 
 export interface RunnerOptions {
   /** Largest batch of the live feed (small: low latency per write); never above the store's `maxEventsPerWrite`. */
@@ -22,14 +26,6 @@ export interface RunnerOptions {
 
 /** Another process moved a checkpoint back (a new projection's reset, a rebuild's swap forced behind): the feed must be read again from there. */
 class FeedRewound extends Error {}
-
-/** The stored event the projections stopped before, and why this code cannot read it. */
-export interface Halt {
-  position: bigint;
-  streamId: string;
-  type: string;
-  reason: string;
-}
 
 const WRITE_ATTEMPTS = 10;
 /** Swaps refused because live runners were ahead, before a rebuild swaps anyway and lets them replay. */
@@ -57,7 +53,9 @@ export class ProjectionRunner {
    * Set when the feed holds an event this code cannot read: every projection
    * stays at the position before it rather than skip it (a read model missing
    * an event is wrong for good, a stopped one only late) until a version of
-   * the service that reads it runs.
+   * the service that reads it runs. Set too when the read models were built
+   * from another event store (see store-identity.ts): nothing is applied
+   * until `admin rebuild`.
    */
   halted: Halt | undefined;
 
@@ -93,6 +91,15 @@ export class ProjectionRunner {
       );
     }
     this.useCheckpoints(stored);
+    const furthest = [...this.checkpoints.values()].reduce((a, b) => (b > a ? b : a), 0n);
+    const otherStore = await checkStore(this.events, this.readModels, furthest);
+    if (otherStore) {
+      this.haltOn({ cause: 'event_store_changed', position: 0n, reason: otherStore });
+    } else if (this.halted?.cause === 'event_store_changed') {
+      // Started again after a rebuild elsewhere bound the read models to this store.
+      this.halted = undefined;
+      this.progress.changed();
+    }
   }
 
   /** The feed position every projection has reached. */
@@ -190,9 +197,13 @@ export class ProjectionRunner {
    * ones have, so no reader sees the read models go back. A live runner then
    * finds its next compare-and-set refused, reads the swapped-in checkpoints
    * and applies only what follows them (or, after a swap forced behind,
-   * reads the feed again from there).
+   * reads the feed again from there). The rebuilt read models are then bound
+   * to this event store (store-identity.ts), which ends a halt on read models
+   * of another one.
    */
   async rebuild(): Promise<number> {
+    // Read models of another store are replaced whatever their checkpoints say.
+    const otherStore = this.halted?.cause === 'event_store_changed';
     // The replay meets the unreadable event again, if it is still there.
     this.halted = undefined;
     const shadow = await this.readModels.shadow(
@@ -210,8 +221,8 @@ export class ProjectionRunner {
           this.halted = builder.halted;
           return replayed;
         }
-        const behind = attempt >= SWAP_ATTEMPTS;
-        if (behind) this.logger.warn({ attempts: attempt }, 'live runners keep ahead of the rebuild; swapping anyway, they replay what it lacks');
+        const behind = otherStore || attempt >= SWAP_ATTEMPTS;
+        if (behind && !otherStore) this.logger.warn({ attempts: attempt }, 'live runners keep ahead of the rebuild; swapping anyway, they replay what it lacks');
         if (await shadow.swap({ behind })) break;
       }
     } finally {
@@ -220,6 +231,8 @@ export class ProjectionRunner {
     // The events appended after the shadows' last catch-up, which no live runner may be there to apply.
     await this.loadCheckpoints();
     await this.catchUp();
+    // Only now: bound before the swap, a crash in between would pass read models of another store as this one's.
+    await rebindStore(this.events, this.readModels);
     return replayed;
   }
 
@@ -283,10 +296,18 @@ export class ProjectionRunner {
 
   private halt(error: UnreadableEvent): void {
     if (this.halted) return;
-    this.halted = { position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
+    this.halted = { cause: 'unreadable_event', position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
     this.logger.error(
       { position: String(error.position), stream: error.streamId, type: error.type, reason: error.reason },
       'projections halted before an event this version of the service cannot read',
     );
+  }
+
+  /** Stops before the whole feed: logged once, however often start-up finds it again. */
+  private haltOn(halt: EventStoreChangedHalt): void {
+    const known = this.halted?.cause === halt.cause && this.halted.reason === halt.reason;
+    this.halted = halt;
+    this.progress.changed();
+    if (!known) this.logger.error({ cause: halt.cause, reason: halt.reason }, haltMessage(halt));
   }
 }

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
 import { checkpointKey } from '../../projections/projection.js';
 import { projections } from '../../projections/index.js';
-import type { Halt } from '../../projections/runner.js';
+import { haltMessage, haltView } from '../../projections/halt.js';
 import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
@@ -27,7 +27,9 @@ const USAGE = `usage: admin <command> [options]
   revoke-key --key KEY_ID
   list-keys --account ID
   set-plan --account ID --plan free|pro|business
-  events [--stream STREAM] [--from N]   the event history as NDJSON (N: revision with --stream, else global position)
+  events [--after POSITION]             the event history as NDJSON, from the start or from just after
+                                        POSITION (the "position" of a line it printed, on either store)
+  events --stream STREAM [--from REV]   one stream's events, from revision REV (0-based, inclusive)
   rebuild                               rebuild every read model from the event history (a running server keeps serving)
   scavenge [--threads N]                with KurrentDB, start a scavenge on each node in EVENTSTORE_URL
                                         (erased events leave its files only then); else nothing to do
@@ -47,6 +49,21 @@ const Scopes = z
 const Name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const Id = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'is not a valid id');
 const Position = z.string().regex(/^\d{1,20}$/, 'must be a whole number').transform(BigInt);
+/**
+ * `--after` takes a position as printed: exclusive, so the last position of
+ * one run resumes the next. Not `--from N` read as N - 1: KurrentDB's
+ * positions are byte offsets in its log, so N - 1 names no event there.
+ */
+const EventsOptions = z
+  .object({ stream: z.string().min(1).max(300).optional(), from: Position.optional(), after: Position.optional() })
+  .superRefine((values, ctx) => {
+    if (values.after !== undefined && values.stream !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['after'], message: 'is a position in the whole history; with --stream, give --from REVISION' });
+    }
+    if (values.from !== undefined && values.stream === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['from'], message: 'is a revision of --stream; for the whole history, give --after POSITION' });
+    }
+  });
 const Threads = z.string().regex(/^[1-9]\d{0,2}$/, 'must be a whole number from 1 to 999').transform(Number);
 
 const COMMANDS = {
@@ -65,8 +82,8 @@ const COMMANDS = {
     schema: z.object({ account: Id, plan: Plan }),
   },
   events: {
-    options: { stream: { type: 'string' }, from: { type: 'string' } },
-    schema: z.object({ stream: z.string().min(1).max(300).optional(), from: Position.optional() }),
+    options: { stream: { type: 'string' }, from: { type: 'string' }, after: { type: 'string' } },
+    schema: EventsOptions,
   },
   rebuild: { options: {}, schema: z.object({}) },
   scavenge: { options: { threads: { type: 'string' } }, schema: z.object({ threads: Threads.optional() }) },
@@ -112,12 +129,12 @@ const auditLine = (e: StoredEvent) =>
     metadata: e.metadata,
   });
 
-async function printEvents(services: Services, values: { stream?: string; from?: bigint }, out: Output) {
+async function printEvents(services: Services, values: { stream?: string; from?: bigint; after?: bigint }, out: Output) {
   if (values.stream) {
     for (const e of await services.events.readStream(values.stream, { fromRevision: values.from ?? 0n })) out(auditLine(e));
     return;
   }
-  let after = values.from && values.from > 0n ? values.from - 1n : 0n;
+  let after = values.after ?? 0n;
   for (;;) {
     const page = await services.events.readAll({ after, limit: 1000 });
     if (page.length === 0) return;
@@ -125,10 +142,6 @@ async function printEvents(services: Services, values: { stream?: string; from?:
     after = page[page.length - 1]!.position;
   }
 }
-
-const haltView = (halt: Halt) => ({ position: String(halt.position), stream: halt.streamId, type: halt.type, reason: halt.reason });
-const haltMessage = (halt: Halt) =>
-  `projections halted before event ${halt.position} (${halt.type} of ${halt.streamId}), which this version of the service cannot read: ${halt.reason}`;
 
 /** Brings the projections as far as they go first, so that a halt shows here as it would in the server. */
 async function printStatus(services: Services, out: Output) {

@@ -11,7 +11,8 @@ import {
 } from '../../projections/erasure.js';
 import { checkpointKey } from '../../projections/projection.js';
 import { nextTurn, Progress } from '../../projections/progress.js';
-import type { Halt } from '../../projections/runner.js';
+import { haltMessage, type EventStoreChangedHalt, type Halt } from '../../projections/halt.js';
+import { checkStore } from '../../projections/store-identity.js';
 import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
@@ -105,6 +106,14 @@ export class ErasureProcess {
   async init(): Promise<void> {
     await this.readModels.ensureCollections(erasureState.collections);
     await this.reload();
+    // Its state is of the store it followed: on another store it would miss erasures, or wait for ever.
+    const otherStore = await checkStore(this.events, this.readModels, this.checkpoint);
+    if (otherStore) {
+      this.haltOn({ cause: 'event_store_changed', position: 0n, reason: otherStore });
+    } else if (this.halted?.cause === 'event_store_changed') {
+      this.halted = undefined;
+      this.progress.changed();
+    }
   }
 
   /** The feed position the process has handled. */
@@ -303,11 +312,18 @@ export class ErasureProcess {
   }
 
   private halt(error: UnreadableEvent): void {
-    this.halted = { position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
+    this.halted = { cause: 'unreadable_event', position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
     this.logger.error(
       { position: String(error.position), stream: error.streamId, type: error.type, reason: error.reason },
       'erasure halted before an event this version of the service cannot read',
     );
     this.progress.changed();
+  }
+
+  private haltOn(halt: EventStoreChangedHalt): void {
+    const known = this.halted?.cause === halt.cause && this.halted.reason === halt.reason;
+    this.halted = halt;
+    this.progress.changed();
+    if (!known) this.logger.error({ cause: halt.cause, reason: halt.reason }, haltMessage(halt, 'erasure'));
   }
 }

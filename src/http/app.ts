@@ -2,6 +2,7 @@ import Fastify, { type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
 import { errorBody } from './error-body.js';
+import { BODY_LIMIT } from './body-limit.js';
 import { registerErrorHandling } from './errors.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
@@ -15,7 +16,6 @@ import { formRoutes } from '../forms/index.js';
 import { pollRoutes } from '../polls/index.js';
 import { erasureRoutes } from '../erasure/index.js';
 
-export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 import type { App } from './instance.js';

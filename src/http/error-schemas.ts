@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { STATUS, type ErrorCode } from '../errors.js';
 import { needsKey } from './auth.js';
 import { ErrorBody, errorBody } from './error-body.js';
+import { BODY_TOO_LARGE } from './body-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -38,7 +39,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   conflict: 'The object kept changing while this request ran; send it again',
   account_exists: 'account exists already',
   duplicate_submission: 'This visitor has voted in this poll already',
-  payload_too_large: 'The request body is larger than 1 MiB',
+  payload_too_large: BODY_TOO_LARGE,
   unsupported_media_type: 'Unsupported Media Type',
   rate_limited: 'Rate limit exceeded: 1000 requests per 60 s; retry in 12 s',
   internal_error: 'Something went wrong on our side; the request id identifies it in our logs',

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, STATUS as CODE_STATUS, type ErrorCode } from '../errors.js';
+import { AppendTooLarge } from '../infra/event-store/port.js';
+import { BODY_TOO_LARGE } from './body-limit.js';
 import { errorBody, type ErrorBody } from './error-body.js';
 import type { Metrics } from './metrics.js';
 
@@ -18,6 +20,11 @@ function toBody(error: unknown, request: FastifyRequest): ErrorBody {
     if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
     return errorBody(error.code, error.message, error.details);
   }
+  if (error instanceof AppendTooLarge) {
+    // The body limit keeps requests under the store's default: the store must be configured for less.
+    request.log.warn({ err: error, limit: error.limit }, 'the event store refused an append as too large; its maximum append size is below what the HTTP body limit lets through');
+    return errorBody('payload_too_large', 'The request would store more than the event store takes at once');
+  }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const where = (error as FastifyError).validationContext ?? 'body';
     const details = error.validation.map((issue) => ({
@@ -30,7 +37,7 @@ function toBody(error: unknown, request: FastifyRequest): ErrorBody {
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500 && typeof fastifyError.code === 'string' && fastifyError.code.startsWith('FST_')) {
     const code = FASTIFY_CODES[status] ?? 'validation_error';
-    if (code === 'payload_too_large') return errorBody(code, 'The request body is larger than 1 MiB');
+    if (code === 'payload_too_large') return errorBody(code, BODY_TOO_LARGE);
     if (code === 'validation_error') {
       return errorBody(code, 'The request body is not valid JSON', [{ path: 'body', message: fastifyError.message ?? 'is invalid' }]);
     }

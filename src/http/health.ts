@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { haltMessage, haltView } from '../../projections/halt.js';
 import { errorBody } from './error-body.js';
 import type { Services } from '../services.js';
 
@@ -7,8 +8,8 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
 
   /**
    * Ready when both stores answer and the projections have caught up once
-   * since start; never while they are halted before an event this version of
-   * the service cannot read.
+   * since start; never while they are halted (before an event this version
+   * of the service cannot read, or on read models of another event store).
    */
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const [events, readModels] = await Promise.allSettled([services.events.headPosition(), services.readModels.ping()]);
@@ -24,11 +25,11 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
         position: String(position),
         head: head === undefined ? null : String(head),
         behind: head === undefined ? null : head > position,
-        halted: halted ? { position: String(halted.position), stream: halted.streamId, type: halted.type, reason: halted.reason } : null,
+        halted: halted ? haltView(halted) : null,
       },
     };
     if (halted) {
-      const message = `The projections are halted before event ${halted.position} (${halted.type} of ${halted.streamId}), which this version of the service cannot read`;
+      const message = `The ${haltMessage(halted)}`;
       return reply.code(503).send({ ...errorBody('not_ready', message), ...body, status: 'not_ready' });
     }
     if (events.status === 'rejected' || readModels.status === 'rejected' || !services.projections.caughtUp) {

@@ -32,9 +32,14 @@ export function visitorStream(services: Pick<Services, 'keys'>, prefix: string, 
   return `${prefix}-${keyedHash(services.keys.hashes, who)}`;
 }
 
-/** Whether the visitor's stream exists: they submitted already. */
+/**
+ * Whether the visitor's stream was made: they submitted already. A stream
+ * deleted by an erasure counts too, as the store refuses to make it again:
+ * the erased submission stays the visitor's one, and a repeat is refused here,
+ * before it takes a slot.
+ */
 export async function visited(services: Services, stream: string): Promise<boolean> {
-  return (await services.events.readStream(stream, { maxCount: 1 })).length > 0;
+  return (await services.events.streamState(stream)) !== 'no_stream';
 }
 
 /** The slots of an object under `max_responses`, numbered by the store's revisions. */

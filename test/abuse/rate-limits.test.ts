@@ -121,7 +121,7 @@ t.test('per-object submission limits, honeypot and duplicate protection (Pro and
   await changePlan(services, pro.accountId, 'business');
   const first = (await app.inject({ method: 'GET', url: `/api/widgets/${single}/responses`, headers: pro.headers })).json().responses.at(-1).id;
   t.match((await app.inject({ method: 'DELETE', url: '/api/responses', headers: pro.headers, payload: { ids: [first], widgetId: single } })).json(), { success: true, deleted: 1, erasure_id: /^ers_/ });
-  t.equal((await submitTo(single, fp('visitor-a'))).statusCode, 200, 'an erased visitor may answer again: the guard went with the response');
+  t.match((await submitTo(single, fp('visitor-a'))).json(), D3(409, 'duplicate_submission'), 'an erased response still counts as its visitor\'s one answer');
 
   for (let i = 0; i < 3; i++) t.equal((await submitTo(freeWidget, { _hp: 'bot', ...fp('same') })).statusCode, 200, `Free owners get none of these (${i})`);
   t.equal(await count(freeOwner, freeWidget), 3);

@@ -46,7 +46,10 @@ t.test('bad arguments: a message on stderr, exit 2, nothing changed', async (t) 
     ['unknown account for plan', ['set-plan', '--account', 'acc_nobody', '--plan', 'pro'], /no such account/],
     ['unknown key', ['revoke-key', '--key', 'key_nobody'], /no key/],
     ['malformed id', ['revoke-key', '--key', '../../etc'], /--key/],
-    ['bad position', ['events', '--from', '-3'], /--from/],
+    ['bad position', ['events', '--after', '-3'], /--after/],
+    ['bad revision', ['events', '--stream', 'account-x', '--from', 'one'], /--from/],
+    ['a revision without a stream', ['events', '--from', '3'], /--from is a revision of --stream; for the whole history, give --after POSITION/],
+    ['a position with a stream', ['events', '--stream', 'account-x', '--after', '3'], /--after is a position in the whole history/],
     ['bad thread count', ['scavenge', '--threads', '0'], /--threads/],
   ];
   for (const [name, args, message] of bad) {
@@ -71,8 +74,10 @@ t.test('events prints the history as NDJSON for auditors; rebuild rebuilds', asy
   t.same(all.map((e) => e.type), ['AccountOpened', 'ApiKeyIssued', 'AccountPlanChanged']);
   t.match(all[1], { position: '2', stream: `account-${opened.account_id}`, revision: 1, id: String, recorded_at: String, data: { key_id: opened.key_id, prefix: String }, metadata: { schema_version: 1, actor: 'cli', occurred_at: String } });
   t.notMatch(JSON.stringify(all), new RegExp(opened.api_key), 'the history never holds a key');
-  const fromThird = (await admin(['events', '--from', '3'], env)).stdout.trim().split('\n');
-  t.equal(fromThird.length, 1);
+  const lines = async (args: string[]) => (await admin(['events', ...args], env)).stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  t.same(await lines(['--after', all[0].position]), all.slice(1), '--after a printed position: the events after it');
+  t.same(await lines(['--after', all[2].position]), [], 'nothing after the last');
+  t.same(await lines(['--after', '0']), all, '0 is before the first event');
   const stream = (await admin(['events', '--stream', `account-${opened.account_id}`, '--from', '1'], env)).stdout.trim().split('\n');
   t.same(stream.map((line) => JSON.parse(line).revision), [1, 2]);
   t.equal((await admin(['events', '--stream', 'account-nobody'], env)).stdout, '');

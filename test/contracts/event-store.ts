@@ -4,9 +4,23 @@
  * a random prefix so the suite can run against a server that holds other data.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
 import type { Test } from 'tap';
+import { erasureState } from '../../projections/erasure.js';
+import { projections } from '../../projections/index.js';
+import { checkpointKey } from '../../projections/projection.js';
+import { ProjectionRunner } from '../../projections/runner.js';
+import { catalog } from '../../src/domain-events.js';
+import { ErasureProcess } from '../../src/erasure/process.js';
+import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
 import {
+  AppendTooLarge,
+  MAX_APPEND_BYTES,
   WrongExpectedRevision,
+  appendSize,
   type EventStore,
   type NewEvent,
   type StoredEvent,
@@ -211,5 +225,78 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
     t.same((await store.readStream(stream('kept'))).map((e) => e.data.n), [1, 2], 'the other stream, whole');
     await store.append(stream('kept'), [ev('Kept', 3)], 1n);
     t.same((await store.readStream(stream('kept'))).map((e) => Number(e.revision)), [0, 1, 2], 'and it takes the next revision');
+  });
+
+  t.test('append after delete: a deleted stream refuses every append and stays deleted', async (t) => {
+    await store.append(stream('gone'), [ev('Secret', 1), ev('Secret', 2)], 'no_stream');
+    await store.deleteStreams([stream('gone'), stream('never')]);
+    const attempts: Array<[string, string, 'no_stream' | 'any' | bigint]> = [
+      ['as a new stream', 'gone', 'no_stream'],
+      ['with any', 'gone', 'any'],
+      ['at its old revision', 'gone', 1n],
+      ['one deleted before it existed', 'never', 'no_stream'],
+    ];
+    for (const [name, which, expected] of attempts) {
+      const err = await store.append(stream(which), [ev('Again', 3)], expected).catch((e: unknown) => e);
+      t.type(err, WrongExpectedRevision, name);
+      t.equal((err as WrongExpectedRevision).actual, 'deleted', `${name}: the error says it was deleted`);
+    }
+    t.same(await store.readStream(stream('gone')), [], 'nothing was appended');
+    t.same(await store.readStream(stream('never')), []);
+    t.equal(await store.streamState(stream('gone')), 'deleted');
+    t.equal(await store.streamState(stream('never')), 'deleted');
+    await store.deleteStreams([stream('gone')]);
+    t.equal(await store.streamState(stream('gone')), 'deleted', 'deleting it again changes nothing');
+  });
+
+  t.test('streamState: the last revision, or no stream', async (t) => {
+    t.equal(await store.streamState(stream('missing')), 'no_stream');
+    await store.append(stream('two'), [ev('Opened', 1), ev('Changed', 2)], 'no_stream');
+    t.equal(await store.streamState(stream('two')), 1n);
+  });
+
+  t.test('the end stays at or past every event the store held, deleted ones included', async (t) => {
+    const { position } = await store.append(stream('newest'), [ev('Secret', 1)], 'no_stream');
+    t.ok((await store.endPosition()) >= position, 'at or past the newest event');
+    t.ok((await store.endPosition()) >= (await store.headPosition()), 'at or past the head');
+    await store.deleteStreams([stream('newest')]);
+    t.ok((await store.endPosition()) >= position, 'deleting the newest event does not move it back');
+  });
+
+  t.test('an append over the maximum append size is refused whole, one under it is taken', async (t) => {
+    const big = (bytes: number) => ({ type: 'Big', data: { text: 'x'.repeat(bytes) }, metadata: {} });
+    const over = [ev('Small', 1), big(MAX_APPEND_BYTES)];
+    const err = await store.append(stream('big'), over, 'no_stream').catch((e: unknown) => e);
+    t.type(err, AppendTooLarge);
+    t.ok((err as AppendTooLarge).limit < appendSize(over), 'the error names a limit the append exceeds');
+    t.equal(await store.streamState(stream('big')), 'no_stream', 'nothing was appended');
+    const under = [big(MAX_APPEND_BYTES - 1000)];
+    t.ok(appendSize(under) <= MAX_APPEND_BYTES);
+    t.equal((await store.append(stream('big'), under, 'no_stream')).nextRevision, 0n);
+  });
+
+  t.test('a checkpoint past the head: the projections and the erasure process halt at start-up, applying nothing', async (t) => {
+    await store.append(stream('some'), [ev('Opened', 1)], 'no_stream');
+    // Read models built from another, longer store: their checkpoints are past everything this one ever held.
+    const dir = mkdtempSync(join(tmpdir(), 'read-models-'));
+    const readModels = openSqliteReadModels(dir);
+    t.teardown(async () => {
+      await readModels.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const past = (await store.endPosition()) + 1_000_000n;
+    const names = [...projections.map(checkpointKey), checkpointKey(erasureState)];
+    t.ok(await readModels.write([], names.map((name) => ({ name, expected: 0n, next: past }))));
+    const silent = pino({ level: 'silent' });
+    const runner = new ProjectionRunner(store, readModels, catalog, projections, silent);
+    await runner.init();
+    t.match(runner.halted, { cause: 'event_store_changed', position: 0n, reason: new RegExp(`up to position ${past}, past the end of this event store`) });
+    t.equal(await runner.waitFor(past + 1n, 2 ** 31 - 1), false, 'a wait for what comes next answers at once');
+    t.equal(await runner.catchUp(), 0, 'nothing is applied');
+    const erasure = new ErasureProcess(store, readModels, catalog, () => new Date(), silent);
+    await erasure.init();
+    t.match(erasure.halted, { cause: 'event_store_changed' });
+    t.equal(await erasure.reach(past + 1n, 2 ** 31 - 1), false);
+    t.same([...(await readModels.checkpoints()).values()], names.map(() => past), 'no checkpoint moved');
   });
 }

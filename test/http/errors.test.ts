@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
 import t from 'tap';
+import { BODY_LIMIT } from '../../src/http/body-limit.js';
+import { MAX_APPEND_BYTES } from '../../src/infra/event-store/port.js';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import { createLogger } from '../../src/services.js';
 import { owner, publishedWidget, testApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
@@ -24,6 +27,7 @@ t.test('every error path answers in the D3 shape', async (t) => {
     ['text/plain', { method: 'POST', url: `/api/widgets/${widget}/submit`, headers: { 'content-type': 'text/plain' }, payload: 'hello' }, 415, 'unsupported_media_type'],
     ['form encoded', { method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=b' }, 415, 'unsupported_media_type'],
     ['over 1 MiB', { method: 'POST', url: `/api/widgets/${widget}/submit`, headers: json, payload: JSON.stringify({ answers: { comment: 'x'.repeat(1024 * 1024) } }) }, 413, 'payload_too_large'],
+    ['over the body limit', { method: 'POST', url: `/api/widgets/${widget}/submit`, headers: json, payload: JSON.stringify({ answers: { comment: 'x'.repeat(BODY_LIMIT) } }) }, 413, 'payload_too_large'],
   ];
   for (const [name, request, status, code] of cases) {
     const reply = await app.inject(request);
@@ -32,6 +36,37 @@ t.test('every error path answers in the D3 shape', async (t) => {
     t.notMatch(reply.body, /node_modules|at \w+ \(|FST_|sqlite/i, `${name}: no internals`);
   }
   t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers })).json().pagination.total, 1, 'nothing was created by any of them');
+});
+
+t.test('the body limit leaves room under the event store\'s maximum append size', async (t) => {
+  t.ok(BODY_LIMIT <= MAX_APPEND_BYTES - 256 * 1024, 'a quarter MiB for what the service adds to a body');
+  const { app } = await testApp(t);
+  const reply = await app.inject({ method: 'POST', url: '/api/widgets/wgt_x/submit', headers: { 'content-type': 'application/json' }, payload: `{"answers":{"c":"${'x'.repeat(BODY_LIMIT)}"}}` });
+  t.match(reply.json(), { ...D3(413, 'payload_too_large'), message: `The request body is larger than ${BODY_LIMIT / 1024} KiB` });
+});
+
+t.test('an append the event store refuses as too large is 413 payload_too_large, and nothing is stored', async (t) => {
+  const lines: string[] = [];
+  const sink = new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
+  const { app, services } = await testApp(t, { logger: createLogger({ LOG_LEVEL: 'warn' }, sink) });
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const token = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/token` })).json().token;
+  // KurrentDB configured with a MaxAppendSize below what the body limit lets through.
+  const small = openSqliteEventStore(services.config.DATA_DIR, undefined, { maxAppendBytes: 4096 });
+  t.teardown(() => small.close());
+  services.events = small;
+  services.commands.events = small;
+  const submit = (comment: string) => app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 4, comment }, _token: token } });
+  const reply = await submit('x'.repeat(8192));
+  t.equal(reply.statusCode, 413);
+  t.match(reply.json(), { ...D3(413, 'payload_too_large'), message: 'The request would store more than the event store takes at once' });
+  const update = await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: biz.headers, payload: { description: 'y'.repeat(2000), thank_you_message: 'z'.repeat(2000) } });
+  t.match(update.json(), D3(413, 'payload_too_large'), 'a command too');
+  t.equal((await submit('fits')).statusCode, 200, 'a smaller one is taken');
+  const responses = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().responses;
+  t.same(responses.map((r: { answers: { comment: string } }) => r.answers.comment), ['fits'], 'only the one that fit was stored');
+  t.ok(lines.some((line) => /maximum append size is below/.test(JSON.parse(line).msg)), 'the operator hears of the store\'s limit');
 });
 
 t.test('request ids, health and readiness', async (t) => {

@@ -10,14 +10,21 @@
  * for every event (AllReader in KurrentDB builds the position of such an
  * event from its own log position), so one bigint identifies an event and
  * `{ commit: p, prepare: p }` points back at it.
+ *
+ * Appends: a tombstoned stream refuses every append (StreamDeleted), answered
+ * as the port's WrongExpectedRevision with actual 'deleted'; an append over
+ * the server's MaxAppendSize is AppendTooLarge; transient failures are tried
+ * again a few times with the same event ids (kurrent-retry.ts).
  */
 import { randomUUID } from 'node:crypto';
 import {
   ANY,
+  AppendRecordSizeExceededError,
   BACKWARDS,
   END,
   FORWARDS,
   KurrentDBClient,
+  MaxAppendSizeExceededError,
   NO_STREAM,
   START,
   StreamDeletedError,
@@ -36,7 +43,9 @@ import type {
   Position,
   ReadPosition,
 } from '@kurrent/kurrentdb-client';
+import { appendRetryWait } from './kurrent-retry.js';
 import {
+  AppendTooLarge,
   WrongExpectedRevision,
   type AppendResult,
   type EventStore,
@@ -47,6 +56,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type StoredEvent,
+  type StreamState,
   type SubscribeOptions,
 } from './port.js';
 
@@ -108,25 +118,38 @@ export class KurrentEventStore implements EventStore {
     // appendToStream (gRPC v1 Append / BatchAppend) stores custom metadata as
     // opaque JSON bytes, so any JSON object is fine. Only multiStreamAppend
     // (v2 API) restricts metadata to string values; it is not used here.
+    // The ids are made once: every attempt below sends the same events.
     const proposed: EventData[] = events.map((e) =>
       jsonEvent({ id: randomUUID(), type: e.type, data: e.data, metadata: e.metadata }),
     );
     let result;
-    try {
-      result = await this.#client.appendToStream(streamId, proposed, {
-        streamState: toStreamState(expectedRevision),
-      });
-    } catch (err) {
-      if (isWrongExpectedVersion(err)) {
-        throw new WrongExpectedRevision(streamId, expectedRevision, toActual(err.actualState));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        result = await this.#client.appendToStream(streamId, proposed, {
+          streamState: toStreamState(expectedRevision),
+        });
+        break;
+      } catch (err) {
+        if (isWrongExpectedVersion(err)) {
+          throw new WrongExpectedRevision(streamId, expectedRevision, toActual(err.actualState));
+        }
+        if (isDeletedStream(err)) throw new WrongExpectedRevision(streamId, expectedRevision, 'deleted');
+        const limit = appendLimit(err);
+        if (limit !== undefined) throw new AppendTooLarge(streamId, limit);
+        const wait = appendRetryWait(err, attempt);
+        if (wait === undefined || this.#closed) throw err;
+        await delay(wait);
       }
-      throw err;
     }
     if (!result.success) {
       // Only reachable with throwOnAppendFailure=false, which
       // prepareConnectionString removes; kept so a failed check never passes.
       throw new WrongExpectedRevision(streamId, expectedRevision, toActual(result.nextExpectedRevision));
     }
+    // A repeated attempt the server recognised may come back without a
+    // position (a server that does not keep the first one's reports none):
+    // the stream's last event is then at or after ours, which is all a
+    // caller waits for.
     const position = result.position?.commit ?? (await this.#lastPosition(streamId));
     return { nextRevision: result.nextExpectedRevision, position };
   }
@@ -151,6 +174,21 @@ export class KurrentEventStore implements EventStore {
       throw err;
     }
     return out;
+  }
+
+  async streamState(streamId: string): Promise<StreamState> {
+    this.#assertOpen();
+    try {
+      for await (const resolved of this.#client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+        if (resolved.event) return resolved.event.revision;
+      }
+      return 'no_stream';
+    } catch (err) {
+      if (isDeletedStream(err)) return 'deleted';
+      // Soft-deleted streams (never made here) read as not found and take appends again.
+      if (isMissingStream(err)) return 'no_stream';
+      throw err;
+    }
   }
 
   async readAll({ after = 0n, limit }: ReadAllOptions): Promise<StoredEvent[]> {
@@ -199,7 +237,9 @@ export class KurrentEventStore implements EventStore {
   /**
    * Hard delete (tombstone): the stream can never be written again and reads
    * of it fail as deleted (mapped to an empty read). That suits erasure of
-   * personal data. A stream that never existed is tombstoned too (the server
+   * personal data: a soft delete would keep the stream's last event through
+   * a scavenge, to remember its revision, and a response's stream holds only
+   * one. A stream that never existed is tombstoned too (the server
    * accepts ANY on a missing stream); tombstoning an already tombstoned stream
    * fails with StreamDeleted (or StreamTombstoned on newer servers), which is
    * ignored.
@@ -209,7 +249,8 @@ export class KurrentEventStore implements EventStore {
    * there (and reach subscriptions to $all) until a scavenge removes them
    * (documented on the server's "Deleting streams and events" page). The
    * tombstone record itself ($streamDeleted, carrying the stream name) is
-   * never scavenged, so stream names must not hold personal data.
+   * never scavenged, so stream names must not hold content (a visitor's
+   * stream is named by a keyed hash, no more).
    */
   async deleteStreams(streamIds: string[]): Promise<void> {
     this.#assertOpen();
@@ -260,6 +301,16 @@ export class KurrentEventStore implements EventStore {
       if (got < HEAD_PAGE || last === undefined) return 0n;
       from = last;
     }
+  }
+
+  /** The newest record of the log, whatever its stream or type (0n on an empty log). */
+  async endPosition(): Promise<bigint> {
+    this.#assertOpen();
+    for await (const resolved of this.#client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 })) {
+      const position = resolved.event?.position?.commit;
+      if (position !== undefined) return position;
+    }
+    return 0n;
   }
 
   async close(): Promise<void> {
@@ -478,6 +529,20 @@ function toActual(actual: bigint | 'no_stream' | string): bigint | 'no_stream' {
 
 function isWrongExpectedVersion(err: unknown): err is WrongExpectedVersionError {
   return err instanceof WrongExpectedVersionError || (err as { type?: unknown } | null)?.type === 'wrong-expected-version';
+}
+
+/** Tombstoned: StreamDeleted from the v1 API and the bridge, StreamTombstoned from the v2 API. */
+function isDeletedStream(err: unknown): boolean {
+  if (err instanceof StreamDeletedError || err instanceof StreamTombstonedError) return true;
+  const type = (err as { type?: unknown } | null)?.type;
+  return type === 'stream-deleted' || type === 'stream-tombstoned';
+}
+
+/** The server's limit when it refused an append as too large (the whole append, or one record of it). */
+function appendLimit(err: unknown): number | undefined {
+  if (err instanceof MaxAppendSizeExceededError) return err.maxAppendSize;
+  if (err instanceof AppendRecordSizeExceededError) return Number(err.maxSize);
+  return undefined;
 }
 
 function isMissingStream(err: unknown): boolean {

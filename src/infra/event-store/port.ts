@@ -75,16 +75,61 @@ export interface EventSubscription extends AsyncIterable<StoredEvent[]> {
   close(): Promise<void>;
 }
 
+/**
+ * Where a stream stands: the revision of its last event, no stream yet, or
+ * deleted (for good: it takes no more events).
+ */
+export type StreamState = bigint | 'no_stream' | 'deleted';
+
+/**
+ * KurrentDB's default `MaxAppendSize`: the most one append may carry, counted
+ * as the server counts it (appendSize). The SQLite adapter refuses beyond the
+ * same figure, so the service behaves alike on both stores; the HTTP body
+ * limit stays under it with room for what the service adds to a request.
+ */
+export const MAX_APPEND_BYTES = 1024 * 1024;
+
+/** The size of an append as KurrentDB counts it: data and metadata bytes, plus the type at two bytes a character. */
+export function appendSize(events: NewEvent[]): number {
+  let size = 0;
+  for (const event of events) {
+    size += Buffer.byteLength(JSON.stringify(event.data)) + Buffer.byteLength(JSON.stringify(event.metadata)) + event.type.length * 2;
+  }
+  return size;
+}
+
 export interface EventStore {
   readonly kind: 'sqlite' | 'kurrentdb';
-  /** Appends atomically; throws WrongExpectedRevision when the check fails. */
+  /**
+   * Appends atomically. Throws WrongExpectedRevision when the check fails, and
+   * for every append to a deleted stream whatever the expected revision
+   * (`actual` is then 'deleted'); AppendTooLarge when the events exceed what
+   * the store takes at once. Each event gets its id once, before the first
+   * attempt, so an attempt the adapter repeats (KurrentDB, after a transient
+   * error) is recognised by the store if an earlier one had in fact landed.
+   */
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
-  /** Events of one stream in order; an empty array when the stream does not exist. */
+  /** Events of one stream in order; an empty array when the stream does not exist or was deleted. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  /** Whether the stream has events (the last one's revision), never had any, or was deleted. */
+  streamState(streamId: string): Promise<StreamState>;
   /** A page of the global feed in order (system events excluded). */
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
   subscribe(options: SubscribeOptions): EventSubscription;
-  /** Deletes the streams and their events; a missing stream is not an error. */
+  /**
+   * Deletes the streams for good: their events leave the store (at once on
+   * SQLite, at the next scavenge on KurrentDB, see expunge) and their names
+   * stay taken, so every later append to one is refused (WrongExpectedRevision,
+   * actual 'deleted') and reads of one answer nothing. A stream that never
+   * existed is deleted too, and deleting one again changes nothing.
+   *
+   * One behaviour on both stores, set by what erasure needs: KurrentDB can
+   * make events leave its files only by a hard delete (a soft-deleted
+   * stream keeps its last event through a scavenge, to remember its
+   * revision), and a hard-deleted stream refuses appends for ever; SQLite
+   * keeps the names of the streams it deleted to refuse them the same way.
+   * The names stay, the content goes: a stream name never holds content.
+   */
   deleteStreams(streamIds: string[]): Promise<void>;
   /**
    * Makes what was deleted unrecoverable from the store's files where the
@@ -95,6 +140,16 @@ export interface EventStore {
   expunge(): Promise<void>;
   /** Position of the newest event in the global feed (0n when empty). */
   headPosition(): Promise<bigint>;
+  /**
+   * A position at or past every event the store ever held, deleted ones
+   * included (0n when it never held one): a read-model checkpoint past it was
+   * made from another store. Unlike the head it does not go back when the
+   * newest events are deleted (SQLite: the last position it gave out;
+   * KurrentDB: the newest record of its log, system records included, which
+   * a scavenge keeps: a deleted stream's tombstone comes after its events and
+   * is never scavenged).
+   */
+  endPosition(): Promise<bigint>;
   close(): Promise<void>;
 }
 
@@ -102,9 +157,21 @@ export class WrongExpectedRevision extends Error {
   constructor(
     readonly streamId: string,
     readonly expected: ExpectedRevision,
-    readonly actual: bigint | 'no_stream',
+    readonly actual: StreamState,
   ) {
     super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
     this.name = 'WrongExpectedRevision';
+  }
+}
+
+/** The events of one append exceed what the store takes at once (nothing was appended). */
+export class AppendTooLarge extends Error {
+  constructor(
+    readonly streamId: string,
+    /** The store's limit in bytes, as appendSize counts them. */
+    readonly limit: number,
+  ) {
+    super(`append to ${streamId}: larger than the event store's maximum append size of ${limit} bytes`);
+    this.name = 'AppendTooLarge';
   }
 }

@@ -3,7 +3,10 @@ import { EventEmitter } from 'node:events';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
+  AppendTooLarge,
+  MAX_APPEND_BYTES,
   WrongExpectedRevision,
+  appendSize,
   type AppendResult,
   type EventStore,
   type EventSubscription,
@@ -12,6 +15,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type StoredEvent,
+  type StreamState,
   type SubscribeOptions,
 } from './port.js';
 
@@ -48,10 +52,17 @@ interface PendingAppend {
   reject(error: unknown): void;
 }
 
+export interface SqliteEventStoreOptions {
+  /** The most one append may carry (appendSize); KurrentDB's default unless a test needs less. */
+  maxAppendBytes?: number;
+}
+
 /**
  * The embedded event store: one table in the shared SQLite file, written with
  * synchronous=FULL so an acknowledged append is on disk. AUTOINCREMENT keeps
- * positions from ever being reused after a stream is deleted.
+ * positions from ever being reused after a stream is deleted, and the names
+ * of deleted streams are kept so that they refuse appends, as KurrentDB's
+ * tombstones do (streams deleted before that table existed are not known).
  *
  * Group commit: appends that arrive in the same turn of the event loop are
  * written in one transaction, so they share one fsync; each runs in its own
@@ -66,6 +77,9 @@ export class SqliteEventStore implements EventStore {
   private readonly appendOne: (streamId: string, events: NewEvent[], expected: ExpectedRevision) => AppendResult;
   private readonly statements: {
     lastRevision: Statement<[string], { revision: number | null }>;
+    deleted: Statement<[string], { stream_id: string }>;
+    markDeleted: Statement<[string]>;
+    end: Statement<[], { seq: number }>;
     insert: Statement<[string, string, number, string, string, string, string]>;
     readStream: Statement<[string, number, number], EventRow>;
     readAll: Statement<[number, number], EventRow>;
@@ -73,10 +87,14 @@ export class SqliteEventStore implements EventStore {
     head: Statement<[], { position: number | null }>;
   };
 
+  private readonly maxAppendBytes: number;
+
   constructor(
     private readonly db: SqliteDatabase,
     private readonly logger?: StoreLogger,
+    options: SqliteEventStoreOptions = {},
   ) {
+    this.maxAppendBytes = options.maxAppendBytes ?? MAX_APPEND_BYTES;
     db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -88,9 +106,13 @@ export class SqliteEventStore implements EventStore {
         metadata TEXT NOT NULL,
         recorded_at TEXT NOT NULL,
         UNIQUE (stream_id, revision)
-      )`);
+      );
+      CREATE TABLE IF NOT EXISTS deleted_streams (stream_id TEXT PRIMARY KEY)`);
     this.statements = {
       lastRevision: db.prepare('SELECT max(revision) AS revision FROM events WHERE stream_id = ?'),
+      deleted: db.prepare('SELECT stream_id FROM deleted_streams WHERE stream_id = ?'),
+      markDeleted: db.prepare('INSERT OR IGNORE INTO deleted_streams (stream_id) VALUES (?)'),
+      end: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
       insert: db.prepare(
         'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -106,6 +128,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readonly appendTransaction = (streamId: string, events: NewEvent[], expected: ExpectedRevision) => {
+    if (this.statements.deleted.get(streamId)) throw new WrongExpectedRevision(streamId, expected, 'deleted');
     const last = this.statements.lastRevision.get(streamId)?.revision ?? null;
     const actual = last === null ? ('no_stream' as const) : BigInt(last);
     if (expected === 'no_stream' ? actual !== 'no_stream' : expected !== 'any' && actual !== expected) {
@@ -132,6 +155,7 @@ export class SqliteEventStore implements EventStore {
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    if (appendSize(events) > this.maxAppendBytes) return Promise.reject(new AppendTooLarge(streamId, this.maxAppendBytes));
     return new Promise((resolve, reject) => {
       if (this.pending.push({ streamId, events, expected: expectedRevision, resolve, reject }) === 1) setImmediate(this.flush);
     });
@@ -169,6 +193,15 @@ export class SqliteEventStore implements EventStore {
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = Number(options.fromRevision ?? 0n);
     return this.statements.readStream.all(streamId, from, options.maxCount ?? -1).map(toStored);
+  }
+
+  async streamState(streamId: string): Promise<StreamState> {
+    // One snapshot for both reads: a delete cannot fall between them.
+    return this.db.transaction((): StreamState => {
+      if (this.statements.deleted.get(streamId)) return 'deleted';
+      const last = this.statements.lastRevision.get(streamId)?.revision ?? null;
+      return last === null ? 'no_stream' : BigInt(last);
+    })();
   }
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
@@ -225,7 +258,10 @@ export class SqliteEventStore implements EventStore {
 
   private readonly deleteMany = (streamIds: string[]) =>
     this.db.transaction(() => {
-      for (const streamId of streamIds) this.statements.deleteStream.run(streamId);
+      for (const streamId of streamIds) {
+        this.statements.deleteStream.run(streamId);
+        this.statements.markDeleted.run(streamId);
+      }
     }).immediate();
 
   /**
@@ -242,12 +278,16 @@ export class SqliteEventStore implements EventStore {
     return BigInt(this.statements.head.get()?.position ?? 0);
   }
 
+  async endPosition(): Promise<bigint> {
+    return BigInt(this.statements.end.get()?.seq ?? 0);
+  }
+
   async close(): Promise<void> {
     this.appended.removeAllListeners();
     if (this.db.open) this.db.close();
   }
 }
 
-export function openSqliteEventStore(dataDir: string, logger?: StoreLogger): SqliteEventStore {
-  return new SqliteEventStore(openDatabase(dataDir, 'FULL'), logger);
+export function openSqliteEventStore(dataDir: string, logger?: StoreLogger, options?: SqliteEventStoreOptions): SqliteEventStore {
+  return new SqliteEventStore(openDatabase(dataDir, 'FULL'), logger, options);
 }
