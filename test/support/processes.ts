@@ -60,6 +60,8 @@ export async function freePort(): Promise<number> {
 
 export interface Server {
   url: string;
+  /** What the server logged on stdout so far (pino JSON lines). */
+  log(): string;
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stderr: string }>;
 }
 
@@ -68,9 +70,11 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   const port = await freePort();
   const child = spawn(process.execPath, [`${ROOT}src/main.ts`], {
     env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stdout = '';
   let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
   const url = `http://127.0.0.1:${port}`;
@@ -86,6 +90,7 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   }
   return {
     url,
+    log: () => stdout,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
       return exited;
