@@ -10,6 +10,10 @@ const missing = spawnSync('redis-server', ['--version']).error !== undefined;
 /** A Redis server of the test's own, on its own port, so it can be stopped, killed and started again. */
 function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  // Even one started after the test's teardown (a test that timed out goes on running) must not outlive the run.
+  const stop = () => void child.kill('SIGKILL');
+  process.once('exit', stop);
+  child.once('exit', () => process.off('exit', stop));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     const client = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
