@@ -33,6 +33,19 @@ export const ConfigSchema = z.object({
   TRUST_PROXY: optional(TrustProxy),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
   PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
+  ROLE: z.enum(['all', 'api', 'projector']).default('all'),
+}).superRefine((config, ctx) => {
+  // A secret generated per DATA_DIR differs per instance: tokens issued by one
+  // would fail on another, and visitor hashes (duplicate guards, vote streams)
+  // would not match. Shared stores or split roles mean several instances.
+  const shared = [
+    ...(config.EVENTSTORE_URL ? ['EVENTSTORE_URL'] : []),
+    ...(config.MONGODB_URL ? ['MONGODB_URL'] : []),
+    ...(config.ROLE !== 'all' ? [`ROLE=${config.ROLE}`] : []),
+  ];
+  if (config.SECRET === undefined && shared.length > 0) {
+    ctx.addIssue({ code: 'custom', path: ['SECRET'], message: `must be set with ${shared.join(' and ')}: every instance must sign and hash with the same one` });
+  }
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

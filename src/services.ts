@@ -13,26 +13,10 @@ import { deriveKeys, type DerivedKeys } from './infra/keys.js';
 import type { EventStore } from './infra/event-store/port.js';
 import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenerator, type RandomBytes } from './infra/ids.js';
 import type { ReadModelStore } from './infra/read-models/port.js';
+import { openRedis, type RedisLink } from './infra/redis.js';
 import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './http/metrics.js';
 import { StateCache } from './state-cache.js';
-import type { Redis } from 'ioredis';
-
-async function openRedis(url: string, logger: Pick<FastifyBaseLogger, 'warn'>): Promise<Redis> {
-  const { Redis } = await import('ioredis');
-  // Short timeouts, as @fastify/rate-limit recommends: a slow Redis must not hold requests.
-  const redis = new Redis(url, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true });
-  try {
-    await redis.connect();
-  } catch (error) {
-    // Or the client keeps reconnecting in the background and holds the process open.
-    redis.disconnect();
-    throw error;
-  }
-  // Requests go through while Redis is away (skipOnError); the operator hears of it here.
-  redis.on('error', (error: Error) => logger.warn({ err: error }, 'Redis is unreachable; rate limits are not counted meanwhile'));
-  return redis;
-}
 
 /** Everything a command, a query or a route needs, built once per process. */
 export interface Services {
@@ -55,7 +39,7 @@ export interface Services {
   logger: FastifyBaseLogger;
   metrics: Metrics;
   /** Shared rate-limit counters (REDIS_URL), else none: counters stay in memory. */
-  redis?: Redis;
+  redis?: RedisLink;
   /** The window of the plan rates (a minute; tests shorten it). */
   rateWindowMs: number;
   /** Runs the projections and the erasure process live (the server; the admin CLI runs them on demand). */
@@ -118,7 +102,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     await events.close();
     throw error;
   }
-  let redis: Redis | undefined;
+  let redis: RedisLink | undefined;
   try {
     redis = config.REDIS_URL ? await openRedis(config.REDIS_URL, logger) : undefined;
   } catch (error) {
@@ -181,7 +165,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     async close() {
       await erasure.stop();
       await runner.stop();
-      await Promise.allSettled([events.close(), readModels.close(), redis?.quit()]);
+      await Promise.allSettled([events.close(), readModels.close(), redis?.close()]);
     },
   };
 }

@@ -44,6 +44,12 @@ t.test('bad configuration stops the start with one line naming the variable', as
     [{ SECRET: 'short' }, /^invalid configuration: SECRET must be at least 32 characters$/],
     [{ TRUST_PROXY: 'maybe' }, /^invalid configuration: TRUST_PROXY /],
     [{ PUBLIC_BASE_URL: 'not a url' }, /^invalid configuration: PUBLIC_BASE_URL /],
+    [{ ROLE: 'worker' }, /^invalid configuration: ROLE /],
+    // Several instances share the stores or split the roles: one generated secret per DATA_DIR would not do.
+    [{ EVENTSTORE_URL: 'kurrentdb://admin:pw@127.0.0.1:2113?tls=false' }, /^invalid configuration: SECRET must be set with EVENTSTORE_URL: /],
+    [{ MONGODB_URL: 'mongodb://user:pw@127.0.0.1:27017/feedback' }, /^invalid configuration: SECRET must be set with MONGODB_URL: /],
+    [{ ROLE: 'api' }, /^invalid configuration: SECRET must be set with ROLE=api: /],
+    [{ ROLE: 'projector', SECRET: '' }, /^invalid configuration: SECRET must be set with ROLE=projector: /],
   ];
   for (const [env, line] of cases) {
     const run = await startFailing({ DATA_DIR: dir, ...env });

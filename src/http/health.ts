@@ -10,9 +10,11 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
    * Ready when both stores answer and the projections have caught up once
    * since start; never while they are halted (before an event this version
    * of the service cannot read, or on read models of another event store).
+   * Redis is reported but never makes it unready: while it is away rate
+   * limits are counted in memory and the API serves.
    */
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const [events, readModels] = await Promise.allSettled([services.events.headPosition(), services.readModels.ping()]);
+    const [events, readModels, redis] = await Promise.allSettled([services.events.headPosition(), services.readModels.ping(), services.redis?.check()]);
     const head = events.status === 'fulfilled' ? events.value : undefined;
     const position = services.projections.position;
     const halted = services.projections.halted;
@@ -20,6 +22,7 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
       status: 'ready' as 'ready' | 'not_ready',
       event_store: { kind: services.events.kind, reachable: events.status === 'fulfilled' },
       read_models: { kind: services.readModels.kind, reachable: readModels.status === 'fulfilled' },
+      redis: redis.status === 'fulfilled' && redis.value !== undefined ? { reachable: redis.value, rate_limits: redis.value ? 'redis' : 'memory' } : null,
       projections: {
         caught_up: services.projections.caughtUp,
         position: String(position),

@@ -1,7 +1,8 @@
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Plan } from '../accounts/plans.js';
 import { AppError } from '../errors.js';
+import type { RedisLink } from '../infra/redis.js';
 import type { Services } from '../services.js';
 import type { App } from './instance.js';
 
@@ -63,16 +64,95 @@ export class Limits {
   }
 }
 
+interface Count {
+  current: number;
+  /** Milliseconds until the counter's window ends. */
+  ttl: number;
+}
+
+/** A fixed window per key, started by the key's first request. */
+export class MemoryCounters {
+  readonly #windows = new Map<string, { count: number; endsAt: number }>();
+
+  /** Windows follow real time, as Redis's expiries do, so either store counts the same. */
+  constructor(
+    private readonly now: () => number,
+    private readonly maxKeys = 100_000,
+  ) {}
+
+  incr(key: string, windowMs: number): Count {
+    const now = this.now();
+    let window = this.#windows.get(key);
+    if (!window || window.endsAt <= now) {
+      this.#windows.delete(key);
+      if (this.#windows.size >= this.maxKeys) this.#evict(now);
+      window = { count: 0, endsAt: now + windowMs };
+      this.#windows.set(key, window);
+    }
+    window.count += 1;
+    return { current: window.count, ttl: window.endsAt - now };
+  }
+
+  /** Ended windows first; then the oldest, so memory stays bounded under a flood of addresses. */
+  #evict(now: number): void {
+    for (const [key, window] of this.#windows) if (window.endsAt <= now) this.#windows.delete(key);
+    for (const key of this.#windows.keys()) {
+      if (this.#windows.size < this.maxKeys) break;
+      this.#windows.delete(key);
+    }
+  }
+}
+
+/** INCR and the window's expiry in one step, so no counter is left without one. */
+const REDIS_INCR = `
+local current = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if current == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {current, ttl}
+`;
+
+const NAMESPACE = 'feedback-rate-';
+
+/**
+ * Counts in Redis while it is reachable, else in memory: a request never
+ * waits on a Redis that is away (the link fails its commands within the
+ * command timeout and is skipped until it answers again), and limits still
+ * hold, per process, meanwhile.
+ */
+function countersStore(redis: RedisLink | undefined, memory: MemoryCounters): FastifyRateLimitStoreCtor {
+  return class CountersStore implements FastifyRateLimitStore {
+    incr(key: string, callback: (error: Error | null, result?: Count) => void, windowMs: number): void {
+      if (!redis?.reachable) return callback(null, memory.incr(key, windowMs));
+      redis.client.eval(REDIS_INCR, 1, NAMESPACE + key, windowMs).then(
+        (result) => {
+          const [current, ttl] = result as [number, number];
+          callback(null, { current, ttl });
+        },
+        (error: Error) => {
+          redis.lost(error);
+          callback(null, memory.incr(key, windowMs));
+        },
+      );
+    }
+
+    /** Buckets name their own keys, so every route shares the one set of counters. */
+    child(): FastifyRateLimitStore {
+      return this;
+    }
+  };
+}
+
 /**
  * Counters live in Redis when REDIS_URL is set (shared by every instance),
- * else in memory. A Redis outage lets requests through rather than failing
- * them (skipOnError), and is logged.
+ * else in memory; while Redis is away they are counted in memory.
  */
 export async function registerRateLimits(app: App, services: Services): Promise<void> {
   await app.register(rateLimit, {
     global: false,
-    ...(services.redis ? { redis: services.redis, nameSpace: 'feedback-rate-' } : {}),
-    skipOnError: true,
+    store: countersStore(services.redis, new MemoryCounters(() => Date.now())),
   });
   const check = app.createRateLimit({
     keyGenerator: (request) => request.bucket!.key,

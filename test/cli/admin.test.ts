@@ -103,7 +103,7 @@ t.test('scavenge: on the embedded store there is nothing to scavenge, and it say
 });
 
 t.test('scavenge: with KurrentDB, a node that cannot be reached is exit 1 in one line', async (t) => {
-  const env = { DATA_DIR: tempDir(t) };
+  const env = { DATA_DIR: tempDir(t), SECRET: 's'.repeat(32) };
   const port = await freePort();
   const unreachable = await admin(['scavenge'], { ...env, EVENTSTORE_URL: `kurrentdb://admin:hunter22@127.0.0.1:${port}?tls=false` });
   t.equal(unreachable.code, 1);

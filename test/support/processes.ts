@@ -1,7 +1,28 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** The server and the admin CLI a test runs, and how. */
+export interface Programs {
+  server: string;
+  admin: string;
+  /** Run from TypeScript sources with tsx, or compiled JavaScript with plain node. */
+  tsx: boolean;
+  cwd?: string;
+}
+
+/** The sources, as `npm start` and `npm run admin` run them. */
+export const SOURCES: Programs = { server: `${ROOT}src/main.ts`, admin: `${ROOT}src/cli/admin.ts`, tsx: true };
+
+/** A build laid out as the image holds it: `dir` with package.json, node_modules and dist/. */
+export const built = (dir: string): Programs => ({
+  server: join(dir, 'dist/src/main.js'),
+  admin: join(dir, 'dist/src/cli/admin.js'),
+  tsx: false,
+  cwd: dir,
+});
 
 /**
  * Children run TypeScript with tsx, as `npm start` does. tap follows child
@@ -9,9 +30,9 @@ const ROOT = new URL('../../', import.meta.url).pathname;
  * reads as fully covered), so children report no coverage: the measure counts
  * only code exercised in the test process itself.
  */
-export const childEnv = (env: Record<string, string>) => ({
+export const childEnv = (env: Record<string, string>, tsx = true) => ({
   PATH: process.env.PATH ?? '',
-  NODE_OPTIONS: '--import=tsx',
+  ...(tsx ? { NODE_OPTIONS: '--import=tsx' } : {}),
   _TAPJS_PROCESSINFO_COVERAGE_: '0',
   ...env,
 });
@@ -23,15 +44,16 @@ export interface Run {
 }
 
 /** Runs the admin CLI as `npm run admin` does, with the given environment. */
-export function admin(args: string[], env: Record<string, string>): Promise<Run> {
-  return startAdmin(args, env).finished;
+export function admin(args: string[], env: Record<string, string>, programs = SOURCES): Promise<Run> {
+  return startAdmin(args, env, programs).finished;
 }
 
 /** Starts the admin CLI and answers its process (to pause and resume it) and its end. */
-export function startAdmin(args: string[], env: Record<string, string>): { child: ChildProcess; finished: Promise<Run> } {
-  const child = spawn(process.execPath, [`${ROOT}src/cli/admin.ts`, ...args], {
-    env: childEnv(env),
+export function startAdmin(args: string[], env: Record<string, string>, programs = SOURCES): { child: ChildProcess; finished: Promise<Run> } {
+  const child = spawn(process.execPath, [programs.admin, ...args], {
+    env: childEnv(env, programs.tsx),
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(programs.cwd ? { cwd: programs.cwd } : {}),
   });
   const finished = new Promise<Run>((resolve, reject) => {
     let stdout = '';
@@ -60,17 +82,22 @@ export async function freePort(): Promise<number> {
 
 export interface Server {
   url: string;
+  /** What the server logged on stdout so far (pino JSON lines). */
+  log(): string;
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stderr: string }>;
 }
 
-/** Starts the server as `npm start` does and waits until it answers /healthz. */
-export async function startServer(env: Record<string, string>): Promise<Server> {
+/** Starts the server (as `npm start` does, unless told otherwise) and waits until it answers /healthz. */
+export async function startServer(env: Record<string, string>, programs = SOURCES): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [`${ROOT}src/main.ts`], {
-    env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const child = spawn(process.execPath, [programs.server], {
+    env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }, programs.tsx),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(programs.cwd ? { cwd: programs.cwd } : {}),
   });
+  let stdout = '';
   let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
   const url = `http://127.0.0.1:${port}`;
@@ -86,6 +113,7 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   }
   return {
     url,
+    log: () => stdout,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
       return exited;

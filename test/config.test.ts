@@ -1,0 +1,17 @@
+import t from 'tap';
+import { loadConfig } from '../src/config.js';
+
+const SECRET = 's'.repeat(32);
+
+t.test('one process on the embedded store may generate its secret; several instances must share one', async (t) => {
+  t.equal(loadConfig({}).SECRET, undefined, 'alone on the embedded store: generated in DATA_DIR');
+  t.equal(loadConfig({}).ROLE, 'all');
+  for (const env of [{ EVENTSTORE_URL: 'kurrentdb://127.0.0.1:2113?tls=false' }, { MONGODB_URL: 'mongodb://127.0.0.1/feedback' }, { ROLE: 'api' }, { ROLE: 'projector' }]) {
+    const [name] = Object.keys(env);
+    t.throws(() => loadConfig(env), { message: /^invalid configuration: SECRET must be set with / }, `${name} without SECRET`);
+    t.equal(loadConfig({ ...env, SECRET }).SECRET, SECRET, `${name} with SECRET`);
+  }
+  t.throws(() => loadConfig({ ROLE: 'all', EVENTSTORE_URL: 'kurrentdb://db:2113', MONGODB_URL: 'mongodb://db/feedback' }), {
+    message: 'invalid configuration: SECRET must be set with EVENTSTORE_URL and MONGODB_URL: every instance must sign and hash with the same one',
+  });
+});
