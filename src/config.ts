@@ -33,6 +33,7 @@ export const ConfigSchema = z.object({
   TRUST_PROXY: optional(TrustProxy),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
   PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
+  ROLE: z.enum(['all', 'api', 'projector']).default('all'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
