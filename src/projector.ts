@@ -141,6 +141,7 @@ export class Projector {
     try {
       const replacing = this.holding ? undefined : await this.exitedHolder();
       held = await this.readModels.claimLease({ name: PROJECTOR_LEASE, holder: this.holder, now, ttlMs: this.timing.ttlMs, ...(replacing ? { replacing } : {}) });
+      if (held) this.heldUntil = now.getTime() + this.timing.ttlMs;
     } catch (error) {
       // Unanswered: the lease is this process's only as long as the last claim said.
       held = this.holding && now.getTime() < this.heldUntil;
@@ -148,7 +149,6 @@ export class Projector {
     }
     // Taken even when stop() came meanwhile: stop() waits for this claim, then releases what it took.
     if (held) {
-      this.heldUntil = now.getTime() + this.timing.ttlMs;
       if (!this.holding) await this.take();
     } else if (this.holding) {
       this.logger.warn({ holder: this.holder }, 'the projector lease went to another process: this one stops applying');

@@ -166,7 +166,8 @@ export class ErasureProcess {
         if (!loaded) await this.reload();
         loaded = true;
         await this.catchUp();
-        if (this.halted) break;
+        // A stop() during the catch-up found no subscription to close: none may open after it.
+        if (this.halted || this.stopped) break;
         this.subscription = this.events.subscribe({ after: this.checkpoint, batchSize: this.batchSize });
         for await (const batch of this.subscription) {
           await this.handle(batch);
