@@ -10,7 +10,7 @@ export interface WatchedCheckpoints {
 }
 
 /** How often the checkpoints are read while anyone waits: a wait ends at most this late. */
-const POLL_MS = 10;
+const POLL_MS = 5;
 
 /**
  * Follows consumers of the feed that run in another process (the projector)
