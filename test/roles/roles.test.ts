@@ -103,6 +103,24 @@ t.test('two all processes: one applies, the other serves and reads its writes; a
   t.ok(moved.length > 0);
 });
 
+t.test('a projector whose lease another process took over applies nothing more, and takes it back once free', async (t) => {
+  const dir = tempDir(t);
+  const projector = await serve(t, dir, 'projector');
+  const { app, services } = await serve(t, dir, 'api', { projectionWaitMs: 50, erasureWaitMs: 50 });
+  const biz = await owner(services);
+  const holder = projector.services.projector!.holder;
+  // What a standby does when it finds a holder gone: this one is not, and must stop.
+  t.ok(await services.readModels.claimLease({ name: 'projector', holder: 'intruder', now: new Date(), ttlMs: 60_000, replacing: holder }));
+  const created = await app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'feedback', title: 'While fenced out' } });
+  t.equal(created.statusCode, 201, 'the command is recorded and replies when its wait runs out');
+  t.equal(await services.readModels.get('widgets', created.json().id), null, 'the old holder did not apply it');
+  t.ok(await eventually(() => !projector.services.projector!.holding), 'and stands by');
+  t.equal((await services.readModels.lease('projector'))?.holder, 'intruder');
+  await services.readModels.releaseLease('projector', 'intruder');
+  t.ok(await eventually(async () => (await services.readModels.get('widgets', created.json().id)) !== null), 'once the lease is free it takes it back and applies from where it stopped');
+  t.equal(projector.services.projector!.holding, true);
+});
+
 t.test('a projector process serves only health, readiness and metrics', async (t) => {
   const dir = tempDir(t);
   const holder = await serve(t, dir, 'projector');
