@@ -15,8 +15,9 @@ export interface PacedResult {
  * connection sends flat out until its quota for the second is used, then
  * idles, so "half the rate" is really the peak load half the time.
  */
-export async function paced(options: { url: string; rate: number; seconds: number; method?: string; request: () => { headers: Record<string, string>; body?: string } }): Promise<PacedResult> {
-  const target = new URL(options.url);
+export async function paced(options: { url: string | string[]; rate: number; seconds: number; method?: string; request: () => { headers: Record<string, string>; body?: string } }): Promise<PacedResult> {
+  // Several URLs (instances of one service) take the requests in turn.
+  const targets = [options.url].flat().map((url) => new URL(url));
   // noDelay: a body written after its headers must not wait on Nagle's algorithm and the peer's delayed ACK.
   const agent = new Agent({ keepAlive: true, maxSockets: 256, noDelay: true });
   const latencies: number[] = [];
@@ -28,6 +29,7 @@ export async function paced(options: { url: string; rate: number; seconds: numbe
   const total = Math.round(options.rate * options.seconds);
   const one = (dueAt: number) => {
     const { headers, body } = options.request();
+    const target = targets[sent % targets.length]!;
     inFlight++;
     const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: options.method ?? 'GET', headers, agent }, (res) => {
       res.resume();

@@ -7,9 +7,12 @@
  * BENCH_SECONDS (default 10) sets each scenario's duration; BENCH_EVENTS
  * (default 1,000,000) the size of the rebuild and cold-start store.
  * `npm run bench -- propagation` measures only how soon the server honours
- * keys the admin CLI makes and revokes, on a store holding nothing else.
+ * keys the admin CLI makes and revokes, on a store holding nothing else;
+ * `npm run bench -- scale-out` only submits to one process against 2 `api`
+ * processes and a `projector` on one DATA_DIR.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +30,8 @@ const ROOT = new URL('../', import.meta.url).pathname;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const CONNECTIONS = 32;
+/** One secret for every process on the store, as ROLE other than all needs. */
+const SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const silent = pino({ level: 'silent' });
 const tsx = { ...process.env, NODE_OPTIONS: '--import=tsx' };
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -77,14 +82,111 @@ async function load(name: string, url: string, options: Partial<autocannon.Optio
   return scenario;
 }
 
+/**
+ * The same load spread over several instances, CONNECTIONS in all. The p99
+ * (and p50) reported is the largest of the instances': each has at most 1 %
+ * of its requests above its own, so the whole has at most 1 % above the
+ * largest, which bounds the combined figure from above.
+ */
+async function loadAcross(name: string, urls: string[], options: Partial<autocannon.Options> & { requestFactory?: () => Partial<autocannon.Request> } = {}): Promise<Scenario> {
+  const { requestFactory, ...rest } = options;
+  const results = await Promise.all(
+    urls.map((url) =>
+      autocannon({
+        url,
+        connections: CONNECTIONS / urls.length,
+        duration: SECONDS,
+        ...(requestFactory ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, ...requestFactory() }) }] } : {}),
+        ...rest,
+      }),
+    ),
+  );
+  const sum = (f: (r: autocannon.Result) => number) => results.reduce((total, r) => total + f(r), 0);
+  const max = (f: (r: autocannon.Result) => number) => Math.max(...results.map(f));
+  const scenario = { name, rps: Math.round(sum((r) => r.requests.average)), p50: max((r) => r.latency.p50), p99: max((r) => r.latency.p99), errors: sum((r) => r.errors), non2xx: sum((r) => r.non2xx) };
+  log(`  ${name}: ${scenario.rps} req/s, p50 ${scenario.p50} ms, p99 ${scenario.p99} ms${scenario.non2xx ? `, ${scenario.non2xx} non-2xx` : ''}`);
+  return scenario;
+}
+
+const visitorHeaders = () => ({ 'content-type': 'application/json', 'x-forwarded-for': randomAddress() });
+
+const projectionLag = (metrics: string) => {
+  const at = (q: string) => Number(new RegExp(`feedback_projection_lag_ms\\{quantile="${q}"\\} (\\d+)`).exec(metrics)?.[1] ?? NaN);
+  return { p50: at('0.5'), p99: at('0.99') };
+};
+
+interface SubmitRun {
+  scenarios: Scenario[];
+  /** Append to applied, as the process that applies the projections measured it. */
+  lag: { p50: number; p99: number };
+}
+
+/** Submits through the instances flat out, then paced at half the rate reached (see bench/paced.ts). */
+async function submits(label: string, bases: string[], widget: string, projectorBase: string): Promise<SubmitRun> {
+  const token = ((await (await fetch(`${bases[0]}/api/widgets/${widget}/token`)).json()) as { token: string }).token;
+  const body = JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, _token: token, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: 'fp' } });
+  const urls = bases.map((base) => `${base}/api/widgets/${widget}/submit`);
+  const peak = await loadAcross(`widget submit, ${label}`, urls, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body }) });
+  const lag = projectionLag(await (await fetch(`${projectorBase}/metrics`)).text());
+  log(`  projection lag, ${label}: p50 ${lag.p50} ms, p99 ${lag.p99} ms`);
+  const rate = Math.max(1, Math.round(peak.rps / 2));
+  const halfLoad = (seconds: number) => paced({ url: urls, rate, seconds, method: 'POST', request: () => ({ headers: visitorHeaders(), body }) });
+  await halfLoad(2);
+  const half = { name: `widget submit at half the peak rate (paced), ${label}`, ...(await halfLoad(SECONDS)) };
+  log(`  ${half.name}: ${half.rps} req/s, p50 ${half.p50} ms, p99 ${half.p99} ms${half.non2xx ? `, ${half.non2xx} non-2xx` : ''}`);
+  return { scenarios: [peak, half], lag };
+}
+
+/** Waits until the process answers /readyz with the projector lease held. */
+async function holdsLease(base: string): Promise<void> {
+  for (;;) {
+    try {
+      const ready = (await (await fetch(`${base}/readyz`)).json()) as { lease?: { held?: boolean } };
+      if (ready.lease?.held) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * The multi-process deployment on one DATA_DIR: a `projector` and two `api`
+ * processes (this machine has two cores), submits spread over both api
+ * processes, then public reads. An api process replies to a submit once the
+ * projector's stored checkpoints include it, so the submit figures include
+ * the hop from one process to the other.
+ */
+async function scaleOut(dataDir: string, widget: string): Promise<SubmitRun> {
+  const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', TRUST_PROXY: 'true', SECRET };
+  const projectorPort = freePort();
+  const projectorBase = `http://127.0.0.1:${projectorPort}`;
+  const children = [start('src/main.ts', { ...env, ROLE: 'projector', PORT: String(projectorPort) })];
+  try {
+    await holdsLease(projectorBase);
+    const bases = [freePort(), freePort()].map((port) => {
+      children.push(start('src/main.ts', { ...env, ROLE: 'api', PORT: String(port) }));
+      return `http://127.0.0.1:${port}`;
+    });
+    for (const base of bases) await waitFor(`${base}/readyz`);
+    const label = '2 api + 1 projector';
+    const run = await submits(label, bases, widget, projectorBase);
+    run.scenarios.push(await loadAcross(`public GET widget, ${label}`, bases.map((base) => `${base}/api/widgets/${widget}`), { requestFactory: () => ({ headers: visitorHeaders() }) }));
+    return run;
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+  }
+}
+
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** Accounts, keys, a widget, a poll, and a widget with 100,000 responses. */
-async function prepare(dataDir: string) {
-  const services = await openServices(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { logger: silent });
+/** Accounts, keys, a widget, a poll, and a widget with 100,000 responses (or as many as asked). */
+async function prepare(dataDir: string, deepResponses = 100_000) {
+  const services = await openServices(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SECRET }), { logger: silent });
   const app = await buildApp(services);
   const scopes = ['forms:read', 'forms:write', 'responses:read', 'responses:write'] as const;
   const account = await openAccount(services, { name: 'Bench', plan: 'business', scopes: [...scopes] });
@@ -101,7 +203,7 @@ async function prepare(dataDir: string) {
   const deep = await make('/api/widgets', { widget_type: 'feedback', title: 'Deep' });
   const poll = await make('/api/polls', { question: 'Bench?', options: [{ text: 'A' }, { text: 'B' }, { text: 'C' }] });
   const option = (await app.inject({ method: 'GET', url: `/api/polls/${poll}` })).json().options[0].id as string;
-  await seedResponses(services, account.account_id, deep, 100_000, 0);
+  await seedResponses(services, account.account_id, deep, deepResponses, 0);
   await services.projections.catchUp();
   await app.close();
   await services.close();
@@ -138,7 +240,7 @@ async function main() {
   const bare = start('bench/bare.ts', { PORT: String(barePort) });
   const port = freePort();
   // TRUST_PROXY so each request can come from its own visitor address: the plan's per-visitor rate is not what is measured here.
-  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true' });
+  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true', SECRET });
   const base = `http://127.0.0.1:${port}`;
   await waitFor(`http://127.0.0.1:${barePort}/`);
   await waitFor(`${base}/readyz`);
@@ -188,6 +290,11 @@ async function main() {
   log(`  key propagation: made ${propagation.created.map(Math.round).join(', ')} ms; revoked ${propagation.revoked.map(Math.round).join(', ')} ms; feed ${propagation.feed.map(Math.round).join(', ')} ms`);
   server.kill('SIGTERM');
   bare.kill('SIGTERM');
+  // Its lease released, so the projector below takes it at once.
+  await once(server, 'exit');
+
+  log('scale-out, on the same store:');
+  const scaled = await scaleOut(dataDir, fixture.widget);
 
   log(`seeding ${EVENTS.toLocaleString('en')} events for rebuild and cold start`);
   const bigDir = mkdtempSync(join(tmpdir(), 'bench-big-'));
@@ -220,6 +327,7 @@ async function main() {
     { figure: 'submit p99 at half the peak rate', value: `${half.p99} ms`, goal: '≤ 25 ms', met: half.p99 <= 25 },
     { figure: 'deep page p50 / page 1 p50', value: `${(deepPage.p50 / Math.max(1, page1.p50)).toFixed(2)} ×`, goal: '≤ 2 ×', met: deepPage.p50 <= 2 * Math.max(1, page1.p50) },
     { figure: 'projection lag p50 / p99 (submit load)', value: `${lagP50} / ${lagP99} ms`, goal: 'p99 ≤ 50 ms', met: lagP99 <= 50 },
+    { figure: 'projection lag p50 / p99, 2 api + 1 projector (submit load)', value: `${scaled.lag.p50} / ${scaled.lag.p99} ms`, goal: 'p99 ≤ 50 ms', met: scaled.lag.p99 <= 50 },
     { figure: 'rebuild', value: `${rebuildRate.toLocaleString('en')} events/s`, goal: '≥ 100,000 events/s', met: rebuildRate >= 100_000 },
     { figure: `cold start with ${EVENTS.toLocaleString('en')} events`, value: `${coldStartMs} ms`, goal: '≤ 1500 ms', met: coldStartMs <= 1500 },
     { figure: 'server RSS under load (peak)', value: `${Math.round(peakRss)} MB`, goal: '≤ 300 MB', met: peakRss <= 300 },
@@ -230,14 +338,14 @@ async function main() {
     `| scenario | req/s | p50 ms | p99 ms | of ceiling |`,
     `| --- | ---: | ---: | ---: | ---: |`,
     `| ${ceiling.name} | ${ceiling.rps} | ${ceiling.p50} | ${ceiling.p99} | 100 % |`,
-    ...scenarios.map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} | ${(ratio(s) * 100).toFixed(1)} %${s.non2xx ? ` (${s.non2xx} non-2xx)` : ''} |`),
+    ...[...scenarios, ...scaled.scenarios].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} | ${(ratio(s) * 100).toFixed(1)} %${s.non2xx ? ` (${s.non2xx} non-2xx)` : ''} |`),
     '',
     `| goal | figure | target | met |`,
     `| --- | --- | --- | --- |`,
     ...goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`),
   ].join('\n');
   process.stdout.write(`\nmachine: ${machine}; ${CONNECTIONS} connections, ${SECONDS} s a scenario\n\n${table}\n\n`);
-  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), connections: CONNECTIONS, seconds: SECONDS, ceiling, scenarios, projectionLagMs: { p50: lagP50, p99: lagP99 }, keyPropagationMs: propagation, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, coldStartMs, peakRssMb: Math.round(peakRss), goals })}\n`);
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), connections: CONNECTIONS, seconds: SECONDS, ceiling, scenarios, projectionLagMs: { p50: lagP50, p99: lagP99 }, keyPropagationMs: propagation, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, scaleOut: { scenarios: scaled.scenarios, projectionLagMs: scaled.lag }, coldStartMs, peakRssMb: Math.round(peakRss), goals })}\n`);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(bigDir, { recursive: true, force: true });
 }
@@ -272,5 +380,30 @@ async function propagationOnly() {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
+/** The scale-out figures beside those of one process, on one store, in one run. */
+async function scaleOutOnly() {
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  log(`machine: ${machine}`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  const fixture = await prepare(dataDir, 0);
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true', SECRET });
+  await waitFor(`${base}/readyz`);
+  log('one process (ROLE=all):');
+  const single = await submits('1 process', [base], fixture.widget, base);
+  single.scenarios.push(await loadAcross('public GET widget, 1 process', [`${base}/api/widgets/${fixture.widget}`], { requestFactory: () => ({ headers: visitorHeaders() }) }));
+  server.kill('SIGTERM');
+  await once(server, 'exit');
+  log('2 api + 1 projector:');
+  const scaled = await scaleOut(dataDir, fixture.widget);
+  const rows = [...single.scenarios, ...scaled.scenarios].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
+  const lags = [`| projection lag p50 / p99, 1 process | ${single.lag.p50} / ${single.lag.p99} ms |`, `| projection lag p50 / p99, 2 api + 1 projector | ${scaled.lag.p50} / ${scaled.lag.p99} ms |`];
+  process.stdout.write(`\nmachine: ${machine}; ${CONNECTIONS} connections, ${SECONDS} s a scenario\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| figure | value |\n| --- | --- |\n${lags.join('\n')}\n\n`);
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), connections: CONNECTIONS, seconds: SECONDS, single, scaleOut: scaled })}\n`);
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
 if (process.argv.includes('propagation')) await propagationOnly();
+else if (process.argv.includes('scale-out')) await scaleOutOnly();
 else await main();

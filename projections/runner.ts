@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { DomainEvent } from '../src/domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
-import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../src/infra/read-models/port.js';
+import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type ReadModelStore } from '../src/infra/read-models/port.js';
 import { haltMessage, type EventStoreChangedHalt, type Halt } from './halt.js';
 import { nextTurn, Progress } from './progress.js';
 import { checkpointKey, type Projection } from './projection.js';
@@ -43,6 +43,9 @@ export class ProjectionRunner {
   private subscription: EventSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
+  private initialised = false;
+  /** The lease the live loop applies under (the server's), none when catching up on demand. */
+  private fence: Fence | undefined;
   private readonly batchSize: number;
   private readonly catchUpBatchSize: number;
   private readonly retryMs: number;
@@ -100,6 +103,7 @@ export class ProjectionRunner {
       this.halted = undefined;
       this.progress.changed();
     }
+    this.initialised = true;
   }
 
   /** The feed position every projection has reached. */
@@ -114,6 +118,7 @@ export class ProjectionRunner {
 
   /** Applies everything stored now, then returns (the admin CLI's way of running projections). */
   async catchUp(): Promise<number> {
+    if (!this.initialised) await this.init();
     let applied = 0;
     while (!this.halted) {
       const after = this.position;
@@ -133,14 +138,24 @@ export class ProjectionRunner {
     return applied;
   }
 
-  /** Catches up, then follows the feed live until stop(). */
-  start(): void {
-    if (this.loop) return;
+  /**
+   * Catches up, then follows the feed live until stop() or, with a fence,
+   * until a write finds the lease taken over. Starts again after a stop.
+   */
+  start(fence?: Fence): void {
+    if (this.loop && !this.stopped) return;
+    this.stopped = false;
+    this.fence = fence;
     this.loop = this.follow();
   }
 
   private async follow(): Promise<void> {
-    await this.catchUp().catch((error: unknown) => this.logger.error({ err: error }, 'projection catch-up failed'));
+    try {
+      await this.catchUp();
+    } catch (error) {
+      if (error instanceof LeaseLost) return this.leaseLost(error);
+      this.logger.error({ err: error }, 'projection catch-up failed');
+    }
     while (!this.stopped && !this.halted) {
       let after = this.position;
       this.subscription = this.events.subscribe({ after, batchSize: this.batchSize });
@@ -153,6 +168,7 @@ export class ProjectionRunner {
         }
       } catch (error) {
         if (this.stopped) break;
+        if (error instanceof LeaseLost) return this.leaseLost(error);
         if (!(error instanceof FeedRewound)) {
           this.logger.error({ err: error }, 'projection feed failed; resubscribing');
           await new Promise((resolve) => setTimeout(resolve, this.retryMs));
@@ -161,6 +177,10 @@ export class ProjectionRunner {
         await this.subscription.close().catch(() => undefined);
       }
     }
+  }
+
+  private leaseLost(error: LeaseLost): void {
+    this.logger.warn({ lease: error.lease }, 'another process took the projector lease over: the projections stop here');
   }
 
   async stop(): Promise<void> {
@@ -284,7 +304,7 @@ export class ProjectionRunner {
         moves.push({ name: checkpointKey(projection), expected: checkpoint, next: last });
       }
       if (moves.length === 0) break;
-      if (await this.readModels.write(ops, moves)) {
+      if (await this.readModels.write(ops, moves, this.fence)) {
         for (const move of moves) this.checkpoints.set(move.name, move.next);
         break;
       }

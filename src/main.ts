@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config);
   const services = await openServices(config, { logger });
-  services.start();
+  await services.start();
   const app = await buildApp(services);
 
   let closing = false;
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
 
   await app.listen({ port: config.PORT, host: config.HOST });
   logger.info(
-    { events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR },
+    { role: config.ROLE, events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR },
     'feedback service ready',
   );
 }

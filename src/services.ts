@@ -1,7 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { projections } from '../projections/index.js';
-import { ProjectionRunner } from '../projections/runner.js';
+import { erasureState } from '../projections/erasure.js';
+import { checkpointKey } from '../projections/projection.js';
+import { ProjectionRunner, type Halt } from '../projections/runner.js';
+import { CheckpointWatch } from '../projections/watch.js';
 import { KeyUsage } from './accounts/key-usage.js';
 import { ErasureProcess } from './erasure/process.js';
 import type { CommandContext } from './aggregate.js';
@@ -16,6 +19,7 @@ import type { ReadModelStore } from './infra/read-models/port.js';
 import { openRedis, type RedisLink } from './infra/redis.js';
 import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './http/metrics.js';
+import { Projector, type LeaseTiming } from './projector.js';
 import { StateCache } from './state-cache.js';
 
 /** Everything a command, a query or a route needs, built once per process. */
@@ -23,9 +27,22 @@ export interface Services {
   config: Config;
   events: EventStore;
   readModels: ReadModelStore;
+  /** The projections of this process: live while it holds the projector lease, on demand in the admin CLI. */
   projections: ProjectionRunner;
-  /** Erases what deletions and erasure requests name, from the event feed. */
+  /** Erases what deletions and erasure requests name, from the event feed; runs beside the projections. */
   erasure: ErasureProcess;
+  /** The holder of the projector lease, or a standby for it (`all` and `projector`); none in an `api` process. */
+  projector: Projector | undefined;
+  /**
+   * Waits until the projections, or the erasure process, have reached a
+   * position, wherever they run: bounded by the timeout, answering whether
+   * they got there. In a server that is a wait (for its own runner while it
+   * holds the lease, else for the checkpoints the holder stores); in the admin
+   * CLI, which has no live loop, the work is done here.
+   */
+  reach: { projections(position: bigint, timeoutMs: number): Promise<boolean>; erasure(position: bigint, timeoutMs: number): Promise<boolean> };
+  /** Where the projections are as this process can tell, for /readyz. */
+  projectionState(): Promise<ProjectionState>;
   /** How long a deletion's reply waits for its erasure before answering 202. */
   erasureWaitMs: number;
   commands: CommandContext;
@@ -42,9 +59,23 @@ export interface Services {
   redis?: RedisLink;
   /** The window of the plan rates (a minute; tests shorten it). */
   rateWindowMs: number;
-  /** Runs the projections and the erasure process live (the server; the admin CLI runs them on demand). */
-  start(): void;
+  /**
+   * Starts the server's part of ROLE: in `all` and `projector`, claims the
+   * projector lease (resolving once this process holds it or stands by) and
+   * runs the projections and the erasure process while it holds it; in
+   * `api`, nothing runs. The admin CLI never starts: it runs them on demand.
+   */
+  start(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface ProjectionState {
+  /** True when these are this process's own projections (it holds the lease, halted, or is not a server). */
+  own: boolean;
+  position: bigint;
+  /** Caught up once since start: with the store's head then. */
+  caughtUp: boolean;
+  halted: Halt | undefined;
 }
 
 export interface ServiceOptions {
@@ -60,6 +91,8 @@ export interface ServiceOptions {
   rateWindowMs?: number;
   /** The weight of aggregate states kept in memory between commands (JSON bytes; default 64 MB). */
   stateCacheBytes?: number;
+  /** The projector lease's timing (tests shorten it). */
+  leaseTiming?: LeaseTiming;
 }
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;
@@ -117,7 +150,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       for (const event of batch) metrics.observe('feedback_projection_lag_ms', now - Date.parse(event.recordedAt));
     },
   });
-  await runner.init();
+  // Every role reads these; emptying a projection new to the store is left to whoever applies it (runner.init).
+  await readModels.ensureCollections([...projections.flatMap((p) => p.collections), ...KeyUsage.collections]);
   const clock = options.clock ?? systemClock;
   const waitMs = options.projectionWaitMs ?? 5000;
   const erasure = new ErasureProcess(events, readModels, catalog, clock, logger, {
@@ -128,21 +162,53 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     },
   });
   await erasure.init();
-  await readModels.ensureCollections(KeyUsage.collections);
   const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
+  const projector = config.ROLE === 'api' ? undefined : new Projector(readModels, runner, erasure, logger, options.leaseTiming ? { timing: options.leaseTiming } : {});
+  const watch = new CheckpointWatch(readModels, logger);
+  const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
+  /** Set by start(): a server waits for the projections; the admin CLI runs them itself. */
+  let serving = false;
+  /** The head of the feed when the server started, and whether the stored checkpoints have reached it since. */
+  let startHead = 0n;
+  let caughtUpStored = false;
+
+  /** Waits for this process's own consumer while it holds the lease; else, or once it lost it, for the stored checkpoint. */
+  const reachEither = async (own: ProjectionRunner | ErasureProcess, watched: typeof stored.projections, position: bigint, timeoutMs: number): Promise<boolean> => {
+    if (!serving) return own.reach(position, timeoutMs);
+    // Halted here: the event stops every projector of this version, so there is nothing to wait for.
+    if (own.halted && position >= own.halted.position) return false;
+    const deadline = Date.now() + timeoutMs;
+    if (projector?.holding && (await own.reach(position, timeoutMs))) return true;
+    return watched.wait(position, Math.max(0, deadline - Date.now()));
+  };
+  const reach = {
+    projections: (position: bigint, timeoutMs: number) => reachEither(runner, stored.projections, position, timeoutMs),
+    erasure: (position: bigint, timeoutMs: number) => reachEither(erasure, stored.erasure, position, timeoutMs),
+  };
+
   return {
     config,
     events,
     readModels,
     projections: runner,
     erasure,
+    projector,
+    reach,
+    async projectionState() {
+      if (!serving || projector?.holding || runner.halted) return { own: true, position: runner.position, caughtUp: runner.caughtUp, halted: runner.halted };
+      // Unreadable now: the last read stands, and /readyz reports the read models unreachable anyway.
+      await watch.refresh().catch(() => undefined);
+      const position = stored.projections.position();
+      caughtUpStored ||= position >= startHead;
+      return { own: false, position, caughtUp: caughtUpStored, halted: undefined };
+    },
     erasureWaitMs: options.erasureWaitMs ?? 10_000,
     commands: {
       events,
       catalog,
       states: new StateCache(options.stateCacheBytes ?? STATE_CACHE_BYTES),
       awaitProjections: async (position) => {
-        if (!(await runner.reach(position, waitMs))) {
+        if (!(await reach.projections(position, waitMs))) {
           logger.warn({ position: String(position) }, 'read models did not catch up in time; replying anyway');
         }
       },
@@ -158,11 +224,15 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     metrics,
     ...(redis ? { redis } : {}),
     rateWindowMs: options.rateWindowMs ?? 60_000,
-    start() {
-      runner.start();
-      erasure.start();
+    async start() {
+      serving = true;
+      startHead = await events.headPosition();
+      await projector?.start();
     },
     async close() {
+      await projector?.stop();
+      await watch.close();
+      // Also started by hand in some tests, without the lease.
       await erasure.stop();
       await runner.stop();
       await Promise.allSettled([events.close(), readModels.close(), redis?.close()]);

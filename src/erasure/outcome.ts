@@ -8,7 +8,7 @@ import { erasureStream } from './process.js';
  * `done` false: the wait ran out; the erasure goes on without the caller.
  */
 export async function awaitErasure(services: Services, stream: string, position: bigint): Promise<{ done: boolean; erased: number }> {
-  if (!(await services.erasure.reach(position, services.erasureWaitMs))) return { done: false, erased: 0 };
+  if (!(await services.reach.erasure(position, services.erasureWaitMs))) return { done: false, erased: 0 };
   let erased = 0;
   let last = 0n;
   for (const stored of await services.events.readStream(stream)) {

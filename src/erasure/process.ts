@@ -17,7 +17,7 @@ import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
-import type { ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
+import { LeaseLost, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
 
 /** Ids one `ResponsesErased` names at most, so an audit event stays a reasonable size. */
 const CHUNK = 1000;
@@ -81,6 +81,8 @@ export class ErasureProcess {
   private subscription: EventSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
+  /** The lease the live loop works under (the server's), none when catching up on demand. */
+  private fence: Fence | undefined;
   private readonly batchSize: number;
   private readonly retryMs: number;
   private readonly afterErasure: (position: bigint) => Promise<void>;
@@ -95,7 +97,7 @@ export class ErasureProcess {
     private readonly readModels: ReadModelStore,
     private readonly catalog: EventCatalog<DomainEvent>,
     private readonly clock: Clock,
-    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'info'>,
+    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: ErasureOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 500;
@@ -121,9 +123,15 @@ export class ErasureProcess {
     return this.checkpoint;
   }
 
-  /** Follows the feed until stop(), picking up whatever a crash left undone first. */
-  start(): void {
-    if (this.loop) return;
+  /**
+   * Follows the feed until stop() or, with a fence, until a write finds the
+   * lease taken over, picking up whatever a crash left undone first. Starts
+   * again after a stop, from the checkpoint as stored then.
+   */
+  start(fence?: Fence): void {
+    if (this.loop && !this.stopped) return;
+    this.stopped = false;
+    this.fence = fence;
     this.loop = this.follow();
   }
 
@@ -165,10 +173,15 @@ export class ErasureProcess {
   }
 
   private async follow(): Promise<void> {
+    // Another process may have moved the checkpoint while this one was stopped.
+    let loaded = false;
     while (!this.stopped && !this.halted) {
       try {
+        if (!loaded) await this.reload();
+        loaded = true;
         await this.catchUp();
-        if (this.halted) break;
+        // A stop() during the catch-up found no subscription to close: none may open after it.
+        if (this.halted || this.stopped) break;
         this.subscription = this.events.subscribe({ after: this.checkpoint, batchSize: this.batchSize });
         for await (const batch of this.subscription) {
           await this.handle(batch);
@@ -176,6 +189,10 @@ export class ErasureProcess {
         }
       } catch (error) {
         if (this.stopped) break;
+        if (error instanceof LeaseLost) {
+          this.logger.warn({ lease: error.lease }, 'another process took the projector lease over: the erasure process stops here');
+          break;
+        }
         if (error instanceof CheckpointMoved) {
           await this.reload();
           continue;
@@ -202,7 +219,7 @@ export class ErasureProcess {
       if (position <= this.checkpoint && pending.length === 0) return;
       const ops = pending;
       pending = [];
-      if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: position }]))) throw new CheckpointMoved();
+      if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: position }], this.fence))) throw new CheckpointMoved();
       this.checkpoint = position;
       this.progress.changed();
     };

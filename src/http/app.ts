@@ -28,7 +28,10 @@ function trustProxy(setting: boolean | number | string | undefined): boolean | s
   return setting ?? false;
 }
 
-/** The whole HTTP API over the given services; tests drive it with `app.inject`. */
+/**
+ * The whole HTTP API over the given services; tests drive it with `app.inject`.
+ * A `projector` process serves only `/healthz`, `/readyz` and `/metrics`.
+ */
 export async function buildApp(services: Services): Promise<App> {
   const app = Fastify({
     loggerInstance: services.logger,
@@ -59,7 +62,8 @@ export async function buildApp(services: Services): Promise<App> {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) || route.prefix === '/docs' });
   });
   app.decorate('registeredRoutes', routes);
-  await registerOpenApi(app, services);
+  const operationsOnly = services.config.ROLE === 'projector';
+  if (!operationsOnly) await registerOpenApi(app, services);
   registerErrorHandling(app, services.metrics);
   // Every body is JSON: anything else is 415 rather than a string handed to the schemas.
   app.removeContentTypeParser('text/plain');
@@ -76,6 +80,11 @@ export async function buildApp(services: Services): Promise<App> {
     // Public replies are read cross-origin by embeds; management replies are the owner's only.
     reply.header('cross-origin-resource-policy', request.routeOptions.config?.publicCors ? 'cross-origin' : 'same-origin');
   });
+  if (operationsOnly) {
+    healthRoutes(app, services);
+    metricsRoute(app, services.metrics);
+    return app;
+  }
   await registerRateLimits(app, services);
   publicCors(app);
   healthRoutes(app, services);

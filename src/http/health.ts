@@ -8,34 +8,47 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
 
   /**
    * Ready when both stores answer and the projections have caught up once
-   * since start; never while they are halted (before an event this version
-   * of the service cannot read, or on read models of another event store).
-   * Redis is reported but never makes it unready: while it is away rate
-   * limits are counted in memory and the API serves.
+   * since start (this process's own while it holds the projector lease, else
+   * the checkpoints the holder stores); never while they are halted (before an
+   * event this version of the service cannot read, or on read models of
+   * another event store). A `projector` standing by for the lease is ready
+   * when the stores answer: it is ready to take over. Redis is reported but
+   * never makes it unready: while it is away rate limits are counted in
+   * memory and the API serves.
    */
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const [events, readModels, redis] = await Promise.allSettled([services.events.headPosition(), services.readModels.ping(), services.redis?.check()]);
+    const [events, readModels, state, redis] = await Promise.allSettled([
+      services.events.headPosition(),
+      services.readModels.ping(),
+      services.projectionState(),
+      services.redis?.check(),
+    ]);
     const head = events.status === 'fulfilled' ? events.value : undefined;
-    const position = services.projections.position;
-    const halted = services.projections.halted;
+    const projections = state.status === 'fulfilled' ? state.value : { position: 0n, caughtUp: false, halted: undefined };
+    const { position, halted } = projections;
+    const role = services.config.ROLE;
+    const holding = services.projector?.holding ?? false;
     const body = {
       status: 'ready' as 'ready' | 'not_ready',
+      role,
       event_store: { kind: services.events.kind, reachable: events.status === 'fulfilled' },
       read_models: { kind: services.readModels.kind, reachable: readModels.status === 'fulfilled' },
       redis: redis.status === 'fulfilled' && redis.value !== undefined ? { reachable: redis.value, rate_limits: redis.value ? 'redis' : 'memory' } : null,
       projections: {
-        caught_up: services.projections.caughtUp,
+        caught_up: projections.caughtUp,
         position: String(position),
         head: head === undefined ? null : String(head),
         behind: head === undefined ? null : head > position,
         halted: halted ? haltView(halted) : null,
       },
+      lease: services.projector ? { held: holding } : null,
     };
     if (halted) {
       const message = `The ${haltMessage(halted)}`;
       return reply.code(503).send({ ...errorBody('not_ready', message), ...body, status: 'not_ready' });
     }
-    if (events.status === 'rejected' || readModels.status === 'rejected' || !services.projections.caughtUp) {
+    const standby = role === 'projector' && !holding;
+    if (events.status === 'rejected' || readModels.status === 'rejected' || (!standby && !projections.caughtUp)) {
       body.status = 'not_ready';
       return reply.code(503).send({ ...errorBody('not_ready', 'The service is not ready'), ...body, status: 'not_ready' });
     }

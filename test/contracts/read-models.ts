@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import type { Test } from 'tap';
-import type { CollectionSpec, Doc, ReadModelOp, ReadModelStore } from '../../src/infra/read-models/port.js';
+import { LeaseLost, type CollectionSpec, type Doc, type ReadModelOp, type ReadModelStore } from '../../src/infra/read-models/port.js';
 
 export function readModelContract(t: Test, open: () => Promise<ReadModelStore>): void {
   let store: ReadModelStore;
@@ -507,6 +507,91 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
       stored.some((doc) => doc.n !== counters.get(doc.id) || (doc.owner === 'o1') !== (doc.flagged === true)),
       'every counter has each of its increments once, and the patch reached every match',
     );
+  });
+
+  /** Lease time by hand: an expiry is a claim at a later `now`, never a wait. */
+  const at = (ms: number) => new Date(Date.UTC(2026, 10, 22, 10) + ms);
+  const TTL = 10_000;
+  /** A second store on the same data, as another process opens it. */
+  const other = async (t: Test) => {
+    const second = await open();
+    t.teardown(() => second.close());
+    return second;
+  };
+
+  t.test('two projectors at once: only one takes the lease, and only its fenced writes apply', async (t) => {
+    const lease = `${c}_lease`;
+    const cp = `${c}_fenced`;
+    const second = await other(t);
+    const claims = await Promise.all([store, second].map((s, i) => s.claimLease({ name: lease, holder: `p${i}`, now: at(0), ttlMs: TTL })));
+    t.equal(claims.filter(Boolean).length, 1, 'one claim of two racing for a free lease wins');
+    const winner = claims[0] ? 0 : 1;
+    const [holder, loser] = winner === 0 ? [store, second] : [second, store];
+    t.same(await loser.lease(lease), { holder: `p${winner}`, expiresAt: at(TTL) }, 'both see the winner, until now + ttl');
+    t.equal(await loser.claimLease({ name: lease, holder: `p${1 - winner}`, now: at(TTL - 1), ttlMs: TTL }), false, 'a claim before the expiry is refused');
+
+    const results = await Promise.allSettled([
+      holder.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 5n }], { name: lease, holder: `p${winner}` }),
+      loser.write([{ op: 'put', collection: items, doc: item('i2') }], [{ name: cp, expected: 0n, next: 5n }], { name: lease, holder: `p${1 - winner}` }),
+    ]);
+    t.match(results[0], { status: 'fulfilled', value: true }, "the holder's write applies");
+    t.match(results[1], { status: 'rejected', reason: LeaseLost }, "the other's is refused with LeaseLost");
+    t.same(await ids(store, items), ['i1'], 'and nothing of it is applied');
+    t.equal((await store.checkpoints()).get(cp), 5n);
+    await t.rejects(loser.write([], [{ name: cp, expected: 5n, next: 6n }], { name: lease, holder: `p${1 - winner}` }), LeaseLost, 'even with the right checkpoint expectation');
+    t.equal((await store.checkpoints()).get(cp), 5n);
+  });
+
+  t.test('a lease runs out: another takes it over, and the old holder can neither renew nor write', async (t) => {
+    const lease = `${c}_lease`;
+    const cp = `${c}_takeover`;
+    const second = await other(t);
+    t.ok(await store.claimLease({ name: lease, holder: 'old', now: at(0), ttlMs: TTL }));
+    t.ok(await store.write([{ op: 'put', collection: items, doc: item('i1') }], [{ name: cp, expected: 0n, next: 1n }], { name: lease, holder: 'old' }));
+    t.ok(await store.write([{ op: 'put', collection: items, doc: item('i2') }], [{ name: cp, expected: 1n, next: 2n }], { name: lease, holder: 'old' }), 'an expired lease nobody took still fences in its holder');
+    t.equal(await second.claimLease({ name: lease, holder: 'new', now: at(TTL - 1), ttlMs: TTL }), false, 'not a millisecond before the expiry');
+    t.equal(await second.claimLease({ name: lease, holder: 'new', now: at(TTL), ttlMs: TTL }), true, 'taken over at the expiry');
+    t.same(await store.lease(lease), { holder: 'new', expiresAt: at(2 * TTL) });
+    t.equal(await store.claimLease({ name: lease, holder: 'old', now: at(TTL + 1), ttlMs: TTL }), false, 'the old holder cannot renew');
+    await t.rejects(store.write([{ op: 'put', collection: items, doc: item('i3') }], [{ name: cp, expected: 2n, next: 3n }], { name: lease, holder: 'old' }), LeaseLost, 'nor write');
+    t.ok(await second.write([{ op: 'put', collection: items, doc: item('i4') }], [{ name: cp, expected: 2n, next: 3n }], { name: lease, holder: 'new' }), 'the new holder goes on from the checkpoint');
+    t.same(await ids(store, items), ['i1', 'i2', 'i4']);
+  });
+
+  t.test('a renewed lease runs from its renewal', async (t) => {
+    const lease = `${c}_lease`;
+    const second = await other(t);
+    t.ok(await store.claimLease({ name: lease, holder: 'a', now: at(0), ttlMs: TTL }));
+    t.ok(await store.claimLease({ name: lease, holder: 'a', now: at(TTL - 100), ttlMs: TTL }), 'the holder renews');
+    t.same(await second.lease(lease), { holder: 'a', expiresAt: at(2 * TTL - 100) });
+    t.equal(await second.claimLease({ name: lease, holder: 'b', now: at(TTL + 100), ttlMs: TTL }), false, 'past the first expiry it is still held');
+    t.ok(await store.claimLease({ name: lease, holder: 'a', now: at(TTL + 200), ttlMs: TTL }), 'and renewed again');
+    t.equal(await second.claimLease({ name: lease, holder: 'b', now: at(2 * TTL + 199), ttlMs: TTL }), false);
+    t.equal(await second.claimLease({ name: lease, holder: 'b', now: at(2 * TTL + 200), ttlMs: TTL }), true, 'once renewals stop, it runs out');
+    t.equal(await store.claimLease({ name: `${c}_other_lease`, holder: 'a', now: at(2 * TTL + 200), ttlMs: TTL }), true, 'leases of other names are apart');
+  });
+
+  t.test('a lease released on a clean stop is free at once; a release by another changes nothing', async (t) => {
+    const lease = `${c}_lease`;
+    const second = await other(t);
+    t.ok(await store.claimLease({ name: lease, holder: 'a', now: at(0), ttlMs: TTL }));
+    await second.releaseLease(lease, 'b');
+    t.same(await store.lease(lease), { holder: 'a', expiresAt: at(TTL) }, 'one who does not hold it cannot release it');
+    await store.releaseLease(lease, 'a');
+    t.equal(await second.lease(lease), null, 'released');
+    t.ok(await second.claimLease({ name: lease, holder: 'b', now: at(1), ttlMs: TTL }), 'and taken long before the old expiry');
+    await t.rejects(store.write([], [], { name: lease, holder: 'a' }), LeaseLost, 'the holder that released it is fenced out');
+    await store.releaseLease(lease, 'a');
+    t.same(await second.lease(lease), { holder: 'b', expiresAt: at(TTL + 1) }, "and its late release leaves the new holder's lease alone");
+  });
+
+  t.test('a holder known to be gone is replaced at once, only by naming it', async (t) => {
+    const lease = `${c}_lease`;
+    const second = await other(t);
+    t.ok(await store.claimLease({ name: lease, holder: 'gone', now: at(0), ttlMs: TTL }));
+    t.equal(await second.claimLease({ name: lease, holder: 'b', now: at(1), ttlMs: TTL, replacing: 'someone-else' }), false, 'naming another holder takes nothing');
+    t.ok(await second.claimLease({ name: lease, holder: 'b', now: at(1), ttlMs: TTL, replacing: 'gone' }), 'naming the holder takes it before its expiry');
+    t.same(await store.lease(lease), { holder: 'b', expiresAt: at(TTL + 1) });
   });
 
   t.test('ping answers', async (t) => {

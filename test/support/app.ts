@@ -33,7 +33,7 @@ export async function owner(services: Services, plan: Plan = 'business', scopes:
 /** The HTTP API over fresh embedded stores, with a live projection runner, as `npm start` serves it. */
 export async function testApp(t: Test, options: ServiceOptions & { dataDir?: string; env?: Record<string, string> } = {}): Promise<{ app: App; services: Services }> {
   const services = await testServices(t, options);
-  services.start();
+  await services.start();
   const app = await buildApp(services);
   t.teardown(() => app.close());
   // Every error any test provokes must be one its route's OpenAPI entry names.

@@ -19,8 +19,13 @@ import {
   type SubscribeOptions,
 } from './port.js';
 
-/** How often a live subscription looks for events appended by another process. */
-const POLL_MS = 100;
+/**
+ * How often a live subscription looks for events appended by another
+ * process: a command on an `api` process waits for the projector to find its
+ * event here, so this is part of its reply time (an empty look costs a few
+ * microseconds).
+ */
+const POLL_MS = 10;
 
 interface EventRow {
   position: number;

@@ -53,11 +53,18 @@ import {
   type RankedPage,
   type ReadModelStore,
   type CheckpointMove,
+  type Fence,
+  type Lease,
+  type LeaseClaim,
+  LeaseLost,
   type ShadowReadModels,
 } from './port.js';
 
 const DEFAULT_DB = 'feedback';
 const CHECKPOINTS = 'projection_checkpoints';
+/** Leases by name: `{ _id: name, holder, expires_at: Date }` (the holder's clock). */
+const LEASES = 'leases';
+type LeaseDoc = { _id: string; holder: string; expires_at: Date };
 
 /** Server error codes (src/mongo/base/error_codes.yml in the server). */
 const DUPLICATE_KEY = 11000;
@@ -208,6 +215,7 @@ export async function openMongoReadModels(url: string): Promise<ReadModelStore> 
     await db.command({ ping: 1 });
     await requireReplicaSet(db, where);
     await createIfMissing(db, CHECKPOINTS);
+    await createIfMissing(db, LEASES);
     return new MongoReadModels(client, db);
   } catch (err) {
     await client.close().catch(() => undefined);
@@ -244,6 +252,8 @@ class MongoReadModels implements ReadModelStore {
   readonly kind = 'mongodb' as const;
   readonly maxEventsPerWrite = EVENTS_PER_WRITE;
   protected readonly checkpointsColl: Collection<CheckpointDoc>;
+  /** One collection for the live store and its shadows: a lease is never a rebuild's. */
+  private readonly leases: Collection<LeaseDoc>;
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
 
@@ -253,6 +263,7 @@ class MongoReadModels implements ReadModelStore {
     protected readonly layout: Layout = LIVE,
   ) {
     this.checkpointsColl = db.collection<CheckpointDoc>(layout.checkpoints);
+    this.leases = db.collection<LeaseDoc>(LEASES, { writeConcern: MAJORITY });
   }
 
   protected coll(name: string): Collection<StoredDoc> {
@@ -336,14 +347,14 @@ class MongoReadModels implements ReadModelStore {
     }
   }
 
-  async write(ops: ReadModelOp[], checkpoints: CheckpointMove[] = []): Promise<boolean> {
+  async write(ops: ReadModelOp[], checkpoints: CheckpointMove[] = [], fence?: Fence): Promise<boolean> {
     // Validate (and translate) everything up front: nothing malformed reaches a transaction.
     const moves = checkpoints.map(checkMove);
     const writes = this.plan(ops);
     if (moves.length === 0 && writes.length === 0) return true;
     for (;;) {
       try {
-        return await this.writeOnce(moves, writes);
+        return await this.writeOnce(moves, writes, fence);
       } catch (err) {
         if (!(err instanceof ReplacementUnderWay)) throw err;
         // Held back until the replacement is done, so that nothing lands in a collection about to be replaced.
@@ -353,7 +364,7 @@ class MongoReadModels implements ReadModelStore {
     }
   }
 
-  private async writeOnce(moves: CheckpointMove[], writes: CollectionWrite[]): Promise<boolean> {
+  private async writeOnce(moves: CheckpointMove[], writes: CollectionWrite[], fence: Fence | undefined): Promise<boolean> {
     const session = this.client.startSession();
     try {
       // The callback may run more than once: on a TransientTransactionError
@@ -361,6 +372,10 @@ class MongoReadModels implements ReadModelStore {
       // and calls it again, so the compare-and-set is re-evaluated each time,
       // and what a ranked collection looked up is looked up again.
       return await session.withTransaction(async (s) => {
+        // Read in the transaction's snapshot, not written: a takeover that commits after
+        // this read is not seen here, but the new holder's first write moves the same
+        // checkpoints, so only one of the two commits and no event is applied twice.
+        if (fence && (await this.leases.findOne({ _id: fence.name }, { session: s }))?.holder !== fence.holder) throw new LeaseLost(fence.name);
         if (!(await this.moveCheckpoints(moves, s))) {
           // A manual abort makes withTransaction return the callback's value as is.
           await s.abortTransaction();
@@ -652,6 +667,30 @@ class MongoReadModels implements ReadModelStore {
     const shadow = new MongoShadow(this.client, this.db, id, collections, checkpointNames);
     await shadow.ensureCollections(collections);
     return shadow;
+  }
+
+  async claimLease({ name, holder, now, ttlMs, replacing }: LeaseClaim): Promise<boolean> {
+    const claimable: Document[] = [{ holder }, { expires_at: { $lte: now } }];
+    if (replacing !== undefined) claimable.push({ holder: replacing });
+    try {
+      // Matches a lease this holder may take and updates it; when none matches, the
+      // upsert inserts one under the same _id, which fails as a duplicate when the
+      // lease exists (held by another): either way one step, one winner.
+      const res = await this.leases.updateOne({ _id: name, $or: claimable }, { $set: { holder, expires_at: new Date(now.getTime() + ttlMs) } }, { upsert: true });
+      return res.matchedCount === 1 || res.upsertedCount === 1;
+    } catch (err) {
+      if (hasCode(err, DUPLICATE_KEY)) return false;
+      throw err;
+    }
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.leases.deleteOne({ _id: name, holder });
+  }
+
+  async lease(name: string): Promise<Lease | null> {
+    const doc = await this.leases.findOne({ _id: name });
+    return doc ? { holder: doc.holder, expiresAt: doc.expires_at } : null;
   }
 
   async ping(): Promise<void> {

@@ -45,6 +45,41 @@ export interface CheckpointMove {
   next: bigint;
 }
 
+/**
+ * A claim on a named lease: `holder` asks to hold it until `now` + `ttlMs`.
+ * `now` is the caller's clock (injected, so tests move time by hand); every
+ * process claiming one lease must keep time within a fraction of `ttlMs` of
+ * the others.
+ */
+export interface LeaseClaim {
+  name: string;
+  holder: string;
+  now: Date;
+  ttlMs: number;
+  /** A holder the caller knows to be gone: its lease is taken at once, without waiting for it to expire. */
+  replacing?: string;
+}
+
+/** Who holds a lease, and until when by their clock. */
+export interface Lease {
+  holder: string;
+  expiresAt: Date;
+}
+
+/** Names the lease a write belongs to: it is applied only while `holder` holds the lease `name`. */
+export interface Fence {
+  name: string;
+  holder: string;
+}
+
+/** A fenced write found its lease held by another: nothing of it was applied. */
+export class LeaseLost extends Error {
+  constructor(readonly lease: string) {
+    super(`the lease ${lease} is held by another process now`);
+    this.name = 'LeaseLost';
+  }
+}
+
 export interface FindOptions {
   sort?: SortSpec;
   offset?: number;
@@ -72,8 +107,11 @@ export interface ReadModelStore {
    * Applies the ops and moves the checkpoints in one transaction. When any
    * checkpoint is not at its `expected` value, nothing is applied and the
    * answer is false; the caller re-reads the checkpoints and retries.
+   * With a fence, it is applied only while the fence's holder holds its
+   * lease (whether or not the lease ran out: only a holder that took it
+   * over stops the write), else nothing is and it throws LeaseLost.
    */
-  write(ops: ReadModelOp[], checkpoints?: CheckpointMove[]): Promise<boolean>;
+  write(ops: ReadModelOp[], checkpoints?: CheckpointMove[], fence?: Fence): Promise<boolean>;
   /** Every stored checkpoint by projection name; a projection never run is absent (read it as 0n). */
   checkpoints(): Promise<Map<string, bigint>>;
   get(collection: string, id: string): Promise<Doc | null>;
@@ -108,6 +146,17 @@ export interface ReadModelStore {
    * a time: starting another drops this one's shadows.
    */
   shadow(collections: CollectionSpec[], checkpointNames: string[]): Promise<ShadowReadModels>;
+  /**
+   * Takes the lease for `claim.holder` until `now` + `ttlMs` when it is free,
+   * expired at `now`, held by `replacing`, or held by this holder already
+   * (a renewal), and answers true; else changes nothing and answers false.
+   * One step for every process: of claims racing for a free lease, one wins.
+   */
+  claimLease(claim: LeaseClaim): Promise<boolean>;
+  /** Gives the lease up when `holder` holds it (a clean stop: nobody waits for it to expire). */
+  releaseLease(name: string, holder: string): Promise<void>;
+  /** Who holds the lease, or last held it, and until when (a time maybe past); null when never claimed or released. */
+  lease(name: string): Promise<Lease | null>;
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -7,9 +7,13 @@ import {
   NAME,
   type CheckpointMove,
   type CollectionSpec,
+  LeaseLost,
   type Doc,
+  type Fence,
   type Filter,
   type FindOptions,
+  type Lease,
+  type LeaseClaim,
   type ReadModelOp,
   type RankedPage,
   type ReadModelStore,
@@ -44,6 +48,8 @@ const LIVE: Layout = { tables: 'rm_', checkpoints: 'projection_checkpoints' };
 const SHADOW: Layout = { tables: 'rs_', checkpoints: 'shadow_checkpoints' };
 /** A swap renames the live tables it replaces to this prefix, and drops them once it is committed. */
 const RETIRED = 'rr_';
+/** Leases by name: who holds each, until when (ms since the epoch, by the holder's clock). */
+const LEASES = 'leases';
 /** The one row naming the rebuild whose shadow tables these are. */
 const OWNER = 'rebuild_shadow';
 
@@ -74,6 +80,7 @@ export class SqliteReadModels implements ReadModelStore {
     private readonly logger?: StoreLogger,
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${layout.checkpoints} (name TEXT PRIMARY KEY, position INTEGER NOT NULL)`);
+    db.exec(`CREATE TABLE IF NOT EXISTS ${LEASES} (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL)`);
   }
 
   protected table(collection: string): string {
@@ -124,7 +131,9 @@ export class SqliteReadModels implements ReadModelStore {
     }).immediate();
   }
 
-  private readonly writeTransaction = (ops: ReadModelOp[], checkpoints: CheckpointMove[]): boolean => {
+  private readonly writeTransaction = (ops: ReadModelOp[], checkpoints: CheckpointMove[], fence: Fence | undefined): boolean => {
+    // Inside the IMMEDIATE transaction: a takeover commits before this write or after it, never in between.
+    if (fence && this.statement(`SELECT holder FROM ${LEASES} WHERE name = ?`).pluck().get(fence.name) !== fence.holder) throw new LeaseLost(fence.name);
     const current = this.statement(`SELECT position FROM ${this.layout.checkpoints} WHERE name = ?`);
     for (const move of checkpoints) {
       const row = current.get(move.name) as { position: number | bigint } | undefined;
@@ -140,8 +149,27 @@ export class SqliteReadModels implements ReadModelStore {
     return true;
   };
 
-  async write(ops: ReadModelOp[], checkpoints: CheckpointMove[] = []): Promise<boolean> {
-    return this.db.transaction(this.writeTransaction).immediate(ops, checkpoints);
+  async write(ops: ReadModelOp[], checkpoints: CheckpointMove[] = [], fence?: Fence): Promise<boolean> {
+    return this.db.transaction(this.writeTransaction).immediate(ops, checkpoints, fence);
+  }
+
+  async claimLease({ name, holder, now, ttlMs, replacing }: LeaseClaim): Promise<boolean> {
+    // An upsert whose update is refused by its WHERE changes no row: the lease is someone else's.
+    const taken = this.statement(
+      `INSERT INTO ${LEASES} (name, holder, expires_at) VALUES (@name, @holder, @expires)
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+       WHERE ${LEASES}.holder = excluded.holder OR ${LEASES}.expires_at <= @now OR ${LEASES}.holder = @replacing`,
+    ).run({ name, holder, expires: now.getTime() + ttlMs, now: now.getTime(), replacing: replacing ?? null });
+    return taken.changes === 1;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.statement(`DELETE FROM ${LEASES} WHERE name = ? AND holder = ?`).run(name, holder);
+  }
+
+  async lease(name: string): Promise<Lease | null> {
+    const row = this.statement(`SELECT holder, expires_at FROM ${LEASES} WHERE name = ?`).get(name) as { holder: string; expires_at: number } | undefined;
+    return row ? { holder: row.holder, expiresAt: new Date(row.expires_at) } : null;
   }
 
   private apply(op: ReadModelOp, changes: RankChanges): void {
