@@ -222,6 +222,7 @@ export class ProjectionRunner {
    * of another one.
    */
   async rebuild(): Promise<number> {
+    if (!this.initialised) await this.init();
     // Read models of another store are replaced whatever their checkpoints say.
     const otherStore = this.halted?.cause === 'event_store_changed';
     // The replay meets the unreadable event again, if it is still there.
@@ -233,6 +234,8 @@ export class ProjectionRunner {
     let replayed = 0;
     try {
       const builder = new ProjectionRunner(this.events, shadow, this.catalog, this.projections, this.logger, { catchUpBatchSize: this.catchUpBatchSize });
+      // The shadows start empty, from no checkpoint, and are bound to this store after the swap: nothing to start up.
+      builder.initialised = true;
       // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
       for (let attempt = 1; ; attempt++) {
         replayed += await builder.catchUp();

@@ -12,9 +12,11 @@ import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/services.js';
 
 type Role = 'all' | 'api' | 'projector';
+/** Split roles must share a secret (config refuses them without one). */
+const SECRET = 'roles-test-secret-0123456789abcdefghij';
 const FAST_LEASE = { ttlMs: 5000, everyMs: 10 };
 
-const serve = (t: Test, dir: string, role: Role, options: ServiceOptions = {}) => testApp(t, { dataDir: dir, env: { ROLE: role }, leaseTiming: FAST_LEASE, ...options });
+const serve = (t: Test, dir: string, role: Role, options: ServiceOptions = {}) => testApp(t, { dataDir: dir, env: { ROLE: role, SECRET }, leaseTiming: FAST_LEASE, ...options });
 
 /** Records every checkpoint a process's read-model store is asked to move. */
 function checkpointMoves(services: Services): CheckpointMove[] {
