@@ -19,8 +19,8 @@ export interface LeaseTiming {
 
 /**
  * A killed holder is replaced within ttl + every (6 s), or at a standby's
- * next claim when it ran on the same host (see `exited`); a holder stalled
- * for less than four renewals keeps the lease.
+ * next claim when it ran on the same host (see `exited`); a holder whose
+ * event loop stalls for up to ttl - every (4 s) keeps the lease.
  */
 export const LEASE_TIMING: LeaseTiming = { ttlMs: 5000, everyMs: 1000 };
 
