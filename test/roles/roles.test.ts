@@ -14,7 +14,10 @@ import { tempDir } from '../support/services.js';
 type Role = 'all' | 'api' | 'projector';
 const FAST_LEASE = { ttlMs: 5000, everyMs: 10 };
 
-const serve = (t: Test, dir: string, role: Role, options: ServiceOptions = {}) => testApp(t, { dataDir: dir, env: { ROLE: role }, leaseTiming: FAST_LEASE, ...options });
+/** As scaled-out processes run: one SECRET for all. */
+const SECRET = 'roles-test-secret-0123456789abcdefghij';
+
+const serve = (t: Test, dir: string, role: Role, options: ServiceOptions = {}) => testApp(t, { dataDir: dir, env: { ROLE: role, SECRET }, leaseTiming: FAST_LEASE, ...options });
 
 /** Records every checkpoint a process's read-model store is asked to move. */
 function checkpointMoves(services: Services): CheckpointMove[] {
