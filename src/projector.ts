@@ -19,8 +19,8 @@ export interface LeaseTiming {
 
 /**
  * A killed holder is replaced within ttl + every (6 s), or at a standby's
- * next claim when it ran on the same host (see `exited`); a holder stalled
- * for less than four renewals keeps the lease.
+ * next claim when it ran on the same host (see `exited`); a holder whose
+ * event loop stalls for up to ttl - every (4 s) keeps the lease.
  */
 export const LEASE_TIMING: LeaseTiming = { ttlMs: 5000, everyMs: 1000 };
 
@@ -88,6 +88,8 @@ export class Projector {
   private readonly timing: LeaseTiming;
   private timer: NodeJS.Timeout | undefined;
   private claiming: Promise<void> | undefined;
+  /** Preparing and starting the work after a claim won: renewals go on meanwhile, however long it takes. */
+  private taking: Promise<void> | undefined;
   private stopped = false;
   /** The end of the lease by the last claim that succeeded, by this process's clock. */
   private heldUntil = 0;
@@ -108,9 +110,10 @@ export class Projector {
     return { name: PROJECTOR_LEASE, holder: this.holder };
   }
 
-  /** Claims once now (answering when this process holds the lease or is a standby), then every `everyMs`. */
-  start(): Promise<void> {
-    return this.claim();
+  /** Claims once now (answering once this process works under the lease or stands by), then every `everyMs`. */
+  async start(): Promise<void> {
+    await this.claim();
+    await this.taking;
   }
 
   private claim(): Promise<void> {
@@ -147,9 +150,9 @@ export class Projector {
       held = this.holding && now.getTime() < this.heldUntil;
       this.logger.error({ err: error, holding: held }, 'could not claim or renew the projector lease');
     }
-    // Taken even when stop() came meanwhile: stop() waits for this claim, then releases what it took.
+    // Taken even when stop() came meanwhile: stop() waits for the taking, then releases what it took.
     if (held) {
-      if (!this.holding) await this.take();
+      if (!this.holding && !this.taking) this.taking = this.take().finally(() => (this.taking = undefined));
     } else if (this.holding) {
       this.logger.warn({ holder: this.holder }, 'the projector lease went to another process: this one stops applying');
       await this.stopWork();
@@ -163,7 +166,6 @@ export class Projector {
   }
 
   private async take(): Promise<void> {
-    this.holding = true;
     try {
       // Under the lease: a projection new to the store empties its collections now, not while another version applies to them.
       await this.runner.init();
@@ -175,6 +177,8 @@ export class Projector {
     this.logger.info({ holder: this.holder }, 'holding the projector lease: applying the projections and running the erasure process');
     this.runner.start(this.fence);
     this.erasure.start(this.fence);
+    // Only now: whoever sees `holding` may wait for the live loops, which exist from here on.
+    this.holding = true;
   }
 
   private async stopWork(): Promise<void> {
@@ -196,6 +200,7 @@ export class Projector {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.claiming;
+    await this.taking;
     if (this.holding) await this.release();
   }
 }

@@ -69,9 +69,8 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** Where the projections are: this process's own while it applies them (or halted), else as the stored checkpoints say. */
 export interface ProjectionState {
-  /** True when these are this process's own projections (it holds the lease, halted, or is not a server). */
-  own: boolean;
   position: bigint;
   /** Caught up once since start: with the store's head then. */
   caughtUp: boolean;
@@ -195,12 +194,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     projector,
     reach,
     async projectionState() {
-      if (!serving || projector?.holding || runner.halted) return { own: true, position: runner.position, caughtUp: runner.caughtUp, halted: runner.halted };
+      if (!serving || projector?.holding || runner.halted) return { position: runner.position, caughtUp: runner.caughtUp, halted: runner.halted };
       // Unreadable now: the last read stands, and /readyz reports the read models unreachable anyway.
       await watch.refresh().catch(() => undefined);
       const position = stored.projections.position();
       caughtUpStored ||= position >= startHead;
-      return { own: false, position, caughtUp: caughtUpStored, halted: undefined };
+      return { position, caughtUp: caughtUpStored, halted: undefined };
     },
     erasureWaitMs: options.erasureWaitMs ?? 10_000,
     commands: {

@@ -18,6 +18,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { StoredEvent } from '../infra/event-store/port.js';
 import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-scavenge.js';
+import { PROJECTOR_LEASE } from '../projector.js';
 import { createLogger, openServices, type Services } from '../services.js';
 
 const USAGE = `usage: admin <command> [options]
@@ -33,7 +34,8 @@ const USAGE = `usage: admin <command> [options]
   rebuild                               rebuild every read model from the event history (a running server keeps serving)
   scavenge [--threads N]                with KurrentDB, start a scavenge on each node in EVENTSTORE_URL
                                         (erased events leave its files only then); else nothing to do
-  status                                the head of the history, each projection's position, and a halt if any
+  status                                the head of the history, each projection's position, a halt if any,
+                                        and which process holds the projector lease (and until when)
 
 LIST is comma-separated, from: ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')}).`;
 
@@ -146,13 +148,14 @@ async function printEvents(services: Services, values: { stream?: string; from?:
 /** Brings the projections as far as they go first, so that a halt shows here as it would in the server. */
 async function printStatus(services: Services, out: Output) {
   await services.projections.catchUp();
-  const [head, checkpoints] = await Promise.all([services.events.headPosition(), services.readModels.checkpoints()]);
+  const [head, checkpoints, lease] = await Promise.all([services.events.headPosition(), services.readModels.checkpoints(), services.readModels.lease(PROJECTOR_LEASE)]);
   const halted = services.projections.halted;
   out(
     JSON.stringify({
       head: String(head),
       projections: projections.map((p) => ({ name: p.name, version: p.version, checkpoint: String(checkpoints.get(checkpointKey(p)) ?? 0n) })),
       halted: halted ? haltView(halted) : null,
+      projector: lease ? { holder: lease.holder, expires_at: lease.expiresAt.toISOString() } : null,
     }),
   );
 }

@@ -1,5 +1,7 @@
 import t from 'tap';
 import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
+import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
+import { PROJECTOR_LEASE } from '../../src/projector.js';
 import { fixture } from '../support/fixtures.js';
 import { admin, json } from '../support/processes.js';
 import { tempDir } from '../support/services.js';
@@ -17,6 +19,16 @@ t.test('status: the head, each projection\'s position, and no halt', async (t) =
   t.same(status.projections.map((p: { name: string }) => p.name), NAMES);
   t.match(status.projections, NAMES.map((name) => ({ name, version: Number, checkpoint: '2' })));
   t.equal(status.halted, null);
+  t.equal(status.projector, null, 'no process holds the projector lease');
+});
+
+t.test('status names the holder of the projector lease and until when', async (t) => {
+  const dir = tempDir(t);
+  const readModels = openSqliteReadModels(dir);
+  t.teardown(() => readModels.close());
+  await readModels.claimLease({ name: PROJECTOR_LEASE, holder: 'host-a/pid:[1]/42/cafe', now: new Date('2026-11-23T10:00:00.000Z'), ttlMs: 5000 });
+  const status = json(await admin(['status'], { DATA_DIR: dir }));
+  t.same(status.projector, { holder: 'host-a/pid:[1]/42/cafe', expires_at: '2026-11-23T10:00:05.000Z' });
 });
 
 t.test('status shows where the projections halted and why; rebuild fails on it', async (t) => {

@@ -67,6 +67,27 @@ t.test('of two projectors one holds the lease and works; a clean stop hands it t
   t.same(second.work.running, { name: PROJECTOR_LEASE, holder: second.projector.holder });
 });
 
+t.test('the holder renews the lease while it prepares the projections, however long that takes', async (t) => {
+  const dir = tempDir(t);
+  const clock = manualClock();
+  const reader = store(t, dir);
+  const w = work();
+  let prepared: (() => void) | undefined;
+  const slow = { ...w.runner, init: () => new Promise<void>((resolve) => (prepared = resolve)), halted: undefined };
+  const holder = new Projector(store(t, dir), slow, w.erasure, silent, { timing: TIMING, clock });
+  t.teardown(() => holder.stop());
+  const started = holder.start();
+  t.ok(await eventually(() => prepared !== undefined, { everyMs: 5 }), 'the claim is won and the preparing under way');
+  clock.advance(TIMING.ttlMs - 1);
+  t.ok(await eventually(async () => (await reader.lease(PROJECTOR_LEASE))!.expiresAt.getTime() === clock().getTime() + TIMING.ttlMs, { everyMs: 5 }), 'renewed meanwhile, so it does not run out under a slow start');
+  t.equal(holder.holding, false, 'not holding before the work runs');
+  t.equal(w.state.running, undefined);
+  prepared!();
+  await started;
+  t.equal(holder.holding, true);
+  t.same(w.state.running, { name: PROJECTOR_LEASE, holder: holder.holder });
+});
+
 t.test('a lease that runs out goes to a standby, by the clock the projectors are given', async (t) => {
   const dir = tempDir(t);
   const clock = manualClock();
