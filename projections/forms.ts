@@ -10,7 +10,8 @@ export type FormDoc = EmbeddableDocOf<FormCreated, 'form_id'>;
 
 export const formsProjection: Projection = {
   name: 'forms',
-  version: 1,
+  // 2: themes hold text_color and mode.
+  version: 2,
   collections: [{ name: FORMS, indexes: [['account_id', 'created_at']] }],
   project(event) {
     switch (event.type) {

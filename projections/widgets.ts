@@ -10,7 +10,8 @@ export type WidgetDoc = EmbeddableDocOf<WidgetCreated, 'widget_id'>;
 
 export const widgetsProjection: Projection = {
   name: 'widgets',
-  version: 1,
+  // 2: themes hold text_color and mode.
+  version: 2,
   collections: [{ name: WIDGETS, indexes: [['account_id', 'created_at']] }],
   project(event) {
     switch (event.type) {

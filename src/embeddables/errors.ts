@@ -15,6 +15,8 @@ export const CODES: Record<Kind, { notFound: ErrorCode; notPublished: ErrorCode;
 
 export const notFound = (kind: Kind) => new AppError(CODES[kind].notFound, `${CODES[kind].label} not found`);
 export const notPublished = (kind: Kind) => new AppError(CODES[kind].notPublished, `This ${kind} is not published`);
+export const domainNotAllowed = (kind: Kind, host: string | null) =>
+  new AppError('domain_not_allowed', `This ${kind} may not be embedded on ${host ?? 'an unknown site'}`);
 export const closed = (kind: Kind) => new AppError(CODES[kind].closed, `This ${kind} is closed`);
 
 /** What a visitor's answer (submit or vote) can be refused with, in the order the checks run (the first: the object's events are replayed). */

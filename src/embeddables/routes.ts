@@ -7,7 +7,8 @@ import type { App } from '../http/instance.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.js';
-import { CODES, notFound, notPublished } from './errors.js';
+import { embeddingHost, hostAllowed } from '../submissions/domains.js';
+import { CODES, domainNotAllowed, notFound, notPublished } from './errors.js';
 import { limitVisitor } from './limits.js';
 import { findEmbeddable, type Embeddable, type EmbeddableDoc } from './queries.js';
 import { ID, Params } from './schemas.js';
@@ -113,7 +114,7 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
   app.get(
     `${what.path}/:id/token`,
     {
-      config: { publicCors: true, errors: [CODES[what.kind].notFound, CODES[what.kind].notPublished] },
+      config: { publicCors: true, errors: [CODES[what.kind].notFound, CODES[what.kind].notPublished, 'domain_not_allowed'] },
       schema: {
         tags: [`${what.kind}s`],
         summary: 'Get an embed token (valid 1800 s)',
@@ -126,6 +127,10 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
       await limitVisitor(services, request, reply, doc?.account_id ?? null);
       if (!doc) throw notFound(what.kind);
       if (!doc.published) throw notPublished(what.kind);
+      // Refused here, before the visitor fills anything in, so the embed can stay away. A
+      // caller that names no site (a server, a script) still gets a token: submit checks again.
+      const host = embeddingHost(request.headers);
+      if (host !== null && !hostAllowed(host, doc.settings.allowed_domains)) throw domainNotAllowed(what.kind, host);
       return { token: issueEmbedToken(services.keys.embedTokens, what.kind, doc.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
     },
   );

@@ -6,7 +6,13 @@
 import { z } from 'zod';
 import type { JsonObject } from '../infra/event-store/port.js';
 
-export const Theme = z.object({ primaryColor: z.string(), backgroundColor: z.string() });
+/** Version 3 of the events that hold a theme added `text_color` (null: picked by the embed) and `mode`. */
+export const Theme = z.object({
+  primaryColor: z.string(),
+  backgroundColor: z.string(),
+  text_color: z.string().nullable(),
+  mode: z.enum(['light', 'dark', 'auto']),
+});
 
 export const Settings = z.object({
   allowed_domains: z.array(z.string()),
@@ -51,6 +57,27 @@ export const updatedHistory = {
     1: (data: JsonObject) => {
       const changes = data.changes as JsonObject | undefined;
       return changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: settingsOfVersion1(changes.settings) } };
+    },
+  },
+};
+
+/** Themes stored before text colours and modes showed the owner's colours with the text colour picked for them, as `light` does. */
+const themeOfVersion2 = (theme: unknown): JsonObject => ({ text_color: null, mode: 'light', ...(theme as JsonObject) });
+
+/** The versions of a `*Created` event that stores a theme (widgets, forms). */
+export const themedCreatedHistory = {
+  version: 3,
+  upcasters: { ...createdHistory.upcasters, 2: (data: JsonObject) => ({ ...data, theme: themeOfVersion2(data.theme) }) },
+};
+
+/** The versions of an `*Updated` event that may change a theme. */
+export const themedUpdatedHistory = {
+  version: 3,
+  upcasters: {
+    ...updatedHistory.upcasters,
+    2: (data: JsonObject) => {
+      const changes = data.changes as JsonObject | undefined;
+      return changes?.theme === undefined ? data : { ...data, changes: { ...changes, theme: themeOfVersion2(changes.theme) } };
     },
   },
 };

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
-import { ConsentQuestion, Settings, Theme, createdHistory, questionTypes, updatedHistory } from '../embeddables/stored.js';
+import { ConsentQuestion, Settings, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory } from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */
 const Configurable = {
@@ -30,14 +30,14 @@ const FormVersion = z.number().int();
 export const FormCreated = defineEvent(
   'FormCreated',
   z.object({ form_id: z.string(), account_id: z.string(), ...Configurable, version: FormVersion, created_at: z.string() }),
-  createdHistory,
+  themedCreatedHistory,
 );
 
 /** `version` is the form's version after the change: it grows when the questions change (D7). */
 export const FormUpdated = defineEvent(
   'FormUpdated',
   z.object({ form_id: z.string(), changes: z.object(Configurable).partial(), version: FormVersion, updated_at: z.string() }),
-  updatedHistory,
+  themedUpdatedHistory,
 );
 
 export const FormPublished = defineEvent('FormPublished', z.object({ form_id: z.string(), published_at: z.string() }));

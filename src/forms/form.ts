@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
+import { checkTheme } from '../theme.js';
 import { AppError, invalidBody } from '../errors.js';
 import { DEFAULT_THANK_YOU } from '../widgets/defaults.js';
 import type { FormEvent } from './events.js';
@@ -60,6 +61,7 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         settings: body.settings ?? {},
       });
       if (!config.success) throw invalid(config.error);
+      checkTheme(config.data.theme);
       return [{ type: 'FormCreated', data: { ...config.data, form_id: command.form_id, account_id: command.account_id, version: 1, created_at: command.at } }];
     }
     case 'UpdateForm': {
@@ -73,6 +75,7 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         theme: { ...form.theme, ...fields.theme },
         settings: { ...form.settings, ...fields.settings },
       };
+      if (fields.theme && !sameJson(merged.theme, form.theme)) checkTheme(merged.theme);
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {
         if (!sameJson(merged[key], form[key])) changes[key] = merged[key];

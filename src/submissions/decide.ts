@@ -6,7 +6,7 @@ import { hostAllowed } from './domains.js';
 import type { EmbedTarget as Kind } from './embed-token.js';
 import type { ConsentRecord, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
 import type { ResponseMetadata } from './metadata.js';
-import { closed, notPublished } from '../embeddables/errors.js';
+import { closed, domainNotAllowed, notPublished } from '../embeddables/errors.js';
 import { pastClosingTime } from '../embeddables/rules.js';
 import type { Settings } from './settings.js';
 
@@ -56,7 +56,7 @@ export function checkAccess(target: Gate, facts: AccessFacts): Date {
   if (pastClosingTime(target.settings, facts.now) || facts.full) throw closed(target.kind);
   if (!facts.issuedAt) throw new AppError('invalid_token', 'The embed token is missing, invalid or expired; fetch a new one');
   if (!hostAllowed(facts.host, target.settings.allowed_domains)) {
-    throw new AppError('domain_not_allowed', `This ${target.kind} may not be embedded on ${facts.host ?? 'an unknown site'}`);
+    throw domainNotAllowed(target.kind, facts.host);
   }
   return facts.issuedAt;
 }

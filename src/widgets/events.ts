@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
-import { Settings, Theme, createdHistory, questionTypes, updatedHistory } from '../embeddables/stored.js';
+import { Settings, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory } from '../embeddables/stored.js';
 
 const TriggerConfig = z.object({
   position: z.enum(['bottom-right', 'bottom-left', 'top-right', 'top-left']),
@@ -42,14 +42,14 @@ export const WidgetCreated = defineEvent(
     ...Configurable,
     created_at: z.string(),
   }),
-  createdHistory,
+  themedCreatedHistory,
 );
 
 /** `changes` holds the new value of every top-level field that changed (nested objects already merged). */
 export const WidgetUpdated = defineEvent(
   'WidgetUpdated',
   z.object({ widget_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  updatedHistory,
+  themedUpdatedHistory,
 );
 
 export const WidgetPublished = defineEvent('WidgetPublished', z.object({ widget_id: z.string(), published_at: z.string() }));

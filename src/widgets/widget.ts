@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
+import { checkTheme } from '../theme.js';
 import { AppError, invalidBody } from '../errors.js';
 import type { WidgetEvent } from './events.js';
 import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
@@ -73,6 +74,7 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
         settings: body.settings ?? {},
       });
       if (!config.success) throw invalid(config.error);
+      checkTheme(config.data.theme);
       return [{ type: 'WidgetCreated', data: { ...config.data, widget_id: command.widget_id, account_id: command.account_id, created_at: command.at } }];
     }
     case 'UpdateWidget': {
@@ -87,6 +89,7 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
         theme: { ...widget.theme, ...fields.theme },
         settings: { ...widget.settings, ...fields.settings },
       };
+      if (fields.theme && !sameJson(merged.theme, widget.theme)) checkTheme(merged.theme);
       if (merged.questions.length === 0) {
         throw new AppError('validation_error', 'A widget needs at least one question', [{ path: 'body.questions', message: 'must not be empty' }]);
       }
