@@ -1,16 +1,32 @@
-/*! Feedback service embed: <script src="{base}/embed.js" data-widget="ID" async></script> (or data-form, data-poll). No dependencies. */
+/*! Feedback service embed: <script src="{base}/embed.js" data-widget="ID" async></script> (or data-form, data-poll). Optional: data-mode="light|dark|auto", data-remember="off". No dependencies. */
 (function () {
   'use strict';
   var script = document.currentScript;
   if (!script) return;
-  var base = new URL(script.src, location.href).origin;
-  var kind = script.dataset.widget ? 'widget' : script.dataset.form ? 'form' : script.dataset.poll ? 'poll' : null;
+  var data = script.dataset;
+  var kind = data.widget ? 'widget' : data.form ? 'form' : data.poll ? 'poll' : null;
   if (!kind) return;
-  var id = script.dataset[kind];
+  var id = data[kind];
+  var base = new URL(script.src, location.href).origin;
   var api = base + '/api/' + kind + 's/' + encodeURIComponent(id);
   var token = null;
   var tokenAt = 0;
   var TOKEN_REFRESH_MS = 25 * 60 * 1000;
+  var THANKS_CLOSE_MS = 5000;
+  var memoryKey = 'feedback-embed:' + kind + ':' + id;
+
+  /** One line per embed that cannot show, so an owner looking at the console learns why. */
+  function warn(reason) {
+    console.warn('Feedback embed (' + kind + ' ' + id + '): ' + reason);
+  }
+
+  /** What this browser remembers of the object: 'dismissed', 'answered' or 'voted'. Private modes may refuse storage. */
+  function recall() {
+    try { return data.remember === 'off' ? null : localStorage.getItem(memoryKey); } catch (e) { return null; }
+  }
+  function remember(what) {
+    try { if (data.remember !== 'off') localStorage.setItem(memoryKey, what); } catch (e) { /* nothing to remember with */ }
+  }
 
   function h(tag, attrs, children) {
     var el = document.createElement(tag);
@@ -19,7 +35,7 @@
       else if (k.slice(0, 2) === 'on') el.addEventListener(k.slice(2), attrs[k]);
       else if (attrs[k] !== false && attrs[k] != null) el.setAttribute(k, attrs[k] === true ? '' : attrs[k]);
     }
-    (children || []).forEach(function (c) { if (c) el.appendChild(c); });
+    (children || []).forEach(function (c) { if (c) el.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
     return el;
   }
 
@@ -28,20 +44,24 @@
     parent.replaceChildren.apply(parent, children.filter(Boolean));
   }
 
+  /** A reply whatever its body; rejects only when the server cannot be reached. */
   function request(url, options) {
     return fetch(url, options).then(function (r) {
-      return r.json().then(function (body) { return { ok: r.ok, status: r.status, body: body }; });
+      return r.json().catch(function () { return {}; }).then(function (body) { return { ok: r.ok, status: r.status, body: body || {} }; });
     });
   }
 
-  function freshToken() {
-    if (token && Date.now() - tokenAt < TOKEN_REFRESH_MS) return Promise.resolve(token);
+  function fetchToken() {
     return request(api + '/token').then(function (r) {
-      if (!r.ok) throw new Error(r.body.message);
+      if (!r.ok) throw r;
       token = r.body.token;
       tokenAt = Date.now();
       return token;
     });
+  }
+
+  function freshToken() {
+    return token && Date.now() - tokenAt < TOKEN_REFRESH_MS ? Promise.resolve(token) : fetchToken();
   }
 
   /** A stable, anonymous device hash: the same browser gives the same value, nothing is stored. */
@@ -58,6 +78,9 @@
     return freshToken().then(function (t) {
       body._token = t;
       return request(api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    }, function (r) {
+      if (r && r.body) return r;
+      throw r;
     }).then(function (r) {
       if (!r.ok && r.body.code === 'invalid_token' && !retried) {
         token = null;
@@ -67,21 +90,93 @@
     });
   }
 
-  var CSS = ':host{all:initial;font:15px/1.4 system-ui,sans-serif;color:#1f2937}' +
-    '*{box-sizing:border-box}.panel{background:var(--bg);border-radius:12px;box-shadow:0 10px 30px rgba(0,0,0,.18);padding:18px;width:min(360px,calc(100vw - 32px))}' +
-    '.floating{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:10px}' +
-    '.bottom-right{right:16px;bottom:16px;align-items:flex-end}.bottom-left{left:16px;bottom:16px;align-items:flex-start}' +
-    '.top-right{right:16px;top:16px;align-items:flex-end;flex-direction:column-reverse}.top-left{left:16px;top:16px;align-items:flex-start;flex-direction:column-reverse}' +
-    'button{font:inherit;cursor:pointer;border-radius:8px;border:1px solid #d1d5db;background:#fff;padding:6px 10px;color:inherit}' +
-    'button:focus-visible,input:focus-visible,textarea:focus-visible,select:focus-visible{outline:3px solid var(--primary);outline-offset:2px}' +
-    '.launcher{background:var(--primary);color:#fff;border:0;border-radius:24px;padding:10px 16px;display:flex;gap:6px;align-items:center;box-shadow:0 4px 14px rgba(0,0,0,.2)}' +
-    '.primary{background:var(--primary);color:#fff;border-color:var(--primary);margin-top:12px;width:100%;padding:9px}' +
-    '.q{margin:12px 0;border:0;padding:0}.q legend,.q .title{font-weight:600;display:block;margin-bottom:6px}' +
-    '.scale{display:flex;flex-wrap:wrap;gap:4px}.scale button[aria-pressed=true]{background:var(--primary);color:#fff;border-color:var(--primary)}' +
-    'textarea,input[type=text],input[type=email],select{width:100%;font:inherit;padding:8px;border:1px solid #d1d5db;border-radius:8px}' +
-    '.error{color:#b91c1c;font-size:13px;min-height:1em;margin-top:4px}.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
-    '.bar{height:8px;background:#e5e7eb;border-radius:4px;overflow:hidden}.bar span{display:block;height:100%;background:var(--primary)}' +
-    'h2{font-size:17px;margin:0 0 4px}.close{float:right;border:0;background:transparent;font-size:20px;line-height:1;padding:0 4px}';
+  /** 0–255 channels of any CSS colour, as the browser reads it; white when it cannot. */
+  function channels(colour) {
+    var ctx = document.createElement('canvas').getContext('2d');
+    if (!ctx) return [255, 255, 255];
+    ctx.fillStyle = '#fff';
+    ctx.fillStyle = colour;
+    var v = ctx.fillStyle;
+    if (v[0] === '#') return [1, 3, 5].map(function (i) { return parseInt(v.substr(i, 2), 16); });
+    var n = v.match(/[\d.]+/g).map(Number);
+    // A see-through colour over white, as most pages are.
+    return n.slice(0, 3).map(function (c) { return c * n[3] + 255 * (1 - n[3]); });
+  }
+  function luminance(colour) {
+    var c = channels(colour).map(function (x) { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  }
+  function contrast(a, b) {
+    var x = luminance(a) + 0.05;
+    var y = luminance(b) + 0.05;
+    return x > y ? x / y : y / x;
+  }
+  /** The first candidate that reads on the background at 4.5:1; the best one when none does. */
+  function readable(background, candidates) {
+    var best = candidates[0];
+    for (var i = 0; i < candidates.length; i++) {
+      if (contrast(candidates[i], background) >= 4.5) return candidates[i];
+      if (contrast(candidates[i], background) > contrast(best, background)) best = candidates[i];
+    }
+    return best;
+  }
+
+  /** The colours the embed paints with, as the theme's mode, the page's data-mode and the visitor's preference say. */
+  function palette(theme) {
+    var mode = data.mode || theme.mode || 'light';
+    var dark = mode === 'dark' || (mode === 'auto' && matchMedia('(prefers-color-scheme: dark)').matches);
+    var primary = theme.primaryColor || '#4f46e5';
+    var bg = dark ? '#111827' : theme.backgroundColor || '#ffffff';
+    var fg = dark ? '#f9fafb' : theme.text_color || readable(bg, ['#111827', '#ffffff', '#000000']);
+    return {
+      '--bg': bg,
+      '--fg': fg,
+      '--primary': primary,
+      '--on-primary': readable(primary, ['#ffffff', '#111827', '#000000']),
+      '--err': readable(bg, ['#b91c1c', '#fca5a5', fg]),
+      'color-scheme': luminance(bg) < 0.2 ? 'dark' : 'light',
+    };
+  }
+
+  /*
+   * Everything the host page could pass down to the embed is reset at the
+   * shadow host. !important there wins over the page's own !important, as
+   * the inner context's does; page selectors cannot reach inside the root.
+   */
+  var CSS = ':host{all:initial!important;display:block!important;font:400 16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif!important;color:#111827!important;text-align:left!important;direction:ltr!important}' +
+    '*{box-sizing:border-box}[hidden]{display:none!important}svg{fill:none;stroke:currentColor;stroke-width:2;stroke-linejoin:round;stroke-linecap:round;flex:none}' +
+    '.panel{background:var(--bg);color:var(--fg);border-radius:12px;display:flex;flex-direction:column;--line:color-mix(in srgb,var(--fg) 45%,var(--bg))}' +
+    '.inline{width:100%;max-width:560px;border:1px solid var(--line)}' +
+    '.box{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:12px;align-items:flex-end;--x:max(16px,env(safe-area-inset-right));--y:calc(max(16px,env(safe-area-inset-bottom)) + var(--off))}' +
+    '.left{left:max(16px,env(safe-area-inset-left));align-items:flex-start}.right{right:var(--x)}.bottom{bottom:var(--y)}' +
+    '.top{top:calc(max(16px,env(safe-area-inset-top)) + var(--off));flex-direction:column-reverse}' +
+    '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(100vw - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
+    '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;margin:10px 0 4px}' +
+    '.body{overflow-y:auto;overscroll-behavior:contain;padding:0 18px 18px}.inline .body{padding-top:18px}' +
+    'h2{font-size:18px;line-height:1.3;margin:0 0 4px}p{margin:0 0 12px}' +
+    'button{font:inherit;color:inherit;cursor:pointer;border-radius:8px;border:1px solid var(--line);background:transparent;min-height:44px;padding:8px 14px}' +
+    ':focus-visible,input:focus-visible+span{outline:3px solid var(--primary);outline-offset:2px}' +
+    '.launcher{background:var(--primary);color:var(--on-primary);border:0;border-radius:24px;min-height:48px;min-width:48px;display:flex;gap:6px;align-items:center;justify-content:center;box-shadow:0 4px 14px rgba(0,0,0,.25)}' +
+    '.primary{background:var(--primary);color:var(--on-primary);border-color:var(--primary);width:100%;font-weight:600}' +
+    '.close{border:0;width:44px;height:44px;padding:10px;flex:none}' +
+    '.q{margin:0 0 16px;border:0;padding:0;min-width:0}.label{display:block;font-weight:600;margin:0 0 6px;padding:0}.req{color:var(--err);padding-left:2px}' +
+    'input[type=text],input[type=email],textarea,select{display:block;width:100%;font:inherit;font-size:16px;color:inherit;background:transparent;min-height:44px;padding:9px 12px;border:1px solid var(--line);border-radius:8px;margin:0}' +
+    'select option{color:#111827;background:#fff}' +
+    '[aria-invalid=true]{border:2px solid var(--err)!important}' +
+    '.scale{display:flex;gap:4px}.scale label{flex:1 1 0;min-width:0;position:relative;max-width:56px}.stars label{flex:0 1 44px}' +
+    '.scale input{position:absolute;inset:0;opacity:0;margin:0;width:100%;height:100%;cursor:pointer}' +
+    '.scale span{display:flex;align-items:center;justify-content:center;min-height:44px;border:1px solid var(--line);border-radius:8px;font-size:15px}' +
+    '.scale input:checked+span{background:var(--primary);color:var(--on-primary);border-color:var(--primary)}' +
+    '.scale input[aria-invalid=true]+span{border-color:var(--err)}' +
+    '.stars span{border:0}.stars svg{fill:none;stroke:var(--fg)}.stars .lit svg{fill:var(--primary);stroke:var(--primary)}' +
+    '.ends{display:flex;justify-content:space-between;font-size:14px;margin-top:4px}' +
+    '.check{display:flex;gap:10px;align-items:flex-start;min-height:44px;padding:10px 0;cursor:pointer}' +
+    '.check input{width:24px;height:24px;margin:0;flex:none;accent-color:var(--primary)}' +
+    '.error{color:var(--err);font-size:14px;margin-top:4px}.error:empty{display:none}' +
+    '.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
+    '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
+    '.link{border:0;padding:8px 0;text-decoration:underline;width:100%}';
+
   /** 24×24 outline icons, so they look the same whatever fonts the visitor has. */
   var ICONS = {
     chat: 'M4 5h16v11H8l-4 4z',
@@ -89,208 +184,341 @@
     help: 'M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM9.5 9a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .9-1 1.6V14M12 17h.01',
     star: 'M12 3l2.8 5.7 6.2.9-4.5 4.4 1 6.2-5.5-2.9-5.5 2.9 1-6.2L3 9.6l6.2-.9z',
     heart: 'M12 20s-7-4.4-7-10a4 4 0 0 1 7-2.6A4 4 0 0 1 19 10c0 5.6-7 10-7 10z',
+    close: 'M6 6l12 12M18 6L6 18',
   };
-  function icon(name) {
+  function icon(name, size) {
     var svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
     svg.setAttribute('viewBox', '0 0 24 24');
-    svg.setAttribute('width', '18');
-    svg.setAttribute('height', '18');
+    svg.setAttribute('width', size || '20');
+    svg.setAttribute('height', size || '20');
     svg.setAttribute('aria-hidden', 'true');
     var path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
     path.setAttribute('d', ICONS[name] || ICONS.feedback);
-    path.setAttribute('fill', 'none');
-    path.setAttribute('stroke', 'currentColor');
-    path.setAttribute('stroke-width', '2');
-    path.setAttribute('stroke-linejoin', 'round');
-    path.setAttribute('stroke-linecap', 'round');
     svg.appendChild(path);
     return svg;
   }
 
-  function mount(object) {
-    var host = h('div', { 'data-feedback-embed': kind });
+  /** The shadow root and the element that carries the colours (page selectors cannot reach it). */
+  function mount(theme, attrs) {
+    var host = h('div', attrs);
     var root = host.attachShadow({ mode: 'open' });
-    var theme = object.theme || {};
-    host.style.setProperty('--primary', theme.primaryColor || '#4f46e5');
-    host.style.setProperty('--bg', theme.backgroundColor || '#ffffff');
     root.appendChild(h('style', { text: CSS }));
     if (kind === 'widget') document.body.appendChild(host);
     else script.parentNode.insertBefore(host, script.nextSibling);
-    return root;
+    var colours = palette(theme);
+    return {
+      root: root,
+      paint: function (el) { for (var k in colours) el.style.setProperty(k, colours[k]); return el; },
+    };
   }
 
-  /** One question: its control, a way to read its answer, and where its error goes. */
+  var REQUIRED = function () { return h('span', { class: 'req', 'aria-hidden': 'true', text: '*' }); };
+
+  /** A row of radios (stars, NPS): arrow keys move the choice, as in any radio group. */
+  function scale(q, qid, from, to, name, stars) {
+    var chosen;
+    var labels = [];
+    var radios = [];
+    for (var n = from; n <= to; n++) (function (n) {
+      var radio = h('input', { type: 'radio', name: qid, value: String(n), 'aria-label': name(n), required: q.required, onchange: function () {
+        chosen = n;
+        labels.forEach(function (l, i) { l.lastChild.className = stars && i < n ? 'lit' : ''; });
+      } });
+      radios.push(radio);
+      labels.push(h('label', {}, [radio, h('span', { 'aria-hidden': 'true' }, [stars ? icon('star', '28') : String(n)])]));
+    })(n);
+    var ends = q.type === 'nps' ? h('div', { class: 'ends', id: qid + '-ends' }, [h('span', { text: '0 · Not likely' }), h('span', { text: 'Very likely · 10' })]) : null;
+    return {
+      el: h('fieldset', { class: 'q', 'aria-describedby': (ends ? qid + '-ends ' : '') + qid + '-error' }, [
+        h('legend', { class: 'label' }, [q.title, q.required ? REQUIRED() : null]),
+        h('div', { class: 'scale' + (stars ? ' stars' : '') }, labels),
+        ends,
+      ]),
+      controls: radios,
+      value: function () { return chosen; },
+    };
+  }
+
+  /** One question: its element, its controls, a way to read its answer, and where its error goes. */
   function question(q, index) {
     var qid = 'q' + index;
-    var error = h('div', { class: 'error', id: qid + '-error', 'aria-live': 'polite' });
-    var value = function () { return undefined; };
-    var control;
-    var label = q.title + (q.required ? ' *' : '');
-    function scale(from, to, name) {
-      var chosen;
-      var buttons = [];
-      for (var n = from; n <= to; n++) (function (n) {
-        var b = h('button', { type: 'button', 'aria-pressed': 'false', 'aria-label': name(n), text: q.type === 'star_rating' ? '\u2605' + n : String(n), onclick: function () {
-          chosen = n;
-          error.textContent = '';
-          buttons.forEach(function (x) { x.setAttribute('aria-pressed', String(x === b)); });
-        } });
-        buttons.push(b);
-      })(n);
-      value = function () { return chosen; };
-      return h('fieldset', { class: 'q', 'aria-describedby': qid + '-error' }, [h('legend', { text: label }), h('div', { class: 'scale', role: 'group' }, buttons), error]);
+    var field;
+    if (q.type === 'star_rating') {
+      var max = q.starRatingSettings.maxStars;
+      field = scale(q, qid, 1, max, function (n) { return n + ' of ' + max + ' stars'; }, true);
+    } else if (q.type === 'nps') {
+      field = scale(q, qid, 0, 10, function (n) { return n + ' out of 10'; }, false);
+    } else if (q.type === 'consent') {
+      var box = h('input', { type: 'checkbox', id: qid, required: q.required, 'aria-describedby': qid + '-error' });
+      field = {
+        el: h('div', { class: 'q' }, [h('span', { class: 'label', text: q.title }), h('label', { class: 'check', for: qid }, [box, h('span', {}, [q.text, q.required ? REQUIRED() : null])])]),
+        controls: [box],
+        value: function () { return box.checked; },
+      };
+    } else {
+      var control;
+      if (q.type === 'single_choice' || q.type === 'severity') {
+        var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: c[0].toUpperCase() + c.slice(1) }; }) : q.choices;
+        control = h('select', { id: qid }, [h('option', { value: '', text: '—' })].concat(choices.map(function (c) { return h('option', { value: c.id, text: c.label }); })));
+      } else if (q.type === 'long_text') {
+        control = h('textarea', { id: qid, rows: '3', maxlength: '10000' });
+      } else {
+        control = h('input', { id: qid, type: q.type === 'email' ? 'email' : 'text', maxlength: '10000', autocomplete: q.type === 'email' ? 'email' : null });
+      }
+      control.required = q.required;
+      control.setAttribute('aria-describedby', qid + '-error');
+      field = {
+        el: h('div', { class: 'q' }, [h('label', { class: 'label', for: qid }, [q.title, q.required ? REQUIRED() : null]), control]),
+        controls: [control],
+        value: function () { return control.value.trim() || undefined; },
+      };
     }
-    if (q.type === 'star_rating') return { el: scale(1, q.starRatingSettings.maxStars, function (n) { return n + ' of ' + q.starRatingSettings.maxStars + ' stars'; }), value: function () { return value(); }, error: error, q: q };
-    if (q.type === 'nps') return { el: scale(0, 10, function (n) { return String(n) + ' of 10'; }), value: function () { return value(); }, error: error, q: q };
-    if (q.type === 'single_choice' || q.type === 'severity') {
-      var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: c[0].toUpperCase() + c.slice(1) }; }) : q.choices;
-      control = h('select', { id: qid, 'aria-describedby': qid + '-error' }, [h('option', { value: '', text: '—' })].concat(choices.map(function (c) { return h('option', { value: c.id, text: c.label }); })));
-      return { el: h('div', { class: 'q' }, [h('label', { class: 'title', for: qid, text: label }), control, error]), value: function () { return control.value || undefined; }, error: error, q: q };
-    }
-    if (q.type === 'consent') {
-      control = h('input', { type: 'checkbox', id: qid, 'aria-describedby': qid + '-error' });
-      return { el: h('div', { class: 'q' }, [h('span', { class: 'title', text: q.title }), h('label', { for: qid }, [control, document.createTextNode(' ' + q.text + (q.required ? ' *' : ''))]), error]), value: function () { return control.checked; }, error: error, q: q };
-    }
-    control = q.type === 'long_text'
-      ? h('textarea', { id: qid, rows: '3', maxlength: '10000', 'aria-describedby': qid + '-error' })
-      : h('input', { id: qid, type: q.type === 'email' ? 'email' : 'text', maxlength: '10000', 'aria-describedby': qid + '-error' });
-    return { el: h('div', { class: 'q' }, [h('label', { class: 'title', for: qid, text: label }), control, error]), value: function () { return control.value.trim() || undefined; }, error: error, q: q };
+    field.q = q;
+    field.error = h('div', { class: 'error', id: qid + '-error' });
+    field.el.appendChild(field.error);
+    /** A message at the field, or none; the controls say whether they are invalid. */
+    field.show = function (message) {
+      field.error.textContent = message || '';
+      field.controls.forEach(function (c) { if (message) c.setAttribute('aria-invalid', 'true'); else c.removeAttribute('aria-invalid'); });
+    };
+    return field;
   }
 
-  function thanks(panel, object) {
-    fill(panel, [h('h2', { text: object.thank_you_title || 'Thank you!', tabindex: '-1' }), h('p', { text: object.thank_you_message || '' })]);
-    panel.firstChild.focus();
+  /** The server says `answers.<id>: <message>`; visitors read it at the question, in their words. */
+  function serverMessage(field, message) {
+    if (/required|must be given/.test(message)) return field.q.type === 'consent' ? 'Please give your consent to send this.' : 'Please answer this question.';
+    if (/email/.test(message)) return 'Please enter a valid email address.';
+    return message.charAt(0).toUpperCase() + message.slice(1) + '.';
   }
 
-  /** The questions of a widget or form, validated here before anything is sent. */
-  function survey(panel, object, onClose) {
+  /** The questions of a widget or form, checked here for what is missing, and by the server for the rest. */
+  function survey(body, object, done) {
     var fields = object.questions.map(question);
     var honeypot = h('input', { type: 'text', name: 'website', tabindex: '-1', autocomplete: 'off' });
-    var status = h('div', { class: 'error', 'aria-live': 'assertive' });
+    var status = h('div', { class: 'error', role: 'status' });
     var submit = h('button', { type: 'submit', class: 'primary', text: 'Send' });
-    // An answer clears its question's error message at once.
+    function focusFirstInvalid() {
+      for (var i = 0; i < fields.length; i++) {
+        if (fields[i].error.textContent) return fields[i].controls[0].focus();
+      }
+    }
+    // An answer clears its question's error at once.
     var clear = function (event) {
-      fields.forEach(function (f) { if (f.el.contains(event.target)) f.error.textContent = ''; });
+      fields.forEach(function (f) { if (f.el.contains(event.target)) f.show(''); });
     };
     var form = h('form', { novalidate: true, oninput: clear, onchange: clear, onsubmit: function (event) {
       event.preventDefault();
       var answers = {};
-      var first = null;
+      var missing = false;
+      status.textContent = '';
       fields.forEach(function (f) {
         var v = f.value();
-        var missing = f.q.required && (v === undefined || v === false);
-        f.error.textContent = missing ? (f.q.type === 'consent' ? 'Please give your consent to send this.' : 'Please answer this question.') : '';
-        if (missing && !first) first = f.el.querySelector('input,textarea,select,button');
+        var absent = f.q.required && (v === undefined || v === false);
+        f.show(absent ? serverMessage(f, 'required') : '');
+        missing = missing || absent;
         if (v !== undefined && !(f.q.type === 'consent' && v === false && !f.q.required)) answers[f.q.id] = v;
       });
-      if (first) { first.focus(); return; }
+      if (missing) return focusFirstInvalid();
       submit.disabled = true;
-      status.textContent = '';
       send('/submit', {
         answers: answers,
         _hp: honeypot.value,
         metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
       }).then(function (r) {
         submit.disabled = false;
-        if (r.ok) return thanks(panel, object);
-        status.textContent = r.body.message || 'Something went wrong.';
-      }, function () {
+        if (r.ok) return done();
+        var unplaced = [];
+        (r.body.details || []).forEach(function (d) {
+          var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path; })[0];
+          if (field) field.show(serverMessage(field, d.message));
+          else unplaced.push(d.path + ': ' + d.message);
+        });
+        status.textContent = unplaced.length || !r.body.details ? unplaced.join('; ') || r.body.message || 'Something went wrong. Please try again.' : '';
+        focusFirstInvalid();
+      }).catch(function () {
         submit.disabled = false;
         status.textContent = 'Could not reach the server. Please try again.';
       });
     } }, fields.map(function (f) { return f.el; }).concat([h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), submit, status]));
-    fill(panel, [
-      onClose ? h('button', { type: 'button', class: 'close', 'aria-label': 'Close', text: '\u00D7', onclick: onClose }) : null,
-      h('h2', { text: object.title }),
-      object.description ? h('p', { text: object.description }) : null,
-      form,
-    ]);
+    fill(body, [object.description ? h('p', { text: object.description }) : null, form]);
   }
 
-  function results(panel, poll) {
-    request(api + '/results').then(function (r) {
-      if (!r.ok) return;
-      fill(panel, [h('h2', { text: r.body.question, tabindex: '-1' }), h('p', { text: r.body.total_votes + ' votes' })]);
-      r.body.options.forEach(function (o) {
-        var bar = h('div', { class: 'bar', role: 'img', 'aria-label': o.text + ': ' + o.percentage + '%' }, [h('span', {})]);
+  function thanks(body, object, onClose) {
+    var title = h('h2', { text: object.thank_you_title || 'Thank you!', tabindex: '-1' });
+    var hadFocus = body.contains(body.getRootNode().activeElement);
+    fill(body, [title, object.thank_you_message ? h('p', { text: object.thank_you_message }) : null, onClose ? h('button', { type: 'button', text: 'Close', onclick: onClose }) : null]);
+    if (hadFocus) title.focus();
+  }
+
+  var plural = function (n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); };
+
+  function results(panel, focus) {
+    return request(api + '/results').then(function (r) {
+      if (!r.ok) return warn('results unavailable: ' + (r.body.message || r.status));
+      var title = h('h2', { text: r.body.question, tabindex: '-1' });
+      fill(panel, [title, h('p', { text: plural(r.body.total_votes, 'vote') })].concat(r.body.options.map(function (o) {
+        var bar = h('div', { class: 'bar', role: 'img', 'aria-label': o.percentage + '%' }, [h('span', {})]);
         bar.firstChild.style.width = o.percentage + '%';
-        panel.appendChild(h('div', { class: 'q' }, [h('div', { text: o.text + ' — ' + o.votes + ' (' + o.percentage + '%)' }), bar]));
-      });
-      panel.firstChild.focus();
+        return h('div', { class: 'q' }, [h('div', { text: o.text + ' — ' + plural(o.votes, 'vote') + ' (' + o.percentage + '%)' }), bar]);
+      })));
+      if (focus) title.focus();
     });
   }
 
   function ballot(panel, poll) {
     var type = poll.allow_multiple ? 'checkbox' : 'radio';
-    var inputs = poll.options.map(function (o, i) {
-      return h('input', { type: type, name: 'option', value: o.id, id: 'o' + i });
-    });
-    var status = h('div', { class: 'error', 'aria-live': 'assertive' });
+    var inputs = poll.options.map(function (o, i) { return h('input', { type: type, name: 'option', value: o.id, id: 'o' + i }); });
+    var status = h('div', { class: 'error', role: 'status' });
     var honeypot = h('input', { type: 'text', tabindex: '-1', autocomplete: 'off' });
-    var form = h('form', { onsubmit: function (event) {
+    var vote = h('button', { type: 'submit', class: 'primary', text: 'Vote' });
+    var form = h('form', { novalidate: true, onsubmit: function (event) {
       event.preventDefault();
       var chosen = inputs.filter(function (i) { return i.checked; }).map(function (i) { return i.value; });
       if (chosen.length === 0) { status.textContent = 'Please choose an option.'; inputs[0].focus(); return; }
+      vote.disabled = true;
       send('/vote', { option_ids: chosen, _hp: honeypot.value, metadata: { fingerprint: fingerprint() } }).then(function (r) {
-        if (r.ok || r.body.code === 'duplicate_submission') return results(panel, poll);
-        status.textContent = r.body.message || 'Something went wrong.';
+        vote.disabled = false;
+        if (r.ok || r.body.code === 'duplicate_submission') {
+          remember('voted');
+          return results(panel, true);
+        }
+        status.textContent = r.body.message || 'Something went wrong. Please try again.';
+      }).catch(function () {
+        vote.disabled = false;
+        status.textContent = 'Could not reach the server. Please try again.';
       });
-    } }, [h('fieldset', { class: 'q' }, [h('legend', { text: poll.question })].concat(poll.options.map(function (o, i) {
-      return h('div', {}, [inputs[i], h('label', { for: 'o' + i, text: ' ' + o.text })]);
-    }))), h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), h('button', { type: 'submit', class: 'primary', text: 'Vote' }), status]);
+    } }, [
+      h('fieldset', { class: 'q' }, [h('legend', { class: 'label', text: poll.question })].concat(poll.options.map(function (o, i) {
+        return h('label', { class: 'check', for: 'o' + i }, [inputs[i], h('span', { text: o.text })]);
+      }))),
+      h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]),
+      vote,
+      status,
+      h('button', { type: 'button', class: 'link', text: 'See the results', onclick: function () { results(panel, true).catch(function () { status.textContent = 'Could not reach the server. Please try again.'; }); } }),
+    ]);
     fill(panel, [form]);
   }
 
   /** The floating widget: a launcher, a panel, and the owner's trigger. */
-  function widget(root, object) {
+  function widget(object) {
+    var memory = recall();
+    if (memory === 'answered') return;
     var config = object.trigger_config;
-    var box = h('div', { class: 'floating ' + config.position });
-    var panel = h('div', { class: 'panel', role: 'dialog', 'aria-label': object.title, id: 'panel', hidden: true });
-    var launcher = h('button', { type: 'button', class: 'launcher', 'aria-expanded': 'false', 'aria-controls': 'panel', 'aria-label': config.text || object.title }, [
+    var corner = config.position.split('-');
+    // A second widget in the same corner sits above the first.
+    var stacked = document.querySelectorAll('[data-feedback-corner="' + config.position + '"]').length;
+    var m = mount(object.theme || {}, { 'data-feedback-embed': kind, 'data-feedback-corner': config.position });
+    var box = h('div', { class: 'box ' + corner.join(' ') });
+    box.style.setProperty('--off', stacked * 60 + 'px');
+    var body = h('div', { class: 'body' });
+    var close = h('button', { type: 'button', class: 'close', 'aria-label': 'Close' }, [icon('close')]);
+    var panel = m.paint(h('div', { class: 'panel', role: 'dialog', 'aria-labelledby': 'title', id: 'panel', hidden: true }, [
+      h('div', { class: 'head' }, [h('h2', { id: 'title', text: object.title }), close]),
+      body,
+    ]));
+    var launcher = m.paint(h('button', { type: 'button', class: 'launcher', 'aria-expanded': 'false', 'aria-controls': 'panel', 'aria-label': config.text || object.title }, [
       icon(config.icon),
-      config.showText && config.text ? h('span', { text: config.text }) : null,
-    ]);
-    var opened = false;
-    function open() {
-      if (!opened) { survey(panel, object, close); opened = true; }
+      config.showText && config.text ? h('span', { text: config.text, 'aria-hidden': 'true' }) : null,
+    ]));
+    var built = false;
+    var answered = false;
+    var timer = null;
+    /** Opened by a trigger, the panel leaves focus where the visitor had it; opened by them, it takes it. */
+    function open(byVisitor) {
+      if (!built) {
+        built = true;
+        // The time to answer counts from here: the token carries when it was issued.
+        token = null;
+        freshToken().catch(function () { /* fetched again on send */ });
+        survey(body, object, function () {
+          answered = true;
+          remember('answered');
+          thanks(body, object, function () { hide(true); });
+          timer = setTimeout(function () { hide(false); }, THANKS_CLOSE_MS);
+        });
+      }
       panel.hidden = false;
       launcher.setAttribute('aria-expanded', 'true');
-      var first = panel.querySelector('button:not(.close),input,textarea,select');
-      if (first) first.focus();
+      if (byVisitor) {
+        var first = body.querySelector('input:not([tabindex]),textarea,select,button');
+        if (first) first.focus();
+      }
     }
-    function close() {
+    function hide(byVisitor) {
+      clearTimeout(timer);
+      var hadFocus = panel.contains(m.root.activeElement);
       panel.hidden = true;
       launcher.setAttribute('aria-expanded', 'false');
-      launcher.focus();
+      if (!answered && byVisitor) remember('dismissed');
+      if (answered) box.hidden = true;
+      else if (hadFocus || byVisitor) launcher.focus();
     }
-    launcher.addEventListener('click', function () { if (panel.hidden) open(); else close(); });
-    panel.addEventListener('keydown', function (event) { if (event.key === 'Escape') close(); });
+    close.addEventListener('click', function () { hide(true); });
+    launcher.addEventListener('click', function () { if (panel.hidden) open(true); else hide(true); });
+    panel.addEventListener('keydown', function (event) { if (event.key === 'Escape') hide(true); });
     box.append(panel, launcher);
-    root.appendChild(box);
+    m.root.appendChild(box);
+    if (memory === 'dismissed') return;
     var fired = false;
-    function trigger() { if (!fired) { fired = true; open(); } }
-    if (config.triggerMode === 'time_delay') setTimeout(trigger, (config.timeDelay || 0) * 1000);
+    function trigger() { if (!fired && panel.hidden) { fired = true; open(false); } }
+    var delay = (config.timeDelay || 0) * 1000;
+    var touch = matchMedia('(hover: none)').matches;
+    if (config.triggerMode === 'time_delay' || (config.triggerMode === 'exit_intent' && touch)) setTimeout(trigger, delay);
     if (config.triggerMode === 'scroll') {
       var onScroll = function () {
         var max = document.documentElement.scrollHeight - innerHeight;
-        if (max <= 0 || (scrollY / max) * 100 >= config.scrollPercentage) { removeEventListener('scroll', onScroll); trigger(); }
+        if (max <= 0 || (scrollY / max) * 100 >= config.scrollPercentage) {
+          removeEventListener('scroll', onScroll);
+          removeEventListener('resize', onScroll);
+          trigger();
+        }
       };
       addEventListener('scroll', onScroll, { passive: true });
+      addEventListener('resize', onScroll);
+      // A page too short to scroll never sends a scroll event: it counts as read at once.
+      onScroll();
     }
-    if (config.triggerMode === 'exit_intent') {
+    if (config.triggerMode === 'exit_intent' && !touch) {
       document.addEventListener('mouseout', function onOut(event) {
         if (!event.relatedTarget && event.clientY <= 0) { document.removeEventListener('mouseout', onOut); trigger(); }
       });
     }
   }
 
-  request(api).then(function (r) {
-    if (!r.ok || r.body.closed) return;
-    var root = mount(r.body);
-    if (kind === 'widget') return widget(root, r.body);
-    var panel = h('div', { class: 'panel' });
-    root.appendChild(panel);
-    if (kind === 'form') survey(panel, r.body, null);
-    else ballot(panel, r.body);
-  });
+  function inline(object) {
+    var m = mount(object.theme || {}, { 'data-feedback-embed': kind });
+    var body = h('div', { class: 'body' });
+    var panel = m.paint(h('section', { class: 'panel inline', 'aria-label': object.title || object.question }, [body]));
+    m.root.appendChild(panel);
+    if (object.closed) return fill(body, [h('p', { text: 'This ' + kind + ' is closed.' })]);
+    if (kind === 'poll') {
+      if (recall() === 'voted') return results(body, false);
+      return ballot(body, object);
+    }
+    fill(body, [h('h2', { text: object.title })]);
+    var content = h('div', {});
+    body.appendChild(content);
+    survey(content, object, function () { thanks(body, object, null); });
+  }
+
+  /** The object, then a token (which checks this site is allowed), then the embed; a reason in the console otherwise. */
+  function start() {
+    request(api).then(function (r) {
+      if (!r.ok) return warn(r.body.message || 'the server answered ' + r.status);
+      var object = r.body;
+      if (object.closed && kind === 'widget') return warn('this widget is closed');
+      if (object.closed) return inline(object);
+      return fetchToken().then(function () {
+        if (kind === 'widget') widget(object);
+        else inline(object);
+      }, function (t) {
+        warn(t && t.body ? t.body.message || 'no embed token: ' + t.status : 'could not reach ' + base);
+      });
+    }).catch(function (error) {
+      warn('could not reach ' + base + ' (' + (error && error.message) + ')');
+    });
+  }
+
+  if (document.body) start();
+  else document.addEventListener('DOMContentLoaded', start);
 })();

@@ -1,0 +1,88 @@
+/**
+ * A site owner's setup for browser tests: objects created through the API
+ * of one data directory, the service started on it as its own process, and a
+ * host site on another origin whose pages paste the embed's script tag.
+ */
+import { createServer } from 'node:http';
+import type { Test } from 'tap';
+import { chromium, type Browser } from 'playwright-core';
+import { buildApp } from '../../src/http/app.js';
+import { owner } from './app.js';
+import { freePort, startServer } from './processes.js';
+import { tempDir, testServices } from './services.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
+
+/** Creates (and by default publishes) an object; answers its id. */
+export type Make = (url: string, payload: object, publish?: boolean) => Promise<string>;
+
+export interface HostPage {
+  /** `widget`, `form` or `poll` and the id, for each script tag. */
+  embeds: Array<[string, string]>;
+  /** Extra attributes on every script tag, such as `data-remember="off"`. */
+  attributes?: string;
+  /** CSS of the host page. */
+  css?: string;
+  /** Height of the page's content in px: tall pages scroll, short ones do not. */
+  height?: number;
+}
+
+export interface Site {
+  api: string;
+  apiKey: string;
+  /** Serves `page` at a fresh path on the host origin; answers its address. */
+  page(page: HostPage): string;
+}
+
+export async function embedSite(t: Test, setup: (make: Make) => Promise<void>): Promise<Site> {
+  const dir = tempDir(t);
+  const services = await testServices(t, { dataDir: dir });
+  const app = await buildApp(services);
+  const biz = await owner(services);
+  const make: Make = async (url, payload, publish = true) => {
+    const created = await app.inject({ method: 'POST', url, headers: biz.headers, payload });
+    if (created.statusCode !== 201) throw new Error(`not created: ${created.body}`);
+    const id = created.json().id as string;
+    if (publish) await app.inject({ method: 'PUT', url: `${url}/${id}`, headers: biz.headers, payload: { published: true } });
+    return id;
+  };
+  await setup(make);
+  await app.close();
+  await services.close();
+
+  const api = await startServer({ DATA_DIR: dir });
+  t.teardown(() => api.stop());
+  const pages = new Map<string, HostPage>();
+  const hostPort = await freePort();
+  const host = createServer((request, response) => {
+    const page = pages.get(new URL(request.url!, 'http://x').pathname);
+    if (!page) return void response.writeHead(404).end();
+    const scripts = page.embeds.map(([kind, id]) => `<script src="${api.url}/embed.js" data-${kind}="${id}" ${page.attributes ?? ''} async></script>`).join('');
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+        `<title>A host page</title><style>${page.css ?? ''}</style></head><body><main><h1>A host page</h1>` +
+        `<p><label>Search the site <input id="search" type="text"></label></p>${scripts}<div style="height:${page.height ?? 1600}px">Some content.</div></main></body></html>`,
+    );
+  }).listen(hostPort, '127.0.0.1');
+  t.teardown(() => host.close());
+  let n = 0;
+  return {
+    api: api.url,
+    apiKey: biz.key,
+    page(page) {
+      const path = `/page-${++n}`;
+      pages.set(path, page);
+      return `http://127.0.0.1:${hostPort}${path}`;
+    },
+  };
+}
+
+export async function launch(t: Test): Promise<Browser> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  t.teardown(() => browser.close());
+  return browser;
+}
