@@ -168,7 +168,7 @@
     '.scale span{display:flex;align-items:center;justify-content:center;min-height:44px;border:1px solid var(--line);border-radius:8px;font-size:15px}' +
     '.scale input:checked+span{background:var(--primary);color:var(--on-primary);border-color:var(--primary)}' +
     '.scale input[aria-invalid=true]+span{border-color:var(--err)}' +
-    '.stars span{border:0}.stars svg{fill:none;stroke:var(--fg)}.stars .lit svg{fill:var(--primary);stroke:var(--primary)}' +
+    '.stars span,.stars input:checked+span{border:0;background:none}.stars svg{fill:none;stroke:var(--fg)}.stars .lit svg{fill:var(--primary);stroke:var(--primary)}' +
     '.ends{display:flex;justify-content:space-between;font-size:14px;margin-top:4px}' +
     '.check{display:flex;gap:10px;align-items:flex-start;min-height:44px;padding:10px 0;cursor:pointer}' +
     '.check input{width:24px;height:24px;margin:0;flex:none;accent-color:var(--primary)}' +
@@ -212,7 +212,8 @@
     };
   }
 
-  var REQUIRED = function () { return h('span', { class: 'req', 'aria-hidden': 'true', text: '*' }); };
+  /** The asterisk of a required question, joined to its last word (U+2060) so it never wraps alone; `required` tells assistive technology. */
+  var REQUIRED = function () { return h('span', { class: 'req', 'aria-hidden': 'true', text: '\u2060*' }); };
 
   /** A row of radios (stars, NPS): arrow keys move the choice, as in any radio group. */
   function scale(q, qid, from, to, name, stars) {

@@ -52,6 +52,10 @@ const TARGETS = `(() => [...document.querySelectorAll('[data-feedback-embed]')].
     .filter((el) => el.getClientRects().length > 0)
     .map((el) => { const b = el.getBoundingClientRect(); return { what: el.tagName + '.' + el.className, width: Math.round(b.width), height: Math.round(b.height), font: getComputedStyle(el).fontSize }; })))()`;
 
+/** Required asterisks that start a line of their own: at their label's left edge. */
+const LONE_ASTERISKS = `[...document.querySelectorAll('[data-feedback-embed]')].flatMap((host) =>
+  [...host.shadowRoot.querySelectorAll('.req')].filter((req) => req.getClientRects().length > 0 && req.getBoundingClientRect().left - req.parentElement.getBoundingClientRect().left < 2).map((req) => req.parentElement.textContent))`;
+
 if (!existsSync(CHROMIUM)) {
   t.plan(0, `skipped: no Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
 } else {
@@ -63,6 +67,8 @@ if (!existsSync(CHROMIUM)) {
       for (const type of ['feedback', 'nps', 'contact', 'bug_report'] as const) {
         ids[type] = await make('/api/widgets', { widget_type: type, title: `A ${type.replace('_', ' ')} widget`, theme, trigger_config: { text: 'Feedback' } });
       }
+      // An owner's own dark colours, text colour left to the embed, and a light primary colour under white-on-primary text.
+      ids.owner_dark = await make('/api/widgets', { widget_type: 'feedback', title: 'Dark by the owner', theme: { backgroundColor: '#1e1b4b', primaryColor: '#fbbf24' }, trigger_config: { position: 'bottom-left' } });
       ids.tall = await make('/api/widgets', { widget_type: 'custom', title: 'Eight questions', questions: TALL, theme, trigger_config: { position: 'top-left', icon: 'star' } });
       ids.form = await make('/api/forms', {
         title: 'Join the beta',
@@ -80,7 +86,7 @@ if (!existsSync(CHROMIUM)) {
     const errors: string[] = [];
 
     const kinds = [
-      ...['feedback', 'nps', 'contact', 'bug_report', 'tall'].map((name) => ({ name, kind: 'widget' })),
+      ...['feedback', 'nps', 'contact', 'bug_report', 'owner_dark', 'tall'].map((name) => ({ name, kind: 'widget' })),
       { name: 'form', kind: 'form' },
       { name: 'poll', kind: 'poll' },
     ];
@@ -125,6 +131,7 @@ if (!existsSync(CHROMIUM)) {
               (x) => x.height < 44 || x.width < 24 || (/INPUT|TEXTAREA|SELECT/.test(x.what) && x.font !== '16px'),
             );
             t.same(small, [], `${name}: every control at least 44 px high (24 wide), text inputs at 16 px`);
+            t.same(await tab.evaluate(LONE_ASTERISKS), [], `${name}: no required asterisk wraps onto a line of its own`);
             t.same(await axe(tab), [], `${name}: axe finds nothing serious or critical`);
             await tab.screenshot({ path: `${ARTIFACTS}matrix-${name}-${size.label}-${scheme}.png` });
           }
