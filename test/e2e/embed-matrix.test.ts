@@ -52,6 +52,14 @@ const TARGETS = `(() => [...document.querySelectorAll('[data-feedback-embed]')].
     .filter((el) => el.getClientRects().length > 0)
     .map((el) => { const b = el.getBoundingClientRect(); return { what: el.tagName + '.' + el.className, width: Math.round(b.width), height: Math.round(b.height), font: getComputedStyle(el).fontSize }; })))()`;
 
+/** The box around every visible part of the embeds (panel, launcher), 16 px wider on each side. */
+const EMBED_BOX = `(() => {
+  const boxes = [...document.querySelectorAll('[data-feedback-embed]')].flatMap((host) => [...host.shadowRoot.querySelectorAll('.panel:not([hidden]), .launcher')].map((el) => el.getBoundingClientRect()));
+  const x = Math.max(0, Math.min(...boxes.map((b) => b.left)) - 16);
+  const y = Math.max(0, Math.min(...boxes.map((b) => b.top)) - 16);
+  return { x, y, width: Math.min(innerWidth, Math.max(...boxes.map((b) => b.right)) + 16) - x, height: Math.min(innerHeight, Math.max(...boxes.map((b) => b.bottom)) + 16) - y };
+})()`;
+
 /** Required asterisks that start a line of their own: at their label's left edge. */
 const LONE_ASTERISKS = `[...document.querySelectorAll('[data-feedback-embed]')].flatMap((host) =>
   [...host.shadowRoot.querySelectorAll('.req')].filter((req) => req.getClientRects().length > 0 && req.getBoundingClientRect().left - req.parentElement.getBoundingClientRect().left < 2).map((req) => req.parentElement.textContent))`;
@@ -134,6 +142,11 @@ if (!existsSync(CHROMIUM)) {
             t.same(await tab.evaluate(LONE_ASTERISKS), [], `${name}: no required asterisk wraps onto a line of its own`);
             t.same(await axe(tab), [], `${name}: axe finds nothing serious or critical`);
             await tab.screenshot({ path: `${ARTIFACTS}matrix-${name}-${size.label}-${scheme}.png` });
+            if (['feedback', 'form', 'poll'].includes(name) && size.label === 'desktop') {
+              // The pictures in the README: the embed alone, with a margin of the page around it.
+              const clip = (await tab.evaluate(EMBED_BOX)) as { x: number; y: number; width: number; height: number };
+              await tab.screenshot({ path: `${ARTIFACTS}readme-${kind}-${scheme}.png`, clip });
+            }
           }
         });
       }
