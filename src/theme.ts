@@ -17,11 +17,12 @@ export const Colour = z
 export const ThemeMode = z.enum(['light', 'dark', 'auto']);
 
 export const Theme = z.strictObject({
-  primaryColor: Colour.default('#4f46e5'),
-  backgroundColor: Colour.default('#ffffff'),
-  /** null: near-black or white, whichever reads better on the background. */
-  text_color: Colour.nullable().default(null),
-  mode: ThemeMode.default('light'),
+  primaryColor: Colour.default('#4f46e5').describe('Buttons, the launcher, the chosen answer; text on it is near-black or white, whichever reads better'),
+  backgroundColor: Colour.default('#ffffff').describe('The panel in light mode'),
+  text_color: Colour.nullable()
+    .default(null)
+    .describe('Text in light mode; needs a contrast of at least 4.5:1 on backgroundColor (else 400). null: near-black or white, whichever reads better'),
+  mode: ThemeMode.default('light').describe("light: the owner's colours; dark: the embed's dark palette with primaryColor; auto: as the visitor's prefers-color-scheme says"),
 });
 export type Theme = z.output<typeof Theme>;
 
