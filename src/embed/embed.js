@@ -205,10 +205,17 @@
     root.appendChild(h('style', { text: CSS }));
     if (kind === 'widget') document.body.appendChild(host);
     else script.parentNode.insertBefore(host, script.nextSibling);
-    var colours = palette(theme);
+    var painted = [];
+    function paint(el) {
+      var colours = palette(theme);
+      for (var k in colours) el.style.setProperty(k, colours[k]);
+      return el;
+    }
+    // `auto` follows the visitor switching their system's scheme while the page is open.
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', function () { painted.forEach(paint); });
     return {
       root: root,
-      paint: function (el) { for (var k in colours) el.style.setProperty(k, colours[k]); return el; },
+      paint: function (el) { painted.push(el); return paint(el); },
     };
   }
 
@@ -422,10 +429,13 @@
       config.showText && config.text ? h('span', { text: config.text, 'aria-hidden': 'true' }) : null,
     ]));
     var built = false;
+    // Once the visitor has opened the panel themselves, no trigger opens it again.
+    var fired = false;
     var answered = false;
     var timer = null;
     /** Opened by a trigger, the panel leaves focus where the visitor had it; opened by them, it takes it. */
     function open(byVisitor) {
+      fired = fired || byVisitor;
       if (!built) {
         built = true;
         // The time to answer counts from here: the token carries when it was issued.
@@ -460,7 +470,6 @@
     box.append(panel, launcher);
     m.root.appendChild(box);
     if (memory === 'dismissed') return;
-    var fired = false;
     function trigger() { if (!fired && panel.hidden) { fired = true; open(false); } }
     var delay = (config.timeDelay || 0) * 1000;
     var touch = matchMedia('(hover: none)').matches;

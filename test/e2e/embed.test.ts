@@ -29,7 +29,7 @@ if (!existsSync(CHROMIUM)) {
       for (const [mode, trigger] of modes) {
         ids[mode] = await make('/api/widgets', { widget_type: 'feedback', title: `Rate us (${mode})`, trigger_config: { ...trigger, triggerMode: mode }, theme: { primaryColor: '#0f766e' }, settings: { allowed_domains: ['127.0.0.1'] } });
       }
-      ids.nps = await make('/api/widgets', { widget_type: 'nps', title: 'Would you recommend us?', trigger_config: { text: 'Recommend us' } });
+      ids.nps = await make('/api/widgets', { widget_type: 'nps', title: 'Would you recommend us?', trigger_config: { text: 'Recommend us' }, theme: { mode: 'auto' } });
       ids.second = await make('/api/widgets', { widget_type: 'contact', title: 'Write to us', trigger_config: { text: 'Contact' } });
       ids.elsewhere = await make('/api/widgets', { widget_type: 'feedback', title: 'Elsewhere', settings: { allowed_domains: ['example.com'] } });
       ids.draft = await make('/api/widgets', { widget_type: 'feedback', title: 'Draft' }, false);
@@ -126,6 +126,27 @@ if (!existsSync(CHROMIUM)) {
       await tab.locator('.launcher').waitFor();
       await tab.clock.runFor(60_000);
       t.equal(await tab.locator('.launcher').getAttribute('aria-expanded'), 'false', 'the delay trigger stays quiet after a dismissal');
+      await close();
+    });
+
+    t.test('a panel the visitor opened and closed before the delay stays closed when the delay comes', async (t) => {
+      const { tab, close } = await visit(widget('time_delay', { attributes: 'data-remember="off"' }), { clock: true });
+      await tab.locator('.launcher').click();
+      await tab.keyboard.press('Escape');
+      await tab.clock.runFor(1000);
+      t.equal(await tab.locator('.launcher').getAttribute('aria-expanded'), 'false');
+      await close();
+    });
+
+    t.test('theme mode auto follows the visitor switching their system to dark and back', async (t) => {
+      const { tab, close } = await visit(widget('nps'), { colorScheme: 'light' });
+      await tab.locator('.launcher').click();
+      const background = () => tab.getByRole('dialog').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor as string);
+      t.equal(await background(), 'rgb(255, 255, 255)', 'light');
+      await tab.emulateMedia({ colorScheme: 'dark' });
+      t.equal(await background(), 'rgb(17, 24, 39)', 'dark');
+      await tab.emulateMedia({ colorScheme: 'light' });
+      t.equal(await background(), 'rgb(255, 255, 255)', 'light again');
       await close();
     });
 
@@ -242,7 +263,7 @@ if (!existsSync(CHROMIUM)) {
       t.equal(await tab.locator(`[data-feedback-embed] #${describedBy}`).textContent(), 'Please enter a valid email address.', 'the message is the one the field points to');
       t.equal(await tab.locator('[data-feedback-embed] [role=status]').textContent(), '', 'and nothing generic under Send');
       t.match(await shadowFocus(tab), /type="email"/, 'focus goes to the field');
-      const border = await email.evaluate('(el) => getComputedStyle(el).borderTopColor');
+      const border = await email.evaluate((el) => (globalThis as any).getComputedStyle(el).borderTopColor as string);
       t.equal(border, 'rgb(185, 28, 28)', 'with a red border');
       await tab.screenshot({ path: `${ARTIFACTS}embed-form-field-error.png` });
       await email.fill('ada@example.com');

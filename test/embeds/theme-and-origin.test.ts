@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import t from 'tap';
+import { catalog } from '../../src/domain-events.js';
 import { contrastRatio, parseColour, themeProblems } from '../../src/theme.js';
 import { owner, publishedWidget, testApp } from '../support/app.js';
 
@@ -19,6 +21,16 @@ t.test('themeProblems: a named text colour must read on its background; none nam
   t.same(themeProblems({ ...theme, text_color: null }), [], 'no text colour: the embed picks one');
   t.same(themeProblems({ ...theme, text_color: '#f9fafb' }), [], 'light on dark');
   t.match(themeProblems({ ...theme, text_color: '#1f2937' }), [{ path: 'body.theme.text_color', message: /contrast of 1\.\d+:1 on backgroundColor #111827.*4\.5:1/ }]);
+});
+
+t.test('themes stored before text_color and mode read as they always looked: the text colour picked, light', async (t) => {
+  for (const file of ['WidgetCreated.v2.json', 'FormCreated.v1.json', 'WidgetUpdated.v2.json']) {
+    const fixture = JSON.parse(readFileSync(new URL(`../fixtures/events/${file}`, import.meta.url), 'utf8'));
+    const event = catalog.parse({ id: 'e1', streamId: fixture.stream, revision: 0n, position: 1n, type: fixture.type, data: fixture.data, metadata: fixture.metadata, recordedAt: fixture.metadata.occurred_at })!;
+    const data = event.data as { theme?: object; changes?: { theme?: object } };
+    const before = fixture.data.theme ?? fixture.data.changes.theme;
+    t.same(data.theme ?? data.changes?.theme, { ...before, text_color: null, mode: 'light' }, file);
+  }
 });
 
 t.test('themes through the API: defaults, new fields, and unreadable text refused with a 400 at the field', async (t) => {
