@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ARTIFACTS, CHROMIUM, embedSite, launch, type Site } from '../support/embed-site.js';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
@@ -119,38 +119,41 @@ if (!existsSync(CHROMIUM)) {
       return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
     }
 
-    for (const scheme of ['light', 'dark'] as const) {
-      for (const size of sizes) {
-        t.test(`${size.label} ${size.width}×${size.height}, ${scheme}`, async (t) => {
-          const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, colorScheme: scheme, hasTouch: size.label === 'phone', isMobile: size.label === 'phone' });
-          t.teardown(() => context.close());
-          const tab = await context.newPage();
-          tab.on('pageerror', (error) => errors.push(`${tab.url()}: ${error.message}`));
-          for (const { name, kind } of kinds) {
-            await tab.goto(site.page({ embeds: [[kind, ids[name]!]], attributes: `data-remember="off"${kind === 'poll' ? ' data-mode="auto"' : ''}` }));
-            await show(tab, kind);
-            const panel = (await tab.evaluate(PANEL)) as any;
-            t.ok(panel.top >= 0 && panel.left >= 0 && panel.right <= panel.viewport.width, `${name}: the panel lies inside the viewport's width${kind === 'widget' ? ' and below its top' : ''}`);
-            if (kind === 'widget') t.ok(panel.bottom <= panel.viewport.height, `${name}: and above its bottom`);
-            t.ok(panel.pageWidth <= panel.viewport.width, `${name}: nothing overflows the page sideways`);
-            if (panel.close) t.ok(panel.close.top >= 0 && panel.close.width >= 44 && panel.close.height >= 44, `${name}: its close button is on screen and 44×44`);
-            if (name === 'tall') t.ok(panel.scrolls, 'the tall panel scrolls inside itself');
-            const small = ((await tab.evaluate(TARGETS)) as Array<{ what: string; width: number; height: number; font: string }>).filter(
-              (x) => x.height < 44 || x.width < 24 || (/INPUT|TEXTAREA|SELECT/.test(x.what) && x.font !== '16px'),
-            );
-            t.same(small, [], `${name}: every control at least 44 px high (24 wide), text inputs at 16 px`);
-            t.same(await tab.evaluate(LONE_ASTERISKS), [], `${name}: no required asterisk wraps onto a line of its own`);
-            t.same(await axe(tab), [], `${name}: axe finds nothing serious or critical`);
-            await tab.screenshot({ path: `${ARTIFACTS}matrix-${name}-${size.label}-${scheme}.png` });
-            if (['feedback', 'form', 'poll'].includes(name) && size.label === 'desktop') {
-              // The pictures in the README: the embed alone, with a margin of the page around it.
-              const clip = (await tab.evaluate(EMBED_BOX)) as { x: number; y: number; width: number; height: number };
-              await tab.screenshot({ path: `${ARTIFACTS}readme-${kind}-${scheme}.png`, clip });
-            }
-          }
-        });
+    /** One visitor's browser at one size and scheme, through every kind in turn. */
+    async function visitAll(t: Test, size: (typeof sizes)[number], scheme: 'light' | 'dark') {
+      const label = `${size.label} ${scheme}`;
+      const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, colorScheme: scheme, hasTouch: size.label === 'phone', isMobile: size.label === 'phone' });
+      t.teardown(() => context.close());
+      const tab = await context.newPage();
+      tab.on('pageerror', (error) => errors.push(`${tab.url()}: ${error.message}`));
+      for (const { name, kind } of kinds) {
+        await tab.goto(site.page({ embeds: [[kind, ids[name]!]], attributes: `data-remember="off"${kind === 'poll' ? ' data-mode="auto"' : ''}` }));
+        await show(tab, kind);
+        const panel = (await tab.evaluate(PANEL)) as any;
+        t.ok(panel.top >= 0 && panel.left >= 0 && panel.right <= panel.viewport.width, `${label} ${name}: the panel lies inside the viewport's width${kind === 'widget' ? ' and below its top' : ''}`);
+        if (kind === 'widget') t.ok(panel.bottom <= panel.viewport.height, `${label} ${name}: and above its bottom`);
+        t.ok(panel.pageWidth <= panel.viewport.width, `${label} ${name}: nothing overflows the page sideways`);
+        if (panel.close) t.ok(panel.close.top >= 0 && panel.close.width >= 44 && panel.close.height >= 44, `${label} ${name}: its close button is on screen and 44×44`);
+        if (name === 'tall') t.ok(panel.scrolls, `${label}: the tall panel scrolls inside itself`);
+        const small = ((await tab.evaluate(TARGETS)) as Array<{ what: string; width: number; height: number; font: string }>).filter(
+          (x) => x.height < 44 || x.width < 24 || (/INPUT|TEXTAREA|SELECT/.test(x.what) && x.font !== '16px'),
+        );
+        t.same(small, [], `${label} ${name}: every control at least 44 px high (24 wide), text inputs at 16 px`);
+        t.same(await tab.evaluate(LONE_ASTERISKS), [], `${label} ${name}: no required asterisk wraps onto a line of its own`);
+        t.same(await axe(tab), [], `${label} ${name}: axe finds nothing serious or critical`);
+        await tab.screenshot({ path: `${ARTIFACTS}matrix-${name}-${size.label}-${scheme}.png` });
+        if (['feedback', 'form', 'poll'].includes(name) && size.label === 'desktop') {
+          // The pictures in the README: the embed alone, with a margin of the page around it.
+          const clip = (await tab.evaluate(EMBED_BOX)) as { x: number; y: number; width: number; height: number };
+          await tab.screenshot({ path: `${ARTIFACTS}readme-${kind}-${scheme}.png`, clip });
+        }
       }
     }
+
+    // The four browsers run side by side: the matrix is most of this file's time.
+    t.test('1280×800 and 390×844, light and dark', async (t) => {
+      await Promise.all(sizes.flatMap((size) => (['light', 'dark'] as const).map((scheme) => visitAll(t, size, scheme))));
+    });
 
     t.test('hostile host CSS changes nothing inside the embed', async (t) => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
