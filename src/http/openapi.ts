@@ -79,6 +79,12 @@ body { margin: 0; }
 `;
 
 /**
+ * Swagger-ui's page has no viewport tag, so phones lay it out 980 px wide and
+ * shrink it; this file, loaded before the page renders, adds one.
+ */
+const VIEWPORT_JS = `document.head.insertAdjacentHTML('beforeend', '<meta name="viewport" content="width=device-width, initial-scale=1">');\n`;
+
+/**
  * OpenAPI 3.1 from the routes' own zod schemas (the same ones that validate
  * requests and replies), served at GET /api/openapi.json, with an interactive
  * reference at /docs and the written one at /docs/api.md.
@@ -120,7 +126,7 @@ export async function registerOpenApi(app: App, services: Services): Promise<voi
   await app.register(swaggerUi, {
     routePrefix: ADDRESSES.docs,
     staticCSP: docsPolicy(services.config.PUBLIC_BASE_URL),
-    theme: { title: `${SERVICE.name}: API`, css: [{ filename: 'mobile.css', content: MOBILE_CSS }] },
+    theme: { title: `${SERVICE.name}: API`, css: [{ filename: 'mobile.css', content: MOBILE_CSS }], js: [{ filename: 'viewport.js', content: VIEWPORT_JS }] },
     uiConfig: { layout: 'BaseLayout', deepLinking: true },
   });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
