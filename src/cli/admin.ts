@@ -121,7 +121,7 @@ async function printStatus(services: Services, out: Output) {
   );
 }
 
-/** Every command, in the order `--help` lists them. */
+/** Every command, one entry each, in the order `--help` lists them. */
 const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   command({
     name: 'create-account',
@@ -235,7 +235,6 @@ async function scavengeKurrent(url: string, threads: number | undefined, out: Ou
     out(JSON.stringify({ node: request.node, scavenge_id: await startScavenge(request) }));
   }
 }
-
 
 /** The options' values as the command's schema takes them, or the one thing wrong with them. */
 function validate(spec: CommandSpec<z.ZodType>, values: Record<string, unknown>): unknown {
