@@ -1,10 +1,11 @@
 // `npm run build [-- OUT_DIR]`: compiles src/ and projections/ into OUT_DIR
-// (dist/ by default), then copies the embed script beside its route as it is.
+// (dist/ by default), then copies the embed script beside its route as it is,
+// and the API reference where the server serves it from (OUT_DIR/docs/).
 // Browsers load that script as a classic script, so it must reach them byte
 // for byte as written: compiled as a module it would end in `export {};`,
 // which a classic script refuses.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,3 +21,5 @@ try {
   process.exit(1);
 }
 copyFileSync(join(root, 'src/embed/embed.js'), join(outDir, 'src/embed/embed.js'));
+mkdirSync(join(outDir, 'docs'), { recursive: true });
+copyFileSync(join(root, 'docs/api.md'), join(outDir, 'docs/api.md'));

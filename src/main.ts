@@ -1,3 +1,4 @@
+import { addressesAt } from './about.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './http/app.js';
 import { createLogger, openServices } from './services.js';
@@ -31,10 +32,18 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  await app.listen({ port: config.PORT, host: config.HOST });
+  const listening = await app.listen({ port: config.PORT, host: config.HOST });
+  const base = config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? listening;
+  const at = addressesAt(base);
+  // The line a newcomer reads first: where each part of the service is.
+  const where =
+    config.ROLE === 'projector'
+      ? { health: at.health, ready: at.ready }
+      : { docs: at.docs, api_reference: at.api_reference, openapi: at.openapi, embed_script: at.embed_script, health: at.health, ready: at.ready };
+  const parts = config.ROLE === 'projector' ? `health ${at.health}, readiness ${at.ready}` : `API docs ${at.docs}, OpenAPI ${at.openapi}, embed script ${at.embed_script}, health ${at.health}`;
   logger.info(
-    { role: config.ROLE, events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR },
-    'feedback service ready',
+    { role: config.ROLE, events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR, url: base, ...where },
+    `feedback service ready at ${base}: ${parts}`,
   );
 }
 

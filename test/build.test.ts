@@ -46,6 +46,10 @@ t.test('the built output is the product: plain node serves the same API, the emb
   t.doesNotThrow(() => new Script(served.toString('utf8'), { filename: 'embed.js' }), 'it parses as a classic script');
   t.throws(() => new Script(`${served.toString('utf8')}\nexport {};`), 'which a module tail would not');
 
+  const reference = await fetch(`${server.url}/docs/api.md`);
+  t.equal(reference.status, 200, 'the API reference the docs link to is in the build');
+  t.equal(await reference.text(), readFileSync(join(ROOT, 'docs/api.md'), 'utf8'));
+
   const { app } = await testApp(t);
   const openapi = await fetch(`${server.url}/api/openapi.json`);
   t.same(await openapi.json(), (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json(), 'the same API as the sources serve');

@@ -53,7 +53,7 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
       return [{ type: 'ApiKeyIssued', data: { account_id, ...command.key, issued_at: command.at } }];
     case 'RevokeApiKey': {
       const key = state.keys.get(command.key_id);
-      if (!key) throw new AppError('key_not_found', `no key ${command.key_id} on this account`);
+      if (!key) throw new AppError('key_not_found', 'no such key');
       // Revoking twice changes nothing and is not an error.
       if (key.revoked) return [];
       return [{ type: 'ApiKeyRevoked', data: { account_id, key_id: command.key_id, revoked_at: command.at } }];

@@ -44,7 +44,7 @@ export async function createKey(deps: Deps, input: { accountId: string; name: st
 
 export async function revokeKey(deps: Deps, keyId: string, actor = 'cli') {
   const doc = await deps.readModels.get(API_KEYS, keyId);
-  if (!doc) throw new AppError('key_not_found', `no key ${keyId}`);
+  if (!doc) throw new AppError('key_not_found', 'no such key');
   const m = meta(deps, actor);
   await execute(deps.commands, account, String(doc.account_id), { type: 'RevokeApiKey', key_id: keyId, at: m.at.toISOString() }, m);
   return { key_id: keyId, revoked: true as const };
@@ -58,7 +58,7 @@ export async function changePlan(deps: Deps, accountId: string, plan: Plan, acto
 
 /** What may be shown of an account's keys: never the key, never its hash. */
 export async function listKeys(deps: Deps, accountId: string) {
-  if (!(await deps.readModels.get('accounts', accountId))) throw new AppError('account_not_found', `no account ${accountId}`);
+  if (!(await deps.readModels.get('accounts', accountId))) throw new AppError('account_not_found', 'no such account');
   const keys = await deps.readModels.find(API_KEYS, { account_id: accountId }, { sort: [['created_at', 1], ['id', 1]] });
   return Promise.all(
     keys.map(async (k) => ({

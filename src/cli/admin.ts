@@ -3,11 +3,12 @@
  * the audit feed, rebuilds and scavenges. It opens the same stores as the
  * server (same environment) and works while the server runs.
  *
- * Exit status: 0 done, 1 the stores failed, the configuration is invalid or
- * the history holds an event this version cannot read (rebuild),
+ * Exit status: 0 done (also when the reader of its output went away, as
+ * `admin events | head` does), 1 the stores failed, the configuration is
+ * invalid or the history holds an event this version cannot read (rebuild),
  * 2 bad arguments (including ids that do not exist).
  */
-import { parseArgs } from 'node:util';
+import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
 import { checkpointKey } from '../../projections/projection.js';
@@ -21,36 +22,47 @@ import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-sc
 import { PROJECTOR_LEASE } from '../projector.js';
 import { createLogger, openServices, type Services } from '../services.js';
 
-const USAGE = `usage: admin <command> [options]
-
-  create-account --name NAME --plan free|pro|business [--scopes LIST]
-  create-key --account ID --name NAME [--scopes LIST]
-  revoke-key --key KEY_ID
-  list-keys --account ID
-  set-plan --account ID --plan free|pro|business
-  events [--after POSITION]             the event history as NDJSON, from the start or from just after
-                                        POSITION (the "position" of a line it printed, on either store)
-  events --stream STREAM [--from REV]   one stream's events, from revision REV (0-based, inclusive)
-  rebuild                               rebuild every read model from the event history (a running server keeps serving)
-  scavenge [--threads N]                with KurrentDB, start a scavenge on each node in EVENTSTORE_URL
-                                        (erased events leave its files only then); else nothing to do
-  status                                the head of the history, each projection's position, a halt if any,
-                                        and which process holds the projector lease (and until when)
-
-LIST is comma-separated, from: ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')}).`;
-
-class UsageError extends Error {}
-
 type Output = (line: string) => void;
+
+/** What a command's job gets: the configuration, the stores (opened on first use) and stdout. */
+interface Context {
+  config: Config;
+  stores(): Promise<Services>;
+  out: Output;
+}
+
+/**
+ * One command: its options as commander shows them (the description is also
+ * the hint when the option is missing), the schema its values must pass, and
+ * the job it runs once they did.
+ */
+interface CommandSpec<S extends z.ZodType> {
+  name: string;
+  description: string;
+  options: Array<{ flags: `--${string} <${string}>`; description: string }>;
+  schema: S;
+  job(values: z.output<S>, context: Context): Promise<void>;
+}
+const command = <S extends z.ZodType>(spec: CommandSpec<S>) => spec as unknown as CommandSpec<z.ZodType>;
+
+/** Bad arguments: exit 2, one line on stderr. */
+class UsageError extends Error {}
+/** Stdout's reader went away: nothing more to say, and nothing wrong. */
+class OutputClosed extends Error {}
+class StoresUnavailable extends Error {}
+
+const SCOPE_LIST = `comma-separated, from ${Scope.options.join(', ')} (default ${DEFAULT_SCOPES.join(',')})`;
+const PLANS = 'free, pro or business';
 
 const Scopes = z
   .string()
   .transform((list) => list.split(',').map((s) => s.trim()).filter(Boolean))
-  .pipe(z.array(Scope, { error: `scopes must come from ${Scope.options.join(', ')}` }).min(1, 'give at least one scope'))
+  .pipe(z.array(z.enum(Scope.options, `must come from ${Scope.options.join(', ')}`)).min(1, 'must name at least one scope'))
   .transform((scopes) => [...new Set(scopes)]);
 const Name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const Id = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'is not a valid id');
 const Position = z.string().regex(/^\d{1,20}$/, 'must be a whole number').transform(BigInt);
+const PlanOption = z.enum(Plan.options, `must be ${PLANS}`);
 /**
  * `--after` takes a position as printed: exclusive, so the last position of
  * one run resumes the next. Not `--from N` read as N - 1: KurrentDB's
@@ -67,57 +79,6 @@ const EventsOptions = z
     }
   });
 const Threads = z.string().regex(/^[1-9]\d{0,2}$/, 'must be a whole number from 1 to 999').transform(Number);
-
-const COMMANDS = {
-  'create-account': {
-    options: { name: { type: 'string' }, plan: { type: 'string' }, scopes: { type: 'string' } },
-    schema: z.object({ name: Name, plan: Plan, scopes: Scopes.optional() }),
-  },
-  'create-key': {
-    options: { account: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
-    schema: z.object({ account: Id, name: Name, scopes: Scopes.optional() }),
-  },
-  'revoke-key': { options: { key: { type: 'string' } }, schema: z.object({ key: Id }) },
-  'list-keys': { options: { account: { type: 'string' } }, schema: z.object({ account: Id }) },
-  'set-plan': {
-    options: { account: { type: 'string' }, plan: { type: 'string' } },
-    schema: z.object({ account: Id, plan: Plan }),
-  },
-  events: {
-    options: { stream: { type: 'string' }, from: { type: 'string' }, after: { type: 'string' } },
-    schema: EventsOptions,
-  },
-  rebuild: { options: {}, schema: z.object({}) },
-  scavenge: { options: { threads: { type: 'string' } }, schema: z.object({ threads: Threads.optional() }) },
-  status: { options: {}, schema: z.object({}) },
-} satisfies Record<string, { options: Record<string, { type: 'string' }>; schema: z.ZodType }>;
-
-type Commands = typeof COMMANDS;
-type Parsed = { [K in keyof Commands]: { command: K; values: z.output<Commands[K]['schema']> } }[keyof Commands];
-const isCommand = (name: string): name is keyof Commands => Object.hasOwn(COMMANDS, name);
-
-/** Parses argv into a command and its validated options; throws UsageError. */
-function parseCommand(argv: string[]): Parsed {
-  const [command, ...rest] = argv;
-  if (command === 'help' || command === '--help') throw new UsageError('');
-  if (!command) throw new UsageError('a command is required');
-  if (!isCommand(command)) throw new UsageError(`unknown command: ${command}`);
-  const spec: { options: Record<string, { type: 'string' }>; schema: z.ZodType } = COMMANDS[command];
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({ args: rest, options: spec.options, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const parsed = spec.schema.safeParse(values);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const option = issue.path.length ? `--${String(issue.path[0])}` : command;
-    const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
-    throw new UsageError(`${option} ${message}`);
-  }
-  return { command, values: parsed.data } as Parsed;
-}
 
 const auditLine = (e: StoredEvent) =>
   JSON.stringify({
@@ -160,39 +121,110 @@ async function printStatus(services: Services, out: Output) {
   );
 }
 
-async function run(services: Services, { command, values: v }: Parsed, out: Output) {
-  switch (command) {
-    case 'create-account':
-      return out(JSON.stringify(await openAccount(services, { name: v.name, plan: v.plan, scopes: v.scopes ?? DEFAULT_SCOPES })));
-    case 'create-key':
-      return out(JSON.stringify(await createKey(services, { accountId: v.account, name: v.name, scopes: v.scopes ?? DEFAULT_SCOPES })));
-    case 'revoke-key':
+/** Every command, one entry each, in the order `--help` lists them. */
+const COMMANDS: Array<CommandSpec<z.ZodType>> = [
+  command({
+    name: 'create-account',
+    description: 'open an account with its first key; prints the key, once',
+    options: [
+      { flags: '--name <name>', description: 'the account name' },
+      { flags: '--plan <plan>', description: PLANS },
+      { flags: '--scopes <list>', description: SCOPE_LIST },
+    ],
+    schema: z.object({ name: Name, plan: PlanOption, scopes: Scopes.optional() }),
+    job: async (v, { stores, out }) => out(JSON.stringify(await openAccount(await stores(), { name: v.name, plan: v.plan, scopes: v.scopes ?? DEFAULT_SCOPES }))),
+  }),
+  command({
+    name: 'create-key',
+    description: 'make another key for an account; prints the key, once',
+    options: [
+      { flags: '--account <id>', description: 'the account id (acc_…)' },
+      { flags: '--name <name>', description: 'a name for the key' },
+      { flags: '--scopes <list>', description: SCOPE_LIST },
+    ],
+    schema: z.object({ account: Id, name: Name, scopes: Scopes.optional() }),
+    job: async (v, { stores, out }) => out(JSON.stringify(await createKey(await stores(), { accountId: v.account, name: v.name, scopes: v.scopes ?? DEFAULT_SCOPES }))),
+  }),
+  command({
+    name: 'revoke-key',
+    description: 'revoke a key (the server refuses it within 2 s)',
+    options: [{ flags: '--key <id>', description: 'the key id (key_…)' }],
+    schema: z.object({ key: Id }),
+    job: async (v, { stores, out }) => {
+      const services = await stores();
       // The key's account is found through the read models: bring them up to date first.
       await services.projections.catchUp();
-      return out(JSON.stringify(await revokeKey(services, v.key)));
-    case 'list-keys':
+      out(JSON.stringify(await revokeKey(services, v.key)));
+    },
+  }),
+  command({
+    name: 'list-keys',
+    description: "an account's keys: prefix, scopes and dates, never a key",
+    options: [{ flags: '--account <id>', description: 'the account id (acc_…)' }],
+    schema: z.object({ account: Id }),
+    job: async (v, { stores, out }) => {
+      const services = await stores();
       await services.projections.catchUp();
-      return out(JSON.stringify(await listKeys(services, v.account)));
-    case 'set-plan':
-      return out(JSON.stringify(await changePlan(services, v.account, v.plan)));
-    case 'events':
-      return printEvents(services, v, out);
-    case 'rebuild': {
+      out(JSON.stringify(await listKeys(services, v.account)));
+    },
+  }),
+  command({
+    name: 'set-plan',
+    description: "change an account's plan",
+    options: [
+      { flags: '--account <id>', description: 'the account id (acc_…)' },
+      { flags: '--plan <plan>', description: PLANS },
+    ],
+    schema: z.object({ account: Id, plan: PlanOption }),
+    job: async (v, { stores, out }) => out(JSON.stringify(await changePlan(await stores(), v.account, v.plan))),
+  }),
+  command({
+    name: 'events',
+    description: 'the event history as NDJSON, one event a line with its position',
+    options: [
+      { flags: '--after <position>', description: 'start just after this position (one this command printed)' },
+      { flags: '--stream <stream>', description: "only this stream's events" },
+      { flags: '--from <revision>', description: 'with --stream: from this revision (0-based, inclusive)' },
+    ],
+    schema: EventsOptions,
+    job: async (v, { stores, out }) => printEvents(await stores(), v, out),
+  }),
+  command({
+    name: 'rebuild',
+    description: 'rebuild every read model from the event history (a running server keeps serving)',
+    options: [],
+    schema: z.object({}),
+    job: async (_v, { stores, out }) => {
+      const services = await stores();
       const started = performance.now();
       const events = await services.projections.rebuild();
       const halted = services.projections.halted;
       if (halted) throw new Error(haltMessage(halted));
       const seconds = (performance.now() - started) / 1000;
-      return out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
-    }
-    case 'scavenge':
+      out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
+    },
+  }),
+  command({
+    name: 'scavenge',
+    description: 'with KurrentDB, start a scavenge on each node of EVENTSTORE_URL (erased events leave its files only then)',
+    options: [{ flags: '--threads <n>', description: 'scavenge threads a node, 1 to 999' }],
+    schema: z.object({ threads: Threads.optional() }),
+    job: async (v, { config, stores, out }) => {
+      if (config.EVENTSTORE_URL) return scavengeKurrent(config.EVENTSTORE_URL, v.threads, out);
+      const services = await stores();
       // Erasure already did this; again here for one a reader held up (the store warns then).
       await Promise.all([services.events.expunge(), services.readModels.expunge()]);
-      return out(JSON.stringify({ store: services.events.kind, scavenge_id: null, needed: false, reason: 'the embedded store overwrites erased events when it erases them' }));
-    case 'status':
-      return printStatus(services, out);
-  }
-}
+      out(JSON.stringify({ store: services.events.kind, scavenge_id: null, needed: false, reason: 'the embedded store overwrites erased events when it erases them' }));
+    },
+  }),
+  command({
+    name: 'status',
+    description: 'the head of the history, each projection, a halt if any, and who holds the projector lease',
+    options: [],
+    schema: z.object({}),
+    job: async (_v, { stores, out }) => printStatus(await stores(), out),
+  }),
+];
 
 /**
  * The scavenge of KurrentDB goes to its nodes' HTTP endpoint, so it needs
@@ -204,16 +236,87 @@ async function scavengeKurrent(url: string, threads: number | undefined, out: Ou
   }
 }
 
+/** The options' values as the command's schema takes them, or the one thing wrong with them. */
+function validate(spec: CommandSpec<z.ZodType>, values: Record<string, unknown>): unknown {
+  const parsed = spec.schema.safeParse(values);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const name = issue.path.length ? String(issue.path[0]) : undefined;
+  if (name === undefined) throw new UsageError(`${spec.name}: ${issue.message}`);
+  if (values[name] === undefined) {
+    const hint = spec.options.find((option) => option.flags.startsWith(`--${name} `))?.description;
+    throw new UsageError(`missing --${name}${hint ? ` (${hint})` : ''}`);
+  }
+  throw new UsageError(`--${name} ${issue.message}`);
+}
+
+/** Commander's refusals, in this command's words. */
+function reworded(error: CommanderError, argv: string[]): string {
+  const name = COMMANDS.some((spec) => spec.name === argv[0]) ? argv[0] : undefined;
+  const quoted = /'([^']+)'/.exec(error.message)?.[1] ?? '';
+  const suggested = /\(Did you mean (?:one of )?([^?]+)\?\)/.exec(error.message)?.[1];
+  const suggestion = suggested ? ` — did you mean ${suggested.split(', ').map((s) => `'${s}'`).join(' or ')}?` : '';
+  switch (error.code) {
+    case 'commander.unknownCommand':
+      return `unknown command '${argv[0]}'${suggestion}`;
+    case 'commander.unknownOption':
+      return `unknown option '${quoted}'${name ? ` for ${name}` : ''}${suggestion}`;
+    case 'commander.optionMissingArgument':
+      return `${quoted.split(' ')[0]} needs a value`;
+    case 'commander.excessArguments':
+      return `${name ?? 'admin'} takes options only, not arguments`;
+    default:
+      return error.message.replace(/^error: /, '');
+  }
+}
+
+/**
+ * Parses argv into the job to run: help goes to stdout and answers undefined;
+ * bad arguments throw UsageError (help is printed only for no command at all).
+ */
+async function parse(argv: string[], write: { out: (text: string) => void; err: (text: string) => void }): Promise<((context: Context) => Promise<void>) | undefined> {
+  let chosen: ((context: Context) => Promise<void>) | undefined;
+  const program = new Command('admin')
+    .usage('<command> [options]')
+    .description('Provisioning, the audit feed and maintenance, on the stores the server uses (same environment: DATA_DIR or the store URLs, and SECRET).')
+    .exitOverride()
+    .configureOutput({ writeOut: write.out, writeErr: write.err, outputError: () => {} })
+    .addHelpText('after', '\nEach command prints JSON on stdout. `admin <command> --help` lists its options.');
+  for (const spec of COMMANDS) {
+    const cli = program.command(spec.name).description(spec.description);
+    for (const option of spec.options) cli.option(option.flags, option.description);
+    cli.action((options: Record<string, unknown>) => {
+      const values = validate(spec, options);
+      chosen = (context) => spec.job(values, context);
+    });
+  }
+  if (argv.length === 0) {
+    write.err('admin: a command is required\n\n');
+    program.outputHelp({ error: true });
+    throw new UsageError('');
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    if (error.exitCode === 0) return undefined;
+    throw new UsageError(reworded(error, argv));
+  }
+  if (!chosen) throw new UsageError('a command is required');
+  return chosen;
+}
+
 /** Runs one CLI invocation and answers its exit status. */
 async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: Output): Promise<number> {
-  let parsed;
+  let job;
   try {
-    parsed = parseCommand(argv);
+    job = await parse(argv, { out: (text) => out(text.replace(/\n$/, '')), err: (text) => err(text.replace(/\n$/, '')) });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    err(error.message ? `admin: ${error.message}\n\n${USAGE}` : USAGE);
-    return error.message ? 2 : 0;
+    if (error.message) err(`admin: ${error.message}`);
+    return 2;
   }
+  if (!job) return 0;
   let config: Config;
   try {
     // The CLI counts no requests, so it does not need Redis (nor to wait for one that is down).
@@ -223,26 +326,20 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     err(error.message);
     return 1;
   }
-  if (parsed.command === 'scavenge' && config.EVENTSTORE_URL) {
+  let services: Services | undefined;
+  const stores = async () => {
     try {
-      await scavengeKurrent(config.EVENTSTORE_URL, parsed.values.threads, out);
-      return 0;
+      services ??= await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, process.stderr) });
+      return services;
     } catch (error) {
-      err(`admin: ${(error as Error).message}`);
-      return 1;
+      throw new StoresUnavailable(`could not open the stores: ${(error as Error).message}`);
     }
-  }
-  let services: Services;
+  };
   try {
-    services = await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, process.stderr) });
-  } catch (error) {
-    err(`admin: could not open the stores: ${(error as Error).message}`);
-    return 1;
-  }
-  try {
-    await run(services, parsed, out);
+    await job({ config, stores, out });
     return 0;
   } catch (error) {
+    if (error instanceof OutputClosed) return 0;
     if (error instanceof AppError && error.statusCode < 500) {
       err(`admin: ${error.message}`);
       return 2;
@@ -250,13 +347,23 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     err(`admin: ${(error as Error).message}`);
     return 1;
   } finally {
-    await services.close();
+    await services?.close();
   }
 }
+
+/** Set once stdout's reader has gone (`admin events | head`): the job stops at its next line, quietly. */
+let outputClosed = false;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  outputClosed = true;
+});
 
 process.exitCode = await admin(
   process.argv.slice(2),
   process.env,
-  (line) => process.stdout.write(`${line}\n`),
+  (line) => {
+    if (outputClosed) throw new OutputClosed();
+    process.stdout.write(`${line}\n`);
+  },
   (line) => process.stderr.write(`${line}\n`),
 );

@@ -10,6 +10,7 @@ import { registerOpenApi, type RegisteredRoute } from './openapi.js';
 import { documentErrors } from './error-schemas.js';
 import { metricsRoute } from './metrics.js';
 import { embedRoute } from '../embed/route.js';
+import { serviceIndexRoute } from './service-index.js';
 import { registerRateLimits } from './rate-limits.js';
 import { widgetRoutes } from '../widgets/index.js';
 import { formRoutes } from '../forms/index.js';
@@ -90,6 +91,7 @@ export async function buildApp(services: Services): Promise<App> {
   healthRoutes(app, services);
   metricsRoute(app, services.metrics);
   embedRoute(app);
+  serviceIndexRoute(app, services.config.PUBLIC_BASE_URL);
   await app.register(widgetRoutes, { services });
   await app.register(formRoutes, { services });
   await app.register(pollRoutes, { services });

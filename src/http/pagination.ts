@@ -2,16 +2,21 @@ import { z } from 'zod';
 
 export const MAX_LIMIT = 100;
 
+/** Digits: what an integer query value looks like (the OpenAPI document types such values as integers). */
+export const DIGITS = /^\d+$/;
+
 const PositiveInteger = z
   .string()
-  .regex(/^\d+$/, 'must be a positive integer')
+  .regex(DIGITS, 'must be a positive integer')
   .transform(Number)
   .refine((n) => Number.isSafeInteger(n) && n >= 1, 'must be a positive integer');
 
 /** D9: positive integers or 400; a limit above 100 is served as 100. */
 export const PaginationQuery = z.object({
-  page: PositiveInteger.default(1),
-  limit: PositiveInteger.default(50).transform((n) => Math.min(n, MAX_LIMIT)),
+  page: PositiveInteger.default(1).meta({ description: 'Page number, from 1 (default 1)', minimum: 1 }),
+  limit: PositiveInteger.default(50)
+    .transform((n) => Math.min(n, MAX_LIMIT))
+    .meta({ description: `Items a page (default 50); above ${MAX_LIMIT} is served as ${MAX_LIMIT}`, minimum: 1 }),
 });
 export type PaginationQuery = z.infer<typeof PaginationQuery>;
 

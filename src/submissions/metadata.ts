@@ -12,7 +12,10 @@ export const ClientMetadata = z.object({
   fingerprint: z.string().max(512).optional(),
   screenWidth: z.number().int().min(0).max(100_000).optional(),
   screenHeight: z.number().int().min(0).max(100_000).optional(),
-  /** document.referrer of the page: where the visitor came from. */
+  /**
+   * document.referrer of the page: where the visitor came from. The request's
+   * own Referer header names the embedding page (page_url), never this.
+   */
   referrer: z.string().max(2048).optional(),
 });
 export type ClientMetadata = z.infer<typeof ClientMetadata>;
@@ -145,7 +148,9 @@ export async function captureMetadata(input: MetadataInput, deps: MetadataDeps):
   };
   if (plan === 'free') return metadata;
 
-  const referer = url(request.client.referrer) ?? url(header(request.headers, 'referer'));
+  // Absent when the visitor opened the page directly: the submit request's
+  // Referer is the host page itself, which would read as a referral from it.
+  const referer = url(request.client.referrer);
   Object.assign(metadata, {
     screen_width: request.client.screenWidth ?? null,
     screen_height: request.client.screenHeight ?? null,

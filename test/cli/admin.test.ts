@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import t from 'tap';
-import { admin, freePort, json } from '../support/processes.js';
-import { tempDir } from '../support/services.js';
+import { openAccount } from '../../src/accounts/commands.js';
+import { admin, childEnv, freePort, json, SOURCES } from '../support/processes.js';
+import { tempDir, testServices } from '../support/services.js';
 
 t.test('create-account, create-key, list-keys, set-plan, revoke-key', async (t) => {
   const env = { DATA_DIR: tempDir(t) };
@@ -32,19 +34,22 @@ t.test('bad arguments: a message on stderr, exit 2, nothing changed', async (t) 
   const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
   const before = (await admin(['events'], env)).stdout;
   const bad: Array<[string, string[], RegExp]> = [
-    ['no command', [], /a command is required[\s\S]*usage/],
-    ['unknown command', ['drop-everything'], /unknown command/],
-    ['missing name', ['create-account', '--plan', 'free'], /--name is required/],
-    ['bad plan', ['create-account', '--name', 'X', '--plan', 'gold'], /--plan/],
+    ['no command', [], /^admin: a command is required\n\nUsage: admin <command>/],
+    ['unknown command', ['drop-everything'], /^admin: unknown command 'drop-everything'\n$/],
+    ['mistyped command', ['creat-account', '--name', 'X'], /^admin: unknown command 'creat-account' — did you mean 'create-account'\?\n$/],
+    ['missing name', ['create-account', '--plan', 'free'], /^admin: missing --name \(the account name\)\n$/],
+    ['missing plan', ['create-account', '--name', 'X'], /^admin: missing --plan \(free, pro or business\)\n$/],
+    ['bad plan', ['create-account', '--name', 'X', '--plan', 'gold'], /^admin: --plan must be free, pro or business\n$/],
     ['bad scope', ['create-account', '--name', 'X', '--plan', 'free', '--scopes', 'forms:read,admin'], /--scopes/],
     ['empty scopes', ['create-account', '--name', 'X', '--plan', 'free', '--scopes', ','], /--scopes/],
-    ['unknown option', ['create-account', '--name', 'X', '--plan', 'free', '--root'], /Unknown option/i],
+    ['unknown option', ['create-account', '--name', 'X', '--plan', 'free', '--root'], /^admin: unknown option '--root' for create-account\n$/],
+    ['mistyped option', ['events', '--aftr', '3'], /^admin: unknown option '--aftr' for events — did you mean '--after'\?\n$/],
     ['stray argument', ['list-keys', '--account', opened.account_id, 'extra'], /argument/i],
     ['option without value', ['list-keys', '--account'], /argument missing|requires|--account/i],
-    ['unknown account', ['create-key', '--account', 'acc_nobody', '--name', 'x'], /no such account/],
-    ['unknown account for list', ['list-keys', '--account', 'acc_nobody'], /no account/],
-    ['unknown account for plan', ['set-plan', '--account', 'acc_nobody', '--plan', 'pro'], /no such account/],
-    ['unknown key', ['revoke-key', '--key', 'key_nobody'], /no key/],
+    ['unknown account', ['create-key', '--account', 'acc_nobody', '--name', 'x'], /^admin: no such account\n$/],
+    ['unknown account for list', ['list-keys', '--account', 'acc_nobody'], /^admin: no such account\n$/],
+    ['unknown account for plan', ['set-plan', '--account', 'acc_nobody', '--plan', 'pro'], /^admin: no such account\n$/],
+    ['unknown key', ['revoke-key', '--key', 'key_nobody'], /^admin: no such key\n$/],
     ['malformed id', ['revoke-key', '--key', '../../etc'], /--key/],
     ['bad position', ['events', '--after', '-3'], /--after/],
     ['bad revision', ['events', '--stream', 'account-x', '--from', 'one'], /--from/],
@@ -55,12 +60,19 @@ t.test('bad arguments: a message on stderr, exit 2, nothing changed', async (t) 
   for (const [name, args, message] of bad) {
     const run = await admin(args, env);
     t.equal(run.code, 2, name);
+    if (name !== 'no command') t.equal(run.stderr.trim().split('\n').length, 1, `${name}: one line, and no usage after it`);
     t.match(run.stderr, message, name);
     t.equal(run.stdout, '', `${name}: nothing on stdout`);
   }
   t.equal((await admin(['events'], env)).stdout, before, 'no event was written by any of them');
-  const help = await admin(['help'], env);
-  t.match(help, { code: 0, stderr: /usage: admin/ }, 'help is not an error');
+  for (const args of [['help'], ['--help']]) {
+    const help = await admin(args, env);
+    t.match(help, { code: 0, stdout: /^Usage: admin <command> \[options\][\s\S]*create-account[\s\S]*status/, stderr: '' }, `${args[0]} is not an error: the usage, on stdout`);
+  }
+  for (const args of [['create-account', '--help'], ['help', 'create-account']]) {
+    const help = await admin(args, env);
+    t.match(help, { code: 0, stdout: /^Usage: admin create-account \[options\][\s\S]*--plan <plan> +free, pro or business/, stderr: '' }, `${args.join(' ')}: that command's options`);
+  }
   const config = await admin(['list-keys', '--account', opened.account_id], { ...env, LOG_LEVEL: 'loud' });
   t.equal(config.code, 1, 'bad configuration is exit 1');
   t.match(config.stderr.trim(), /^invalid configuration: LOG_LEVEL must be one of/);
@@ -113,4 +125,26 @@ t.test('scavenge: with KurrentDB, a node that cannot be reached is exit 1 in one
   const tls = await admin(['scavenge', '--threads', '2'], { ...env, EVENTSTORE_URL: `kurrentdb://127.0.0.1:${port}` });
   t.equal(tls.code, 1);
   t.match(tls.stderr, new RegExp(`^admin: KurrentDB node 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED[^\\n]*\\n$`), 'over TLS, without a user, the same');
+});
+
+t.test('a reader that stops early (admin events | head) ends the CLI quietly', async (t) => {
+  const dir = tempDir(t);
+  {
+    // More history than a pipe holds, so the CLI is still writing when head has gone.
+    const services = await testServices(t, { dataDir: dir });
+    for (let i = 0; i < 300; i++) await openAccount(services, { name: `Account ${i}`, plan: 'free', scopes: ['forms:read'] });
+    await services.close();
+  }
+  const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('bash', ['-o', 'pipefail', '-c', `"${process.execPath}" "${SOURCES.admin}" events | head -n 1`], { env: childEnv({ DATA_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  t.equal(run.stderr, '', 'no stack trace, nothing at all on stderr');
+  t.equal(run.code, 0, 'and a success, even under pipefail');
+  t.match(JSON.parse(run.stdout), { position: '1', type: 'AccountOpened' }, 'head got its line');
 });

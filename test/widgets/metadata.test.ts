@@ -95,3 +95,17 @@ t.test('TRUST_PROXY: the client address comes from the trusted hops', async (t) 
   const chained = await submitOnce(app, who, widget, { remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': `192.0.2.1, ${LONDON}` } });
   t.match(chained, { is_proxy: true, country: 'GB' }, 'an extra hop beyond the trusted one is a proxy');
 });
+
+t.test("referer is where the visitor came from, as the embed reports it; never the host page the request's Referer names", async (t) => {
+  const { app, services } = await testApp(t);
+  const who = await owner(services);
+  const widget = await publishedWidget(app, who);
+  const submit = async (metadata: object) => {
+    const token = await tokenFor(app, 'widgets', widget);
+    const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers: { referer: 'https://shop.example/' }, payload: { answers: { rating: 5 }, _token: token, metadata } });
+    return metadataOf(app, who, widget, reply.json().id);
+  };
+  t.match(await submit({ pageUrl: 'https://shop.example/p', referrer: 'https://news.example/story?id=7' }), { referer: 'https://news.example/story?id=7', referer_domain: 'news.example' });
+  t.match(await submit({ pageUrl: 'https://shop.example/p' }), { referer: null, referer_domain: null }, 'a page opened directly has no referrer, whatever the Referer header says');
+  t.match(await submit({ referrer: 'javascript:alert(1)' }), { referer: null, referer_domain: null }, 'only http(s) addresses');
+});
