@@ -18,12 +18,12 @@ export const Settings = z.strictObject({
   closes_at: z.iso.datetime({ offset: true }).nullable().default(null),
   /** After this many accepted submissions the object is closed. */
   max_responses: z.number().int().min(1).max(100_000_000).nullable().default(null),
-  // The three below are Pro and Business features: on a Free owner's objects they are stored but not enforced.
+  // The two below are Pro and Business features: on a Free owner's objects they are stored but not enforced.
   /** Per client address, on submit and vote; separate from the plan's rate. */
   rate_limit: z.strictObject({ max: z.number().int().min(1).max(100_000), window_seconds: z.number().int().min(1).max(86_400) }).nullable().default(null),
   /** A submission whose `_hp` field is filled (by a bot) is answered as a success and not stored. */
   honeypot: z.boolean().default(false),
-  /** One submission per visitor (fingerprint, else address): a second is 409 `duplicate_submission`. Polls always do this. */
+  /** Every plan: one submission per visitor (fingerprint, else address), three an hour per network: more is 409 `duplicate_submission`. Polls always do this. */
   prevent_duplicates: z.boolean().default(false),
 });
 export type Settings = z.infer<typeof Settings>;
