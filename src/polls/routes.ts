@@ -97,6 +97,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
   publicRead(app, services, POLL, {
     suffix: '/results',
     summary: 'Get the aggregated results of a poll (public when published)',
+    scope: 'responses:read',
     schema: Results,
     render: async (doc) => {
       const [total, counts] = await Promise.all([

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { createKey } from '../../src/accounts/commands.js';
 import type { App } from '../../src/http/app.js';
 import { manualClock, owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { snapshotReadModels } from '../support/services.js';
@@ -160,4 +161,17 @@ t.test('bulk delete with pollId removes votes from the results and the store', a
   await services.projections.rebuild();
   t.same(await snapshotReadModels(services), before, 'rebuild agrees after erasure');
   t.match((await vote(app, poll.id, token, [poll.options[2]!.id], 'v0')).json(), D3(409, 'duplicate_submission'), 'an erased vote still counts as its voter\'s one vote');
+});
+
+t.test('the results of an unpublished poll are a read of its votes: responses:read, not forms:read (D1, spec 5.4)', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const draft = await createPoll(app, biz, {}, false);
+  const keyWith = async (scopes: Array<'forms:read' | 'responses:read'>) => {
+    const key = await createKey(services, { accountId: biz.accountId, name: scopes.join(','), scopes });
+    return { authorization: `Bearer ${key.api_key}` };
+  };
+  t.match(await results(app, draft.id, await keyWith(['forms:read'])), D3(403, 'insufficient_scope'), 'definitions only');
+  t.match(await results(app, draft.id, await keyWith(['responses:read'])), { poll_id: draft.id, total_votes: 0 }, 'responses only');
+  t.match((await app.inject({ method: 'GET', url: `/api/polls/${draft.id}`, headers: await keyWith(['responses:read']) })).json(), D3(403, 'insufficient_scope'), 'the poll itself stays a definition');
 });
