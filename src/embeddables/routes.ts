@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.js';
 import { CODES, notFound, notPublished } from './errors.js';
 import { limitVisitor } from './limits.js';
+import { isClosed } from './rules.js';
 import { findEmbeddable, type Embeddable, type EmbeddableDoc } from './queries.js';
 import { ID, Params } from './schemas.js';
 
@@ -59,6 +60,13 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
     },
   );
   preflight(app, url, ['GET']);
+}
+
+/** What a GET shows as `closed` now, for a PUT that sends it back (its aggregate compares the two); undefined when not sent. */
+export async function shownClosed<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, sent: boolean | undefined): Promise<boolean | undefined> {
+  if (sent === undefined) return undefined;
+  const doc = await findEmbeddable(services, what, id);
+  return doc ? isClosed(doc, services.clock()) : undefined;
 }
 
 /** GET <path>: the caller's own objects, newest first, paginated (D9), under the key `<kind>s`. */

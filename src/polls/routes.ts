@@ -1,7 +1,7 @@
 import { answerErrors, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
 import { POLL } from '../embeddables/queries.js';
-import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
+import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
 import { ID, Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -11,6 +11,7 @@ import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Services } from '../services.js';
+import { shownSettings } from '../submissions/settings.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
 import { poll } from './poll.js';
@@ -90,7 +91,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       closed: isClosed(doc, services.clock()),
       created_at: doc.created_at,
       updated_at: doc.updated_at,
-      ...(owner ? { settings: doc.settings } : {}),
+      ...(owner ? { settings: shownSettings(doc.settings) } : {}),
     }),
   });
 
@@ -139,7 +140,14 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
         services.commands,
         poll,
         request.params.id,
-        { type: 'UpdatePoll', account_id: accountId, body: request.body, new_option_ids: optionIds(request.body.options?.length ?? 0), at: at.toISOString() },
+        {
+          type: 'UpdatePoll',
+          account_id: accountId,
+          body: request.body,
+          new_option_ids: optionIds(request.body.options?.length ?? 0),
+          closed: await shownClosed(services, POLL, request.params.id, request.body.closed),
+          at: at.toISOString(),
+        },
         { actor: keyId, at, requestId: request.id },
       );
       if (state.status !== 'active') throw notFound('poll');
