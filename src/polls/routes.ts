@@ -6,7 +6,7 @@ import { isClosed } from '../embeddables/rules.js';
 import { ID, Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { POLL_CHOICES, POLL_VOTERS } from '../../projections/polls.js';
+import { POLL_CHOICES } from '../../projections/polls.js';
 import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
@@ -35,6 +35,14 @@ const PollView = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+
+/**
+ * An option's share of the votes counted, in percent with one decimal. Only
+ * the poll's options count, each chosen option of a ballot one vote: the
+ * shares add up to 100 (give or take the rounding) whatever options were
+ * removed since, and whether or not the poll allowed several choices.
+ */
+export const percentageOf = (votes: number, total: number): number => (total === 0 ? 0 : Math.round((votes / total) * 1000) / 10);
 
 /** D8: aggregated results, never a voter's data. */
 const Results = z.object({
@@ -101,20 +109,13 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     scope: 'responses:read',
     schema: Results,
     render: async (doc) => {
-      const [total, counts] = await Promise.all([
-        services.readModels.count(POLL_VOTERS, { poll_id: doc.id }),
-        Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id }))),
-      ]);
+      const counts = await Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id })));
+      const total = counts.reduce((sum, votes) => sum + votes, 0);
       return {
         poll_id: doc.id,
         question: doc.question,
         total_votes: total,
-        options: doc.options.map((option, i) => ({
-          id: option.id,
-          text: option.text,
-          votes: counts[i]!,
-          percentage: total === 0 ? 0 : Math.round((counts[i]! / total) * 1000) / 10,
-        })),
+        options: doc.options.map((option, i) => ({ id: option.id, text: option.text, votes: counts[i]!, percentage: percentageOf(counts[i]!, total) })),
       };
     },
   });
