@@ -43,13 +43,30 @@ export async function visited(services: Services, stream: string): Promise<boole
 }
 
 /**
+ * The address a network is known by: an IPv4 address whole (also written as
+ * IPv4-mapped IPv6), an IPv6 address by its /64, which one subscriber
+ * usually holds whole and can change addresses in at will.
+ */
+export function networkAddress(ip: string): string {
+  const address = ip.replace(/%.*$/, '').toLowerCase();
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail] = address.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${groups.slice(0, 4).map((group) => (parseInt(group, 16) || 0).toString(16)).join(':')}::/64`;
+}
+
+/**
  * The stream that counts a network's submissions to an object in one clock
- * hour: the client address and the user agent, with the hour's number,
+ * hour: the network's address and the user agent, with the hour's number,
  * keyed-hashed; a new hour is a new stream.
  */
 export function networkStream(services: Pick<Services, 'keys'>, target: Pick<Gate, 'kind' | 'id'>, network: { ip: string; userAgent: string }, now: Date): string {
   const hour = Math.floor(now.getTime() / NETWORK_WINDOW_MS);
-  return `net-${target.kind}-${target.id}-${keyedHash(services.keys.hashes, `network:${network.ip}\n${network.userAgent}\n${hour}`)}`;
+  return `net-${target.kind}-${target.id}-${keyedHash(services.keys.hashes, `network:${networkAddress(network.ip)}\n${network.userAgent}\n${hour}`)}`;
 }
 
 /** The user agent as the network signal takes it: one header, else none. */

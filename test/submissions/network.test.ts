@@ -50,3 +50,17 @@ t.test('widgets with prevent_duplicates: the same allowance; without it, no netw
   t.equal(streams.size, 1, 'one network stream, of the guarded widget');
   t.notMatch([...streams][0], /198\.51\.100\.7|Firefox/, 'its name holds neither the address nor the browser');
 });
+
+t.test('IPv6 addresses of one /64 are one network', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const created = await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Best fruit?', options: [{ text: 'Apple' }, { text: 'Pear' }] } });
+  const { id, options } = created.json() as { id: string; options: Array<{ id: string }> };
+  await app.inject({ method: 'PUT', url: `/api/polls/${id}`, headers: biz.headers, payload: { published: true } });
+  const vote = async (fingerprint: string, remoteAddress: string) =>
+    (await app.inject({ method: 'POST', url: `/api/polls/${id}/vote`, remoteAddress, headers: { 'user-agent': firefox }, payload: { option_ids: [options[1]!.id], _token: await tokenFor(app, 'polls', id), metadata: { fingerprint } } })).statusCode;
+  const statuses = [];
+  for (let i = 0; i < 4; i++) statuses.push(await vote(`v6-${i}`, `2001:db8:1:2::${i + 1}`));
+  t.same(statuses, [200, 200, 200, 409], 'four addresses of one /64 share three votes');
+  t.equal(await vote('v6-other', '2001:db8:1:3::1'), 200, 'the next /64 is another network');
+});
