@@ -11,6 +11,16 @@ const Title = z.string().trim().min(1).max(500);
 const base = { id: QuestionId, title: Title, required: z.boolean().default(false) };
 
 export const MAX_TEXT = 10_000;
+
+/**
+ * A text's length in characters (code points), as zod counts a title's: an
+ * emoji is one character, though JavaScript's `length` counts it as two.
+ */
+export function characters(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 
 export const StarRatingQuestion = z.strictObject({
@@ -78,9 +88,9 @@ function problem(question: FormQuestion, value: unknown): string | undefined {
     case 'long_text':
     case 'short_text':
       if (typeof value !== 'string') return 'must be text';
-      return value.length <= MAX_TEXT ? undefined : `must be at most ${MAX_TEXT} characters`;
+      return characters(value) <= MAX_TEXT ? undefined : `must be at most ${MAX_TEXT} characters`;
     case 'email':
-      return typeof value === 'string' && value.length <= 320 && EMAIL.safeParse(value).success
+      return typeof value === 'string' && characters(value) <= 320 && EMAIL.safeParse(value).success
         ? undefined
         : 'must be an email address';
     case 'single_choice':

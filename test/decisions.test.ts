@@ -79,3 +79,25 @@ t.test('poll', async (t) => {
   spec.given(history).when({ type: 'DeletePoll', account_id: 'a1', at }).then([{ type: 'PollDeleted', data: { poll_id: 'p1', account_id: 'a1', deleted_at: at } }]);
   spec.given(history).when({ type: 'CreatePoll', poll_id: 'p1', account_id: 'a1', body: { question: 'Q?', options: [{ text: 'A' }, { text: 'B' }] }, option_ids: ['o1', 'o2'], at }).thenThrows('conflict');
 });
+
+t.test('read-only fields: accepted unchanged, refused changed, on widgets, forms and polls', async (t) => {
+  const widgets = aggregateOf(t, widget);
+  const created = widgets.given([]).when({ type: 'CreateWidget', widget_id: 'w1', account_id: 'a1', body: { widget_type: 'nps', title: 'NPS' }, at }).thenMatches([{ type: 'WidgetCreated' }]);
+  const update = (body: object, closed?: boolean) => ({ type: 'UpdateWidget' as const, account_id: 'a1', body, ...(closed === undefined ? {} : { closed }), at: later });
+  widgets.given(created).when(update({ id: 'w1', widget_type: 'nps', created_at: at, updated_at: at, closed: false, title: 'NPS' }, false)).then([], 'all unchanged: nothing to record');
+  widgets.given(created).when(update({ created_at: '2026-11-22T11:00:00+01:00' })).then([], 'a timestamp in another offset is the same instant');
+  widgets.given(created).when(update({ widget_type: 'contact' })).thenThrows('validation_error', 'the type', [{ path: 'body.widget_type', message: 'is read-only (now "nps"): send it unchanged or leave it out' }]);
+  widgets.given(created).when(update({ id: 'w2', title: 'Renamed' })).thenThrows('validation_error', 'the id, even beside a change', [{ path: 'body.id' }]);
+  widgets.given(created).when(update({ created_at: later, updated_at: later })).thenThrows('validation_error', 'timestamps', [{ path: 'body.created_at' }, { path: 'body.updated_at' }]);
+  widgets.given(created).when(update({ closed: true }, false)).thenThrows('validation_error', 'closed', [{ path: 'body.closed' }]);
+
+  const forms = aggregateOf(t, form);
+  const form1 = forms.given([]).when({ type: 'CreateForm', form_id: 'f1', account_id: 'a1', body: { title: 'Signup' }, at }).thenMatches([{ type: 'FormCreated' }]);
+  forms.given(form1).when({ type: 'UpdateForm', account_id: 'a1', body: { id: 'f1', version: 1, created_at: at, updated_at: at }, at: later }).then([], 'a form unchanged');
+  forms.given(form1).when({ type: 'UpdateForm', account_id: 'a1', body: { version: 2 }, at: later }).thenThrows('validation_error', 'a form\'s version', [{ path: 'body.version' }]);
+
+  const polls = aggregateOf(t, poll);
+  const poll1: PollEvent[] = [{ type: 'PollCreated', data: { poll_id: 'p1', account_id: 'a1', question: 'Q?', options: [{ id: 'o1', text: 'A' }, { id: 'o2', text: 'B' }], allow_multiple: false, settings, created_at: at } }];
+  polls.given(poll1).when({ type: 'UpdatePoll', account_id: 'a1', body: { id: 'p1', created_at: at, updated_at: at }, new_option_ids: [], at: later }).then([], 'a poll unchanged');
+  polls.given(poll1).when({ type: 'UpdatePoll', account_id: 'a1', body: { updated_at: later }, new_option_ids: [], at: later }).thenThrows('validation_error', 'a poll\'s updated_at', [{ path: 'body.updated_at' }]);
+});

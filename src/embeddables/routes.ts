@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Scope } from '../accounts/plans.js';
 import { awaitErasure, ErasurePending } from '../erasure/outcome.js';
 import { erasureStream } from '../erasure/process.js';
 import { callerOf, requireKey } from '../http/auth.js';
@@ -10,6 +11,7 @@ import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.j
 import { embeddingHost, hostAllowed } from '../submissions/domains.js';
 import { CODES, domainNotAllowed, notFound, notPublished } from './errors.js';
 import { limitVisitor } from './limits.js';
+import { isClosed } from './rules.js';
 import { findEmbeddable, type Embeddable, type EmbeddableDoc } from './queries.js';
 import { ID, Params } from './schemas.js';
 
@@ -18,19 +20,26 @@ import { ID, Params } from './schemas.js';
 /**
  * GET <path>/:id: public for published objects. Anonymous callers get 403
  * `*_not_published` for an unpublished one; a key of another account gets
- * 404; the owner (forms:read) gets the full view.
+ * 404; the owner (with the view's scope) gets the full view.
  */
 export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
   app: App,
   services: Services,
   what: Embeddable<D>,
-  view: { schema: S; render(doc: D, owner: boolean): z.output<S> | Promise<z.output<S>>; suffix?: string; summary?: string },
+  view: {
+    schema: S;
+    render(doc: D, owner: boolean): z.output<S> | Promise<z.output<S>>;
+    suffix?: string;
+    summary?: string;
+    /** What a key needs to read it: definitions by default; a poll's results are a read of its votes (D1, spec 5.4). */
+    scope?: Scope;
+  },
 ): void {
   const url = `${what.path}/:id${view.suffix ?? ''}`;
   // The reply schema is the caller's, so fastify types the reply loosely here; `render` is typed by it instead.
   const schema: z.ZodType<unknown> = view.schema;
   const render = (doc: D, owner: boolean): unknown => view.render(doc, owner);
-  const readDefinitions = requireKey(services, { scope: 'forms:read' });
+  const readWithKey = requireKey(services, { scope: view.scope ?? 'forms:read' });
   app.get(
     url,
     {
@@ -45,13 +54,20 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
         if (!doc.published) throw notPublished(what.kind);
         return render(doc, false);
       }
-      await readDefinitions.call(app, request, reply);
+      await readWithKey.call(app, request, reply);
       const owner = callerOf(request).accountId === doc.account_id;
       if (!owner && !doc.published) throw notFound(what.kind);
       return render(doc, owner);
     },
   );
   preflight(app, url, ['GET']);
+}
+
+/** What a GET shows as `closed` now, for a PUT that sends it back (its aggregate compares the two); undefined when not sent. */
+export async function shownClosed<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, sent: boolean | undefined): Promise<boolean | undefined> {
+  if (sent === undefined) return undefined;
+  const doc = await findEmbeddable(services, what, id);
+  return doc ? isClosed(doc, services.clock()) : undefined;
 }
 
 /** GET <path>: the caller's own objects, newest first, paginated (D9), under the key `<kind>s`. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
 import { checkTheme } from '../theme.js';
+import { checkReadOnly } from '../embeddables/read-only.js';
 import { AppError, invalidBody } from '../errors.js';
 import { DEFAULT_THANK_YOU } from '../widgets/defaults.js';
 import type { FormEvent } from './events.js';
@@ -8,7 +9,8 @@ import { FormConfig, type CreateFormBody, type UpdateFormBody } from './schemas.
 
 export type FormCommand =
   | { type: 'CreateForm'; form_id: string; account_id: string; body: CreateFormBody; at: string }
-  | { type: 'UpdateForm'; account_id: string; body: UpdateFormBody; at: string }
+  /** `closed`: what a GET shows now, when the body sends it back. */
+  | { type: 'UpdateForm'; account_id: string; body: UpdateFormBody; closed?: boolean; at: string }
   | { type: 'DeleteForm'; account_id: string; at: string };
 
 export interface Form extends FormConfig {
@@ -68,7 +70,8 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
       const form = owned(state, command.account_id);
       // The body met today's limits when it was parsed. Stored values met the limits of
       // their day and are not checked again: a tightened limit must not block every change.
-      const { published, ...fields } = command.body;
+      const { published, id, version, created_at, updated_at, closed, ...fields } = command.body;
+      checkReadOnly({ id, version, created_at, updated_at, closed }, { ...form, closed: command.closed });
       const merged: FormConfig = {
         ...form,
         ...fields,

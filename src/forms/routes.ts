@@ -1,6 +1,6 @@
 import { notFound } from '../embeddables/errors.js';
 import { FORM } from '../embeddables/queries.js';
-import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
+import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
 import { ID, Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
+import { shownSettings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { FormCreated } from './events.js';
 import { form } from './form.js';
@@ -86,7 +87,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       version: doc.version,
       created_at: doc.created_at,
       updated_at: doc.updated_at,
-      ...(owner ? { settings: doc.settings } : {}),
+      ...(owner ? { settings: shownSettings(doc.settings) } : {}),
     }),
   });
 
@@ -107,7 +108,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       const { accountId, keyId } = callerOf(request);
       if (!ID.test(request.params.id)) throw notFound('form');
       const at = services.clock();
-      const { state } = await execute(services.commands, form, request.params.id, { type: 'UpdateForm', account_id: accountId, body: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      const { state } = await execute(services.commands, form, request.params.id, { type: 'UpdateForm', account_id: accountId, body: request.body, closed: await shownClosed(services, FORM, request.params.id, request.body.closed), at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
       if (state.status !== 'active') throw notFound('form');
       const { id, title, published, version, updated_at } = state.form;
       return { id, title, published, version, updated_at };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ReadOnly } from '../embeddables/read-only.js';
 import { Presentation, PresentationPatch } from '../presentation.js';
 import { FormQuestions } from '../questions.js';
 
@@ -22,7 +23,8 @@ export const CreateFormBody = z.strictObject({ ...PresentationPatch, questions: 
 });
 export type CreateFormBody = z.infer<typeof CreateFormBody>;
 
+/** Any subset plus `published`; the read-only fields a GET shows (and `version`) may be sent unchanged only. */
 export const UpdateFormBody = CreateFormBody.partial()
-  .extend({ published: z.boolean().optional() })
+  .extend({ published: z.boolean().optional(), ...ReadOnly, version: z.number().int().optional() })
   .meta({ examples: [{ title: 'Newsletter sign-up (2027)', published: true }] });
 export type UpdateFormBody = z.infer<typeof UpdateFormBody>;

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
+import { checkReadOnly } from '../embeddables/read-only.js';
 import { AppError, invalidBody } from '../errors.js';
 import type { PollEvent } from './events.js';
 import { PollConfig, type CreatePollBody, type UpdatePollBody } from './schemas.js';
 
 export type PollCommand =
   | { type: 'CreatePoll'; poll_id: string; account_id: string; body: CreatePollBody; option_ids: string[]; at: string }
-  | { type: 'UpdatePoll'; account_id: string; body: UpdatePollBody; new_option_ids: string[]; at: string }
+  /** `closed`: what a GET shows now, when the body sends it back. */
+  | { type: 'UpdatePoll'; account_id: string; body: UpdatePollBody; new_option_ids: string[]; closed?: boolean; at: string }
   | { type: 'DeletePoll'; account_id: string; at: string };
 
 export interface Poll extends PollConfig {
@@ -61,7 +63,8 @@ export function decide(command: PollCommand, state: PollState): PollEvent[] {
     }
     case 'UpdatePoll': {
       const poll = owned(state, command.account_id);
-      const { published, options, ...fields } = command.body;
+      const { published, options, id, created_at, updated_at, closed, ...fields } = command.body;
+      checkReadOnly({ id, created_at, updated_at, closed }, { ...poll, closed: command.closed });
       const known = new Set(poll.options.map((o) => o.id));
       let fresh = 0;
       const unknown = options?.findIndex((o) => o.id !== undefined && !known.has(o.id)) ?? -1;

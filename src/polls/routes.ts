@@ -1,16 +1,17 @@
 import { answerErrors, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
 import { POLL } from '../embeddables/queries.js';
-import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
+import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
 import { ID, Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { POLL_CHOICES, POLL_VOTERS } from '../../projections/polls.js';
+import { POLL_CHOICES } from '../../projections/polls.js';
 import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Services } from '../services.js';
+import { shownSettings } from '../submissions/settings.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
 import { poll } from './poll.js';
@@ -34,6 +35,14 @@ const PollView = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+
+/**
+ * An option's share of the votes counted, in percent with one decimal. Only
+ * the poll's options count, each chosen option of a ballot one vote: the
+ * shares add up to 100 (give or take the rounding) whatever options were
+ * removed since, and whether or not the poll allowed several choices.
+ */
+export const percentageOf = (votes: number, total: number): number => (total === 0 ? 0 : Math.round((votes / total) * 1000) / 10);
 
 /** D8: aggregated results, never a voter's data. */
 const Results = z.object({
@@ -90,29 +99,23 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       closed: isClosed(doc, services.clock()),
       created_at: doc.created_at,
       updated_at: doc.updated_at,
-      ...(owner ? { settings: doc.settings } : {}),
+      ...(owner ? { settings: shownSettings(doc.settings) } : {}),
     }),
   });
 
   publicRead(app, services, POLL, {
     suffix: '/results',
     summary: 'Get the aggregated results of a poll (public when published)',
+    scope: 'responses:read',
     schema: Results,
     render: async (doc) => {
-      const [total, counts] = await Promise.all([
-        services.readModels.count(POLL_VOTERS, { poll_id: doc.id }),
-        Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id }))),
-      ]);
+      const counts = await Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id })));
+      const total = counts.reduce((sum, votes) => sum + votes, 0);
       return {
         poll_id: doc.id,
         question: doc.question,
         total_votes: total,
-        options: doc.options.map((option, i) => ({
-          id: option.id,
-          text: option.text,
-          votes: counts[i]!,
-          percentage: total === 0 ? 0 : Math.round((counts[i]! / total) * 1000) / 10,
-        })),
+        options: doc.options.map((option, i) => ({ id: option.id, text: option.text, votes: counts[i]!, percentage: percentageOf(counts[i]!, total) })),
       };
     },
   });
@@ -138,7 +141,14 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
         services.commands,
         poll,
         request.params.id,
-        { type: 'UpdatePoll', account_id: accountId, body: request.body, new_option_ids: optionIds(request.body.options?.length ?? 0), at: at.toISOString() },
+        {
+          type: 'UpdatePoll',
+          account_id: accountId,
+          body: request.body,
+          new_option_ids: optionIds(request.body.options?.length ?? 0),
+          closed: await shownClosed(services, POLL, request.params.id, request.body.closed),
+          at: at.toISOString(),
+        },
         { actor: keyId, at, requestId: request.id },
       );
       if (state.status !== 'active') throw notFound('poll');

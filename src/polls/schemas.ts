@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../patch.js';
 import { Settings } from '../submissions/settings.js';
 
@@ -30,6 +31,8 @@ export const UpdatePollBody = z.strictObject({
   allow_multiple: z.boolean().optional(),
   settings: patchOf(Settings).optional(),
   published: z.boolean().optional(),
+  /** Sent back unchanged from a GET, or not at all. */
+  ...ReadOnly,
 }).meta({
   examples: [{ published: true, options: [{ id: 'opt_01JD3Q5V8K2M4N6P8R0S2T4V6X', text: 'Dark mode' }, { id: 'opt_01JD3Q5V8K2M4N6P8R0S2T4V6Y', text: 'CSV export' }, { text: 'Webhooks' }] }],
 });

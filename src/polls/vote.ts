@@ -1,7 +1,7 @@
 import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../event-catalog.js';
 import { AppError, type ErrorDetail } from '../errors.js';
-import { caughtByHoneypot, checkAccess, duplicate, slotFor, type Gate, type SlotReserved } from '../submissions/decide.js';
+import { caughtByHoneypot, checkAccess, checkVisitor, slotFor, visitorClaims, type Gate, type Guarded, type NetworkCounted, type SlotReserved, type VisitorFacts } from '../submissions/decide.js';
 import type { VoteCast } from './events.js';
 import type { Poll } from './poll.js';
 
@@ -19,16 +19,14 @@ export interface CastVote {
   host: string | null;
 }
 
-/** What the store holds that a vote is decided on. */
-export interface VoteState {
+/** What the store holds that a vote is decided on (`visited`: the visitor's vote stream exists). */
+export interface VoteState extends VisitorFacts {
   poll: Poll;
   /** Every `max_responses` slot is taken. */
   full: boolean;
-  /** The visitor's vote stream exists: they voted already. */
-  visited: boolean;
 }
 
-export type VoteDecision = Array<SlotReserved | EventOf<typeof VoteCast>>;
+export type VoteDecision = Array<Guarded | NetworkCounted | SlotReserved | EventOf<typeof VoteCast>>;
 
 /** One id unless the poll allows several; each an option of the poll, none twice. */
 export function checkChoice(poll: Pick<Poll, 'options' | 'allow_multiple'>, optionIds: string[]): ErrorDetail[] {
@@ -44,9 +42,11 @@ export function checkChoice(poll: Pick<Poll, 'options' | 'allow_multiple'>, opti
 
 /**
  * Published, not closed, token, domain, the choice; then a honeypot catch
- * decides nothing, and a visitor who voted is a duplicate, whatever the
- * plan. Otherwise: the slot (under `max_responses`), then the vote, which
- * is the one event of the visitor's own stream.
+ * decides nothing, and a visitor who voted (or whose network spent its
+ * allowance) is a duplicate, whatever the plan. Otherwise, in the order they
+ * are to be recorded: the visitor's claims, the slot (under
+ * `max_responses`), then the vote, which follows the guard in the visitor's
+ * own stream.
  */
 export function decideVote(command: CastVote, state: VoteState): VoteDecision {
   const { poll } = state;
@@ -55,8 +55,9 @@ export function decideVote(command: CastVote, state: VoteState): VoteDecision {
   const details = checkChoice(poll, command.optionIds);
   if (details.length > 0) throw new AppError('validation_error', 'The vote is invalid', details);
   if (caughtByHoneypot(poll.settings, command.plan, command.honeypot)) return [];
-  if (state.visited) throw duplicate('poll');
+  checkVisitor('poll', state);
   return [
+    ...visitorClaims(gate, command.voteId),
     ...slotFor(gate, command.voteId),
     { type: 'VoteCast', data: { vote_id: command.voteId, poll_id: poll.id, account_id: poll.account_id, option_ids: command.optionIds, cast_at: command.now.toISOString() } },
   ];

@@ -1,11 +1,24 @@
 import { z } from 'zod';
 import type { Plan } from '../accounts/plans.js';
 import type { Services } from '../services.js';
-import type { Gate } from '../submissions/decide.js';
+import { duplicate, type Gate } from '../submissions/decide.js';
 import type { SubmissionRequest } from '../submissions/metadata.js';
-import { accessFacts, countHoneypotCatch, firstVisitPlacement, record, slotPlacement, visited, visitorMeta, visitorStream } from '../submissions/visitors.js';
+import {
+  accessFacts,
+  countHoneypotCatch,
+  firstVisitPlacement,
+  networkPlacement,
+  networkStream,
+  record,
+  slotPlacement,
+  userAgentOf,
+  visitorFacts,
+  visitorMeta,
+  visitorStream,
+  type Placement,
+} from '../submissions/visitors.js';
 import type { Poll } from './poll.js';
-import { decideVote } from './vote.js';
+import { decideVote, type VoteDecision } from './vote.js';
 
 /** D8: `{option_ids, _token, metadata?: {fingerprint}}`; unknown keys are dropped. */
 export const VoteBody = z.object({
@@ -21,25 +34,40 @@ export type VoteBody = z.infer<typeof VoteBody>;
 
 /**
  * Records one vote: gathers what the decision needs, decides, and appends
- * the slot and the vote, the vote as the one event of the visitor's own
- * stream so the store refuses a second. Returns its id and where it was
+ * what was decided: the guard, which makes the visitor's own stream (so the
+ * store refuses a second vote before it takes a slot), the network's count,
+ * the slot, and the vote after the guard. Returns its id and where it was
  * recorded (undefined when the honeypot caught a bot and nothing was kept).
  */
 export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<{ id: string; position: bigint } | undefined> {
   const now = services.clock();
   const target: Gate = { kind: 'poll', id: poll.id, published: poll.published, settings: poll.settings };
   const stream = visitorStream(services, `vote-${poll.id}`, { fingerprint: body.metadata.fingerprint, ip: request.ip });
-  const [facts, seen] = await Promise.all([accessFacts(services, target, body._token, request.headers, now), visited(services, stream)]);
+  const network = networkStream(services, target, { ip: request.ip, userAgent: userAgentOf(request.headers) }, now);
+  const [facts, visitor] = await Promise.all([accessFacts(services, target, body._token, request.headers, now), visitorFacts(services, { visitor: stream, network })]);
   const voteId = services.ids('vote');
   const events = decideVote(
     { voteId, plan, optionIds: body.option_ids, honeypot: body._hp, now, issuedAt: facts.issuedAt, host: facts.host },
-    { poll, full: facts.full, visited: seen },
+    { poll, full: facts.full, ...visitor },
   );
   if (events.length === 0) {
     countHoneypotCatch(services, 'poll');
     return undefined;
   }
-  const position = await record(services, events, (event) => (event.type === 'VoteCast' ? firstVisitPlacement('poll', stream) : slotPlacement(target)), visitorMeta(now, requestId));
+  const place = (event: VoteDecision[number]): Placement => {
+    switch (event.type) {
+      case 'SubmissionGuarded':
+        return firstVisitPlacement('poll', stream);
+      case 'NetworkSubmissionCounted':
+        return networkPlacement('poll', network);
+      case 'SubmissionSlotReserved':
+        return slotPlacement(target);
+      case 'VoteCast':
+        // After the guard, the one event before it in the visitor's stream.
+        return { stream, expected: 0n, refused: duplicate('poll') };
+    }
+  };
+  const position = await record(services, events, place, visitorMeta(now, requestId));
   await services.commands.awaitProjections(position);
   return { id: voteId, position };
 }

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { validateAnswers, type Answers, type FormQuestion } from '../questions.js';
 import { hostAllowed } from './domains.js';
 import type { EmbedTarget as Kind } from './embed-token.js';
-import type { ConsentRecord, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
+import type { ConsentRecord, NetworkSubmissionCounted, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
 import type { ResponseMetadata } from './metadata.js';
 import { closed, domainNotAllowed, notPublished } from '../embeddables/errors.js';
 import { pastClosingTime } from '../embeddables/rules.js';
@@ -73,22 +73,63 @@ export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts
 export const caughtByHoneypot = (settings: Settings, plan: Plan, honeypot: string | undefined): boolean =>
   plan !== 'free' && settings.honeypot && Boolean(honeypot);
 
-/** Pro and Business: `prevent_duplicates` takes one response per visitor (polls take one vote always). */
-export const guardsDuplicates = (settings: Settings, plan: Plan): boolean => plan !== 'free' && settings.prevent_duplicates;
+/** `prevent_duplicates` takes one response per visitor on every plan (spec 5.7: fingerprinting is for all plans); polls take one vote always. */
+export const guardsDuplicates = (settings: Settings): boolean => settings.prevent_duplicates;
+
+/**
+ * The second signal against duplicates: a network (one client address with
+ * one user agent) may make this many submissions to one object within one
+ * clock hour (UTC), whatever fingerprints it sends. More than one, for the
+ * people who share an address and a browser build (an office, a household).
+ */
+export const NETWORK_ALLOWANCE = 3;
+export const NETWORK_WINDOW_MS = 3_600_000;
 
 export const duplicate = (kind: Kind) =>
   new AppError('duplicate_submission', kind === 'poll' ? 'This visitor has voted in this poll already' : `This visitor has answered this ${kind} already`);
 
-export type SlotReserved = EventOf<typeof SubmissionSlotReserved>;
+export const networkSpent = (kind: Kind) =>
+  new AppError(
+    'duplicate_submission',
+    `This ${kind} has taken ${NETWORK_ALLOWANCE} ${kind === 'poll' ? 'votes' : 'responses'} from this address and browser this hour; try again next hour`,
+  );
 
-/** With `max_responses`, a submission first takes one of the object's numbered slots. */
+/** What the store holds of the visitor, read before the decision (the store enforces both again as they are recorded). */
+export interface VisitorFacts {
+  /** The visitor's own stream exists: they submitted already. */
+  visited: boolean;
+  /** Submissions counted from the visitor's network to this object in this hour. */
+  fromNetwork: number;
+}
+
+/** A visitor seen before, or a network that used its allowance, is a duplicate. */
+export function checkVisitor(kind: Kind, facts: VisitorFacts): void {
+  if (facts.visited) throw duplicate(kind);
+  if (facts.fromNetwork >= NETWORK_ALLOWANCE) throw networkSpent(kind);
+}
+
+export type SlotReserved = EventOf<typeof SubmissionSlotReserved>;
+export type Guarded = EventOf<typeof SubmissionGuarded>;
+export type NetworkCounted = EventOf<typeof NetworkSubmissionCounted>;
+
+/**
+ * The claims a one-per-visitor submission makes before it is recorded: the
+ * visitor's guard, then its network's count. They come before the slot, so
+ * a repeat is refused before it can use one up.
+ */
+export const visitorClaims = (target: Gate, submissionId: string): [Guarded, NetworkCounted] => [
+  { type: 'SubmissionGuarded', data: { target: target.kind, target_id: target.id, response_id: submissionId } },
+  { type: 'NetworkSubmissionCounted', data: { target: target.kind, target_id: target.id } },
+];
+
+/** With `max_responses`, a submission takes one of the object's numbered slots. */
 export const slotFor = (target: Gate, submissionId: string): SlotReserved[] =>
   target.settings.max_responses === null ? [] : [{ type: 'SubmissionSlotReserved', data: { target: target.kind, target_id: target.id, response_id: submissionId } }];
 
 /** A visitor's response, with what the shell learnt of the request. */
 export interface SubmitResponse {
   responseId: string;
-  /** The owner's plan now: honeypot and duplicate checks follow it (its metadata already did). */
+  /** The owner's plan now: the honeypot follows it (its metadata already did). */
   plan: Plan;
   answers: Record<string, unknown>;
   /** The honeypot field as sent. */
@@ -103,16 +144,14 @@ export interface SubmitResponse {
   guard: string;
 }
 
-/** What the store holds that a response is decided on. */
-export interface SubmissionState {
+/** What the store holds that a response is decided on; the visitor facts count under `prevent_duplicates` only. */
+export interface SubmissionState extends VisitorFacts {
   target: SubmissionTarget;
   /** Every `max_responses` slot is taken. */
   full: boolean;
-  /** The visitor's guard stream exists: they answered already. */
-  visited: boolean;
 }
 
-export type SubmissionDecision = Array<SlotReserved | EventOf<typeof SubmissionGuarded> | EventOf<typeof ResponseSubmitted>>;
+export type SubmissionDecision = Array<Guarded | NetworkCounted | SlotReserved | EventOf<typeof ResponseSubmitted>>;
 
 /** Spec 2.8: what the visitor agreed to, on which version of the form, from where. */
 function consentRecord(target: SubmissionTarget, answers: Answers, command: SubmitResponse): ConsentRecord | undefined {
@@ -130,22 +169,21 @@ function consentRecord(target: SubmissionTarget, answers: Answers, command: Subm
 
 /**
  * Published, not closed, token, domain, answers; then a honeypot catch
- * decides nothing, and a visitor seen before is a duplicate. Otherwise: the
- * slot (under `max_responses`), the guard (under `prevent_duplicates`) and
- * the response, in the order they are to be recorded.
+ * decides nothing, and under `prevent_duplicates` a visitor seen before (or
+ * their network's spent allowance) is a duplicate. Otherwise, in the order
+ * they are to be recorded: the visitor's claims (under `prevent_duplicates`),
+ * the slot (under `max_responses`), and the response.
  */
 export function decideSubmission(command: SubmitResponse, state: SubmissionState): SubmissionDecision {
   const { target } = state;
   const { answers } = checkSubmission(target, { ...command, full: state.full });
   if (caughtByHoneypot(target.settings, command.plan, command.honeypot)) return [];
-  const guarded = guardsDuplicates(target.settings, command.plan);
-  // Before the slot: a repeat must not use up a limit.
-  if (guarded && state.visited) throw duplicate(target.kind);
+  const guarded = guardsDuplicates(target.settings);
+  if (guarded) checkVisitor(target.kind, state);
   const consent = consentRecord(target, answers, command);
-  const submitted = { target: target.kind, target_id: target.id, response_id: command.responseId };
   return [
+    ...(guarded ? visitorClaims(target, command.responseId) : []),
     ...slotFor(target, command.responseId),
-    ...(guarded ? [{ type: 'SubmissionGuarded' as const, data: submitted }] : []),
     {
       type: 'ResponseSubmitted',
       data: {

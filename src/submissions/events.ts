@@ -77,10 +77,27 @@ export const SubmissionSlotReserved = defineEvent(
   z.object({ target: z.enum(['widget', 'form', 'poll']), target_id: z.string(), response_id: z.string() }),
 );
 
-/** The first submission of a visitor to an object that takes one per visitor. */
+/**
+ * The first submission of a visitor to an object that takes one per visitor,
+ * recorded before the submission takes a `max_responses` slot, so a repeat is
+ * refused before it can use one up. Version 2 admits polls (a limited poll's
+ * vote stream starts with it); version 1 knew widgets and forms only.
+ */
 export const SubmissionGuarded = defineEvent(
   'SubmissionGuarded',
-  z.object({ target: z.enum(['widget', 'form']), target_id: z.string(), response_id: z.string() }),
+  z.object({ target: z.enum(['widget', 'form', 'poll']), target_id: z.string(), response_id: z.string() }),
+  { version: 2, upcasters: { 1: (data) => data } },
+);
+
+/**
+ * A submission counted against the network it came from (the client address
+ * and user agent, keyed-hashed into the stream's name, with the hour): the
+ * second signal against duplicates besides the fingerprint. It names no
+ * response, so it ties nothing a visitor sent to where they sent it from.
+ */
+export const NetworkSubmissionCounted = defineEvent(
+  'NetworkSubmissionCounted',
+  z.object({ target: z.enum(['widget', 'form', 'poll']), target_id: z.string() }),
 );
 
 /** The audit trail of an erasure: which responses, when, by which key; never what they said. */
@@ -97,10 +114,11 @@ export const ResponsesErased = defineEvent(
   }),
 );
 
-export const submissionEvents = [ResponseSubmitted, SubmissionSlotReserved, SubmissionGuarded, ResponsesErased];
+export const submissionEvents = [ResponseSubmitted, SubmissionSlotReserved, SubmissionGuarded, NetworkSubmissionCounted, ResponsesErased];
 
 export type SubmissionEvent =
   | EventOf<typeof ResponseSubmitted>
   | EventOf<typeof SubmissionSlotReserved>
   | EventOf<typeof SubmissionGuarded>
+  | EventOf<typeof NetworkSubmissionCounted>
   | EventOf<typeof ResponsesErased>;

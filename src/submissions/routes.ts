@@ -23,15 +23,33 @@ export const SubmitBody = z.object({
   /** The honeypot: a hidden input only bots fill. */
   _hp: z.string().max(1000).optional(),
   metadata: ClientMetadata.default({}),
-}).meta({
-  examples: [
-    {
-      answers: { score: 9, reason: 'Quick to set up.' },
-      _token: 'v1.widget.wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z.m3u9x0a1.Xb8…',
-      metadata: { pageUrl: 'https://example.com/pricing?utm_source=newsletter', pageTitle: 'Pricing', fingerprint: '5c1f9e0d2b7a4e63', screenWidth: 1440, screenHeight: 900 },
-    },
-  ],
 });
+
+/**
+ * The body as each kind's submit route documents it: one shape, with an
+ * example that answers the object its create example makes (an NPS widget,
+ * the newsletter form).
+ */
+export const SubmitBodyOf = {
+  widget: SubmitBody.meta({
+    examples: [
+      {
+        answers: { score: 9, reason: 'Quick to set up.' },
+        _token: 'v1.widget.wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z.m3u9x0a1.Xb8…',
+        metadata: { pageUrl: 'https://example.com/pricing?utm_source=newsletter', pageTitle: 'Pricing', fingerprint: '5c1f9e0d2b7a4e63', screenWidth: 1440, screenHeight: 900 },
+      },
+    ],
+  }),
+  form: SubmitBody.meta({
+    examples: [
+      {
+        answers: { email: 'ada@example.com', consent: true },
+        _token: 'v1.form.frm_01JD3Q5V8K2M4N6P8R0S2T4V6Z.m3u9x0a1.Xb8…',
+        metadata: { pageUrl: 'https://example.com/newsletter', pageTitle: 'Newsletter', fingerprint: '5c1f9e0d2b7a4e63' },
+      },
+    ],
+  }),
+};
 
 /** POST <path>/:id/submit for widgets and forms: `{success: true, id}` once the response is readable. */
 export function submitRoute<D extends EmbeddableDoc>(
@@ -48,7 +66,7 @@ export function submitRoute<D extends EmbeddableDoc>(
         tags: [`${what.kind}s`],
         summary: `Submit a ${what.kind} response (embed token in \`_token\`)`,
         params: Params,
-        body: SubmitBody,
+        body: SubmitBodyOf[what.kind === 'form' ? 'form' : 'widget'],
         response: { 200: z.object({ success: z.literal(true), id: z.string() }) },
       },
     },

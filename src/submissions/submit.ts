@@ -2,12 +2,25 @@ import type { Plan } from '../accounts/plans.js';
 import type { Services } from '../services.js';
 import { checkAccess, decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget } from './decide.js';
 import { captureMetadata, type SubmissionRequest } from './metadata.js';
-import { accessFacts, countHoneypotCatch, firstVisitPlacement, record, slotPlacement, visited, visitorMeta, visitorStream, type Placement } from './visitors.js';
+import {
+  accessFacts,
+  countHoneypotCatch,
+  firstVisitPlacement,
+  networkPlacement,
+  networkStream,
+  record,
+  slotPlacement,
+  userAgentOf,
+  visitorFacts,
+  visitorMeta,
+  visitorStream,
+  type Placement,
+} from './visitors.js';
 
 export type { SubmissionTarget } from './decide.js';
 
 export interface SubmissionInput {
-  /** The owner's plan now: metadata, honeypot and duplicate checks follow it. */
+  /** The owner's plan now: metadata and the honeypot follow it. */
   plan: Plan;
   token: unknown;
   /** The honeypot field as sent. */
@@ -32,14 +45,15 @@ export async function submitResponse(
 ): Promise<{ id: string; kept: false } | { id: string; kept: true; position: bigint }> {
   const now = services.clock();
   const { plan, request } = input;
+  const userAgent = userAgentOf(request.headers);
   const guard = visitorStream(services, `guard-${target.kind}-${target.id}`, { fingerprint: request.client.fingerprint, ip: request.ip });
-  const [facts, seen] = await Promise.all([
+  const network = networkStream(services, target, { ip: request.ip, userAgent }, now);
+  const [facts, visitor] = await Promise.all([
     accessFacts(services, target, input.token, request.headers, now),
-    guardsDuplicates(target.settings, plan) ? visited(services, guard) : false,
+    guardsDuplicates(target.settings) ? visitorFacts(services, { visitor: guard, network }) : { visited: false, fromNetwork: 0 },
   ]);
   // The cheap refusals first, before the request's metadata is worked out (the decision checks them again).
   checkAccess(target, facts);
-  const userAgent = request.headers['user-agent'];
   const responseId = services.ids('rsp');
   const events = decideSubmission(
     {
@@ -51,10 +65,10 @@ export async function submitResponse(
       issuedAt: facts.issuedAt,
       host: facts.host,
       metadata: await captureMetadata({ plan, request, issuedAt: facts.issuedAt ?? now, now }, { hashKey: services.keys.hashes, geo: services.geo }),
-      userAgent: typeof userAgent === 'string' ? userAgent : '',
+      userAgent,
       guard,
     },
-    { target, full: facts.full, visited: seen },
+    { target, full: facts.full, ...visitor },
   );
   if (events.length === 0) {
     countHoneypotCatch(services, target.kind);
@@ -66,6 +80,8 @@ export async function submitResponse(
         return slotPlacement(target);
       case 'SubmissionGuarded':
         return firstVisitPlacement(target.kind, guard);
+      case 'NetworkSubmissionCounted':
+        return networkPlacement(target.kind, network);
       case 'ResponseSubmitted':
         return { stream: `response-${responseId}`, expected: 'no_stream' };
     }

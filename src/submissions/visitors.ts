@@ -5,7 +5,7 @@ import { WrongExpectedRevision, type ExpectedRevision } from '../infra/event-sto
 import { keyedHash } from '../infra/keys.js';
 import type { Services } from '../services.js';
 import { embeddingHost } from './domains.js';
-import { duplicate, type AccessFacts, type Gate } from './decide.js';
+import { duplicate, NETWORK_ALLOWANCE, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
 import { verifyEmbedToken, type EmbedTarget as Kind } from './embed-token.js';
 import type { SubmissionRequest } from './metadata.js';
 import { closed } from '../embeddables/errors.js';
@@ -40,6 +40,47 @@ export function visitorStream(services: Pick<Services, 'keys'>, prefix: string, 
  */
 export async function visited(services: Services, stream: string): Promise<boolean> {
   return (await services.events.streamState(stream)) !== 'no_stream';
+}
+
+/**
+ * The address a network is known by: an IPv4 address whole (also written as
+ * IPv4-mapped IPv6), an IPv6 address by its /64, which one subscriber
+ * usually holds whole and can change addresses in at will.
+ */
+export function networkAddress(ip: string): string {
+  const address = ip.replace(/%.*$/, '').toLowerCase();
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail] = address.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${groups.slice(0, 4).map((group) => (parseInt(group, 16) || 0).toString(16)).join(':')}::/64`;
+}
+
+/**
+ * The stream that counts a network's submissions to an object in one clock
+ * hour: the network's address and the user agent, with the hour's number,
+ * keyed-hashed; a new hour is a new stream.
+ */
+export function networkStream(services: Pick<Services, 'keys'>, target: Pick<Gate, 'kind' | 'id'>, network: { ip: string; userAgent: string }, now: Date): string {
+  const hour = Math.floor(now.getTime() / NETWORK_WINDOW_MS);
+  return `net-${target.kind}-${target.id}-${keyedHash(services.keys.hashes, `network:${networkAddress(network.ip)}\n${network.userAgent}\n${hour}`)}`;
+}
+
+/** The user agent as the network signal takes it: one header, else none. */
+export const userAgentOf = (headers: SubmissionRequest['headers']): string => {
+  const agent = headers['user-agent'];
+  return typeof agent === 'string' ? agent : '';
+};
+
+/** What the decision knows of a visitor: whether their own stream exists, and what their network's stream counted. */
+export async function visitorFacts(services: Services, streams: { visitor: string; network: string }): Promise<VisitorFacts> {
+  const [seen, network] = await Promise.all([visited(services, streams.visitor), services.events.streamState(streams.network)]);
+  // Network streams are never deleted; were one, it could take nothing more.
+  const fromNetwork = network === 'no_stream' ? 0 : network === 'deleted' ? NETWORK_ALLOWANCE : Number(network) + 1;
+  return { visited: seen, fromNetwork };
 }
 
 /** The slots of an object under `max_responses`, numbered by the store's revisions. */
@@ -89,6 +130,9 @@ export function slotPlacement(target: Gate): Placement {
   const max = target.settings.max_responses;
   return { stream: quotaStream(target), expected: 'any', ...(max !== null ? { cap: { below: max, error: closed(target.kind) } } : {}) };
 }
+
+/** A network's count takes any revision below the allowance: one past it is refused, however close the submissions arrive. */
+export const networkPlacement = (kind: Kind, stream: string): Placement => ({ stream, expected: 'any', cap: { below: NETWORK_ALLOWANCE, error: networkSpent(kind) } });
 
 /** The visitor's own stream, made by their first submission only: the store refuses a second however close the two arrive. */
 export const firstVisitPlacement = (kind: Kind, stream: string): Placement => ({ stream, expected: 'no_stream', refused: duplicate(kind) });

@@ -1,7 +1,7 @@
 import { notFound } from '../embeddables/errors.js';
 import { WIDGET } from '../embeddables/queries.js';
 import type { WidgetDoc } from '../../projections/widgets.js';
-import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
+import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
 import { ID, Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
+import { shownSettings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { WidgetCreated } from './events.js';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetType } from './schemas.js';
@@ -63,7 +64,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
       published: doc.published,
       closed: isClosed(doc, services.clock()),
     };
-    return owner ? { ...base, settings: doc.settings, created_at: doc.created_at, updated_at: doc.updated_at } : base;
+    return owner ? { ...base, settings: shownSettings(doc.settings), created_at: doc.created_at, updated_at: doc.updated_at } : base;
   }
 
   listRoute(app, services, WIDGET, WidgetListItem);
@@ -110,7 +111,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
       const { accountId, keyId } = callerOf(request);
       if (!ID.test(request.params.id)) throw notFound('widget');
       const at = services.clock();
-      const { state } = await execute(services.commands, widget, request.params.id, { type: 'UpdateWidget', account_id: accountId, body: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      const { state } = await execute(services.commands, widget, request.params.id, { type: 'UpdateWidget', account_id: accountId, body: request.body, closed: await shownClosed(services, WIDGET, request.params.id, request.body.closed), at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
       if (state.status !== 'active') throw notFound('widget');
       const { id, title, published, updated_at } = state.widget;
       return { id, title, published, updated_at };

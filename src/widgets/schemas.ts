@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../patch.js';
 import { Presentation, PresentationPatch } from '../presentation.js';
 import { WidgetQuestions } from '../questions.js';
@@ -39,9 +40,12 @@ export const CreateWidgetBody = z.strictObject({
 });
 export type CreateWidgetBody = z.infer<typeof CreateWidgetBody>;
 
-/** Any subset of the configuration plus `published`; nested objects merge key by key. The type is fixed at creation. */
-export const UpdateWidgetBody = CreateWidgetBody.omit({ widget_type: true })
-  .partial()
-  .extend({ published: z.boolean().optional() })
+/**
+ * Any subset of the configuration plus `published`; nested objects merge key
+ * by key. The type is fixed at creation: like the other read-only fields a
+ * GET shows, it may be sent unchanged only.
+ */
+export const UpdateWidgetBody = CreateWidgetBody.partial()
+  .extend({ published: z.boolean().optional(), ...ReadOnly })
   .meta({ examples: [{ published: true, trigger_config: { triggerMode: 'scroll', scrollPercentage: 60 } }] });
 export type UpdateWidgetBody = z.infer<typeof UpdateWidgetBody>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
 import { checkTheme } from '../theme.js';
+import { checkReadOnly } from '../embeddables/read-only.js';
 import { AppError, invalidBody } from '../errors.js';
 import type { WidgetEvent } from './events.js';
 import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
@@ -8,7 +9,8 @@ import { WidgetConfig, type CreateWidgetBody, type UpdateWidgetBody } from './sc
 
 export type WidgetCommand =
   | { type: 'CreateWidget'; widget_id: string; account_id: string; body: CreateWidgetBody; at: string }
-  | { type: 'UpdateWidget'; account_id: string; body: UpdateWidgetBody; at: string }
+  /** `closed`: what a GET shows now, when the body sends it back. */
+  | { type: 'UpdateWidget'; account_id: string; body: UpdateWidgetBody; closed?: boolean; at: string }
   | { type: 'DeleteWidget'; account_id: string; at: string };
 
 export interface Widget extends WidgetConfig {
@@ -81,7 +83,8 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
       const widget = owned(state, command.account_id);
       // The body met today's limits when it was parsed. Stored values met the limits of
       // their day and are not checked again: a tightened limit must not block every change.
-      const { published, ...fields } = command.body;
+      const { published, id, widget_type, created_at, updated_at, closed, ...fields } = command.body;
+      checkReadOnly({ id, widget_type, created_at, updated_at, closed }, { ...widget, closed: command.closed });
       const merged: WidgetConfig = {
         ...widget,
         ...fields,

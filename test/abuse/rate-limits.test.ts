@@ -75,7 +75,7 @@ t.test('public endpoints count per owner and address at the owner’s rate', asy
   t.match((await app.inject(probe)).json(), D3(429, 'rate_limited'), 'probing unknown ids is limited per address');
 });
 
-t.test('per-object submission limits, honeypot and duplicate protection (Pro and Business)', async (t) => {
+t.test('per-object submission limits and honeypot (Pro and Business), duplicate protection (every plan)', async (t) => {
   const { app, services } = await testApp(t);
   const pro = await owner(services);
   const submitTo = async (widget: string, body: object = {}, remoteAddress = '192.0.2.10') =>
@@ -123,8 +123,9 @@ t.test('per-object submission limits, honeypot and duplicate protection (Pro and
   t.match((await app.inject({ method: 'DELETE', url: '/api/responses', headers: pro.headers, payload: { ids: [first], widgetId: single } })).json(), { success: true, deleted: 1, erasure_id: /^ers_/ });
   t.match((await submitTo(single, fp('visitor-a'))).json(), D3(409, 'duplicate_submission'), 'an erased response still counts as its visitor\'s one answer');
 
-  for (let i = 0; i < 3; i++) t.equal((await submitTo(freeWidget, { _hp: 'bot', ...fp('same') })).statusCode, 200, `Free owners get none of these (${i})`);
+  for (let i = 0; i < 3; i++) t.equal((await submitTo(freeWidget, { _hp: 'bot', ...fp(`free-${i}`) })).statusCode, 200, `Free owners get neither the rate limit nor the honeypot (${i})`);
   t.equal(await count(freeOwner, freeWidget), 3);
+  t.match((await submitTo(freeWidget, fp('free-0'), '192.0.2.12')).json(), D3(409, 'duplicate_submission'), 'but duplicate protection holds on every plan (spec 5.7)');
 });
 
 t.test('two instances on one Redis share their counters', { skip: REDIS_URL ? false : 'REDIS_URL is not set, so there is no Redis server to share counters in' }, async (t) => {

@@ -7,9 +7,9 @@ import { CreateFormBody, UpdateFormBody } from '../../src/forms/schemas.js';
 import { CreatePollBody, UpdatePollBody } from '../../src/polls/schemas.js';
 import { VoteBody } from '../../src/polls/votes.js';
 import { BulkDeleteBody } from '../../src/erasure/routes.js';
-import { SubmitBody } from '../../src/submissions/routes.js';
+import { SubmitBodyOf } from '../../src/submissions/routes.js';
 import { CreateWidgetBody, UpdateWidgetBody } from '../../src/widgets/schemas.js';
-import { owner, testApp } from '../support/app.js';
+import { manualClock, owner, testApp } from '../support/app.js';
 import { testServices } from '../support/services.js';
 
 type Responses = Record<string, { description: string; content: { 'application/json': { schema: { properties: { code: { enum: string[] } } } } } }>;
@@ -90,14 +90,15 @@ const examplesOf = (schema: z.ZodType): unknown[] => {
 };
 
 t.test('every request body has an example that its own schema accepts, and the create examples work', async (t) => {
-  const bodies = { CreateWidgetBody, UpdateWidgetBody, CreateFormBody, UpdateFormBody, CreatePollBody, UpdatePollBody, SubmitBody, VoteBody, BulkDeleteBody };
+  const bodies = { CreateWidgetBody, UpdateWidgetBody, CreateFormBody, UpdateFormBody, CreatePollBody, UpdatePollBody, SubmitWidgetBody: SubmitBodyOf.widget, SubmitFormBody: SubmitBodyOf.form, VoteBody, BulkDeleteBody };
   for (const [name, schema] of Object.entries(bodies)) {
     const examples = examplesOf(schema);
     t.ok(examples.length > 0, `${name} has an example`);
     for (const example of examples) t.same((schema as z.ZodType).safeParse(example).error?.issues ?? [], [], `${name}'s example is valid`);
   }
 
-  const { app, services } = await testApp(t);
+  // A date before the example form's closes_at.
+  const { app, services } = await testApp(t, { clock: manualClock('2026-11-22T10:00:00.000Z') });
   const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
   const who = await owner(services);
   for (const [path, schema] of [['/api/widgets', CreateWidgetBody], ['/api/forms', CreateFormBody], ['/api/polls', CreatePollBody]] as const) {
@@ -108,13 +109,18 @@ t.test('every request body has an example that its own schema accepts, and the c
     t.equal(created.statusCode, 201, `POST ${path} with its example creates: ${created.body.slice(0, 200)}`);
   }
 
-  // The submit example answers the example NPS widget, from a page of its allowed domain.
-  const widget = (await app.inject({ method: 'POST', url: '/api/widgets', headers: who.headers, payload: examplesOf(CreateWidgetBody)[0] as object })).json().id;
-  await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { published: true } });
-  const token = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/token` })).json().token;
-  const submission = { ...(examplesOf(SubmitBody)[0] as object), _token: token };
-  const submitted = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers: { origin: 'https://example.com' }, payload: submission });
-  t.equal(submitted.statusCode, 200, `the submit example is accepted: ${submitted.body.slice(0, 200)}`);
+  // Each submit example answers the object its kind's create example makes, from a page of its allowed domain.
+  for (const [kind, create] of [['widget', CreateWidgetBody], ['form', CreateFormBody]] as const) {
+    const path = `/api/${kind}s`;
+    const id = (await app.inject({ method: 'POST', url: path, headers: who.headers, payload: examplesOf(create)[0] as object })).json().id;
+    await app.inject({ method: 'PUT', url: `${path}/${id}`, headers: who.headers, payload: { published: true } });
+    const token = (await app.inject({ method: 'GET', url: `${path}/${id}/token` })).json().token;
+    const shown = document.paths[`${path}/{id}/submit`].post.requestBody.content['application/json'];
+    const example = shown.example ?? Object.values(shown.examples as Record<string, { value: unknown }>)[0]!.value;
+    t.same(example, examplesOf(SubmitBodyOf[kind])[0], `POST ${path}/{id}/submit shows its own example`);
+    const submitted = await app.inject({ method: 'POST', url: `${path}/${id}/submit`, headers: { origin: 'https://example.com' }, payload: { ...(example as object), _token: token } });
+    t.equal(submitted.statusCode, 200, `the ${kind} submit example is accepted: ${submitted.body.slice(0, 200)}`);
+  }
 });
 
 t.test('a code the document does not name is still answered, and logged and counted', async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { createKey } from '../../src/accounts/commands.js';
 import type { App } from '../../src/http/app.js';
 import { manualClock, owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { snapshotReadModels } from '../support/services.js';
@@ -12,8 +13,16 @@ async function createPoll(app: App, who: Owner, body: object = {}, publish = tru
   return created.json() as { id: string; options: Array<{ id: string; text: string }> };
 }
 
+/** A visitor's address: each fingerprint on one of its own, so the network allowance (three votes an hour) stays out of the way. */
+const addressOf = (fingerprint: string | undefined): string => {
+  if (fingerprint === undefined) return '127.0.0.1';
+  let hash = 0;
+  for (const char of fingerprint) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return `10.${(hash >>> 16) & 255}.${(hash >>> 8) & 255}.${hash & 255}`;
+};
+
 const vote = (app: App, id: string, token: string, option_ids: unknown, fingerprint?: string, headers: Record<string, string> = {}) =>
-  app.inject({ method: 'POST', url: `/api/polls/${id}/vote`, headers, payload: { option_ids, _token: token, ...(fingerprint ? { metadata: { fingerprint } } : {}) } });
+  app.inject({ method: 'POST', url: `/api/polls/${id}/vote`, headers, remoteAddress: addressOf(fingerprint), payload: { option_ids, _token: token, ...(fingerprint ? { metadata: { fingerprint } } : {}) } });
 
 const results = async (app: App, id: string, headers?: Record<string, string>) => (await app.inject({ method: 'GET', url: `/api/polls/${id}/results`, headers })).json();
 
@@ -104,7 +113,7 @@ t.test('votes: checks, one per visitor, results without voter data', async (t) =
   t.match((await vote(app, multi.id, multiToken, [a, a], 'y')).json(), D3(400, 'validation_error'), 'an option twice');
   t.same((await vote(app, multi.id, multiToken, [b], 'y')).json(), { success: true });
   t.match((await vote(app, multi.id, multiToken, [b], 'z')).json(), D3(403, 'poll_closed'), 'closed by its vote limit');
-  t.match(await results(app, multi.id), { total_votes: 2, options: [{ votes: 1, percentage: 50 }, { votes: 2, percentage: 100 }] }, 'percentages are of voters');
+  t.match(await results(app, multi.id), { total_votes: 3, options: [{ votes: 1, percentage: 33.3 }, { votes: 2, percentage: 66.7 }] }, 'each chosen option is a vote; percentages are of the votes');
   clock.set('2026-11-23T00:00:00.000Z');
   t.match((await vote(app, poll.id, token, [plum], 'late', acme)).json(), D3(403, 'invalid_token'), 'the token expired meanwhile');
   const dated = await createPoll(app, biz, { settings: { closes_at: '2026-11-22T00:00:00Z' } });
@@ -152,4 +161,47 @@ t.test('bulk delete with pollId removes votes from the results and the store', a
   await services.projections.rebuild();
   t.same(await snapshotReadModels(services), before, 'rebuild agrees after erasure');
   t.match((await vote(app, poll.id, token, [poll.options[2]!.id], 'v0')).json(), D3(409, 'duplicate_submission'), 'an erased vote still counts as its voter\'s one vote');
+});
+
+t.test('the results of an unpublished poll are a read of its votes: responses:read, not forms:read (D1, spec 5.4)', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const draft = await createPoll(app, biz, {}, false);
+  const keyWith = async (scopes: Array<'forms:read' | 'responses:read'>) => {
+    const key = await createKey(services, { accountId: biz.accountId, name: scopes.join(','), scopes });
+    return { authorization: `Bearer ${key.api_key}` };
+  };
+  t.match(await results(app, draft.id, await keyWith(['forms:read'])), D3(403, 'insufficient_scope'), 'definitions only');
+  t.match(await results(app, draft.id, await keyWith(['responses:read'])), { poll_id: draft.id, total_votes: 0 }, 'responses only');
+  t.match((await app.inject({ method: 'GET', url: `/api/polls/${draft.id}`, headers: await keyWith(['responses:read']) })).json(), D3(403, 'insufficient_scope'), 'the poll itself stays a definition');
+});
+
+t.test('results count the options that exist, and their percentages add up to 100, live and after a rebuild', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const poll = await createPoll(app, biz, { allow_multiple: true });
+  const [apple, pear, plum] = poll.options.map((o) => o.id);
+  const token = await tokenFor(app, 'polls', poll.id);
+  await vote(app, poll.id, token, [apple, pear], 'v1');
+  await vote(app, poll.id, token, [pear, plum], 'v2');
+  await vote(app, poll.id, token, [plum], 'v3');
+  await vote(app, poll.id, token, [apple], 'v4');
+  const sum = (r: { options: Array<{ percentage: number }> }) => Math.round(r.options.reduce((total, o) => total + o.percentage, 0));
+  t.match(await results(app, poll.id), { total_votes: 6, options: [{ votes: 2, percentage: 33.3 }, { votes: 2, percentage: 33.3 }, { votes: 2, percentage: 33.3 }] }, 'a ballot of two options is two votes');
+
+  const put = (payload: object) => app.inject({ method: 'PUT', url: `/api/polls/${poll.id}`, headers: biz.headers, payload });
+  t.equal((await put({ options: [{ id: apple, text: 'Apple' }, { id: pear, text: 'Pear' }] })).statusCode, 200, 'plum removed');
+  const removed = await results(app, poll.id);
+  t.match(removed, { total_votes: 4, options: [{ id: apple, votes: 2, percentage: 50 }, { id: pear, votes: 2, percentage: 50 }] }, 'its votes left the total');
+  t.equal(removed.options.length, 2);
+  t.equal(sum(removed), 100);
+
+  t.equal((await put({ allow_multiple: false })).statusCode, 200, 'several choices switched off');
+  await vote(app, poll.id, token, [pear], 'v5');
+  const single = await results(app, poll.id);
+  t.match(single, { total_votes: 5, options: [{ votes: 2, percentage: 40 }, { votes: 3, percentage: 60 }] }, 'earlier ballots keep their choices; the shares still add up to 100');
+  t.equal(sum(single), 100);
+
+  await services.projections.rebuild();
+  t.same(await results(app, poll.id), single, 'a rebuild from zero gives the same results');
 });

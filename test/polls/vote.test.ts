@@ -31,23 +31,29 @@ const state = (changes: Partial<Poll> = {}, facts: Partial<Omit<VoteState, 'poll
   poll: { ...poll, ...changes, settings: { ...settings, ...changes.settings } },
   full: false,
   visited: false,
+  fromNetwork: 0,
   ...facts,
 });
-const cast = (optionIds: string[]) => ({
+const claims = [
+  { type: 'SubmissionGuarded' as const, data: { target: 'poll' as const, target_id: 'pol_1', response_id: 'vote_1' } },
+  { type: 'NetworkSubmissionCounted' as const, data: { target: 'poll' as const, target_id: 'pol_1' } },
+];
+const vote = (optionIds: string[]) => ({
   type: 'VoteCast' as const,
   data: { vote_id: 'vote_1', poll_id: 'pol_1', account_id: 'acc_1', option_ids: optionIds, cast_at: now.toISOString() },
 });
+const cast = (optionIds: string[]) => [...claims, vote(optionIds)];
 
 t.test('one option of a single-choice poll', async (t) => {
   const spec = decisionOf(t, decideVote);
-  spec.given(state()).when(command()).then([cast(['pear'])]);
+  spec.given(state()).when(command()).then(cast(['pear']));
   spec.given(state()).when(command({ optionIds: ['pear', 'plum'] })).thenThrows('validation_error', 'two options', [{ path: 'body.option_ids', message: 'this poll takes one option' }]);
 });
 
 t.test('several options where the poll allows them, none twice', async (t) => {
   const spec = decisionOf(t, decideVote);
   const multiple = state({ allow_multiple: true });
-  spec.given(multiple).when(command({ optionIds: ['apple', 'plum'] })).then([cast(['apple', 'plum'])]);
+  spec.given(multiple).when(command({ optionIds: ['apple', 'plum'] })).then(cast(['apple', 'plum']));
   spec.given(multiple).when(command({ optionIds: ['apple', 'apple'] })).thenThrows('validation_error', 'an option twice', [{ path: 'body.option_ids', message: 'must not name an option twice' }]);
 });
 
@@ -64,6 +70,12 @@ t.test('one vote per visitor, whatever the plan', async (t) => {
   spec.given(state({}, { visited: true })).when(command({ optionIds: ['kiwi'] })).thenThrows('validation_error', 'the choice is checked first');
 });
 
+t.test('the second signal: a network (address and user agent) casts three votes an hour, whatever its fingerprints', async (t) => {
+  const spec = decisionOf(t, decideVote);
+  spec.given(state({}, { fromNetwork: 2 })).when(command({ plan: 'free' })).then(cast(['pear']), 'the third');
+  spec.given(state({}, { fromNetwork: 3 })).when(command({ plan: 'free' })).thenThrows('duplicate_submission', 'the fourth');
+});
+
 t.test('published, open, token, domain, in that order', async (t) => {
   const spec = decisionOf(t, decideVote);
   spec.given(state({ published: false }, { full: true })).when(command({ issuedAt: null })).thenThrows('poll_not_published');
@@ -72,12 +84,13 @@ t.test('published, open, token, domain, in that order', async (t) => {
   spec.given(state({ settings: { ...settings, allowed_domains: ['shop.example'] } })).when(command({ host: 'evil.example', optionIds: ['kiwi'] })).thenThrows('domain_not_allowed');
 });
 
-t.test('max_responses: a vote takes a slot first; with none left the poll is closed', async (t) => {
+t.test('max_responses: a vote takes a slot after the visitor\'s claims; with none left the poll is closed', async (t) => {
   const spec = decisionOf(t, decideVote);
   const limited = { settings: { ...settings, max_responses: 2 } };
-  spec.given(state(limited)).when(command()).then([{ type: 'SubmissionSlotReserved', data: { target: 'poll', target_id: 'pol_1', response_id: 'vote_1' } }, cast(['pear'])]);
+  spec.given(state(limited)).when(command()).then([...claims, { type: 'SubmissionSlotReserved', data: { target: 'poll', target_id: 'pol_1', response_id: 'vote_1' } }, vote(['pear'])]);
   spec.given(state(limited, { full: true })).when(command()).thenThrows('poll_closed');
   spec.given(state(limited, { visited: true })).when(command()).thenThrows('duplicate_submission', 'a repeat takes no slot');
+  spec.given(state(limited, { fromNetwork: 3 })).when(command()).thenThrows('duplicate_submission', 'nor a network past its allowance');
 });
 
 t.test('honeypot: a filled trap decides nothing (Pro and Business)', async (t) => {
@@ -85,6 +98,6 @@ t.test('honeypot: a filled trap decides nothing (Pro and Business)', async (t) =
   const trapped = { settings: { ...settings, honeypot: true } };
   spec.given(state(trapped)).when(command({ honeypot: 'bot' })).then([]);
   spec.given(state(trapped, { visited: true })).when(command({ plan: 'business', honeypot: 'bot' })).then([], 'before the duplicate check');
-  spec.given(state(trapped)).when(command({ plan: 'free', honeypot: 'bot' })).then([cast(['pear'])], 'Free: not enforced');
+  spec.given(state(trapped)).when(command({ plan: 'free', honeypot: 'bot' })).then(cast(['pear']), 'Free: not enforced');
   spec.given(state(trapped)).when(command({ honeypot: 'bot', optionIds: ['kiwi'] })).thenThrows('validation_error', 'after the choice');
 });

@@ -60,6 +60,7 @@ const state = (target: Partial<SubmissionTarget> = {}, facts: Partial<Omit<Submi
   target: { ...widget, ...target, settings: { ...widget.settings, ...target.settings } },
   full: false,
   visited: false,
+  fromNetwork: 0,
   ...facts,
 });
 const submitted = (changes: Record<string, unknown> = {}) => ({
@@ -68,6 +69,7 @@ const submitted = (changes: Record<string, unknown> = {}) => ({
 });
 const slot = (target: 'widget' | 'form' = 'widget', id = 'wgt_1') => ({ type: 'SubmissionSlotReserved' as const, data: { target, target_id: id, response_id: 'rsp_1' } });
 const guarded = { type: 'SubmissionGuarded' as const, data: { target: 'widget' as const, target_id: 'wgt_1', response_id: 'rsp_1' } };
+const counted = { type: 'NetworkSubmissionCounted' as const, data: { target: 'widget' as const, target_id: 'wgt_1' } };
 
 t.test('a response to a published, open widget is recorded as it was answered', async (t) => {
   decisionOf(t, decideSubmission).given(state()).when(command()).then([submitted()]);
@@ -80,7 +82,7 @@ t.test('an unpublished object takes nothing, and says so before anything else', 
     .given(state({ published: false, settings: { ...settings, closes_at: '2026-11-01T00:00:00Z' } }, { full: true }))
     .when(command({ issuedAt: null, host: null, answers: { nope: 1 } }))
     .thenThrows('widget_not_published', 'before closed, token and answers');
-  spec.given({ target: { ...form, published: false }, full: false, visited: false }).when(command()).thenThrows('form_not_published');
+  spec.given({ target: { ...form, published: false }, full: false, visited: false, fromNetwork: 0 }).when(command()).thenThrows('form_not_published');
 });
 
 t.test('closed at closes_at, and once every max_responses slot is taken', async (t) => {
@@ -90,7 +92,7 @@ t.test('closed at closes_at, and once every max_responses slot is taken', async 
   spec.given(state({ settings: { ...settings, closes_at: '2026-11-22T09:00:00Z' } })).when(command({ issuedAt: null })).thenThrows('widget_closed', 'before the token');
   spec.given(state({ settings: { ...settings, max_responses: 2 } }, { full: true })).when(command()).thenThrows('widget_closed', 'every slot taken');
   spec.given(state({ settings: { ...settings, max_responses: 2 } })).when(command()).then([slot(), submitted()], 'a slot left: the response takes it first');
-  spec.given({ target: form, full: true, visited: false }).when(command()).thenThrows('form_closed');
+  spec.given({ target: form, full: true, visited: false, fromNetwork: 0 }).when(command()).thenThrows('form_closed');
 });
 
 t.test('the token must be genuine, this object\'s and fresh', async (t) => {
@@ -131,23 +133,31 @@ t.test('answers must fit the questions', async (t) => {
     .thenThrows('validation_error', 'before the honeypot and the duplicate check');
 });
 
-t.test('prevent_duplicates: one response per visitor, the guard recorded before it (Pro and Business)', async (t) => {
+t.test('prevent_duplicates: one response per visitor on every plan, the guard and the network count recorded before it', async (t) => {
   const spec = decisionOf(t, decideSubmission);
   const single = { settings: { ...settings, prevent_duplicates: true } };
-  for (const plan of ['pro', 'business'] as const) {
-    spec.given(state(single)).when(command({ plan })).then([guarded, submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' })], `${plan}: a first visit`);
+  const guardedResponse = submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' });
+  for (const plan of ['free', 'pro', 'business'] as const) {
+    spec.given(state(single)).when(command({ plan })).then([guarded, counted, guardedResponse], `${plan}: a first visit`);
     spec.given(state(single, { visited: true })).when(command({ plan })).thenThrows('duplicate_submission', `${plan}: a second`);
   }
-  spec
-    .given(state({ settings: { ...settings, prevent_duplicates: true, max_responses: 5 } }))
-    .when(command())
-    .then([slot(), guarded, submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' })], 'slot, guard, response');
-  spec
-    .given(state({ settings: { ...settings, prevent_duplicates: true, max_responses: 5 } }, { visited: true }))
-    .when(command())
-    .thenThrows('duplicate_submission', 'a repeat does not take a slot');
-  spec.given(state({}, { visited: true })).when(command()).then([submitted()], 'without the setting, visitors may answer again');
-  spec.given(state(single, { visited: true })).when(command({ plan: 'free' })).then([submitted()], 'Free: the setting is kept but not enforced');
+  spec.given(state({}, { visited: true, fromNetwork: 9 })).when(command()).then([submitted()], 'without the setting, visitors may answer again');
+});
+
+t.test('a repeat never takes a max_responses slot: the guard and the network count come first', async (t) => {
+  const spec = decisionOf(t, decideSubmission);
+  const limited = { settings: { ...settings, prevent_duplicates: true, max_responses: 3 } };
+  spec.given(state(limited)).when(command()).then([guarded, counted, slot(), submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' })], 'guard, network, slot, response');
+  spec.given(state(limited, { visited: true })).when(command()).thenThrows('duplicate_submission', 'a repeat decides no slot');
+  spec.given(state(limited, { fromNetwork: 3 })).when(command()).thenThrows('duplicate_submission', 'nor does a network past its allowance');
+  spec.given(state({ settings: { ...settings, max_responses: 3 } }, { visited: true })).when(command()).then([slot(), submitted()], 'without prevent_duplicates: the slot only');
+});
+
+t.test('the second signal: a network (address and user agent) takes three responses an hour', async (t) => {
+  const spec = decisionOf(t, decideSubmission);
+  const single = { settings: { ...settings, prevent_duplicates: true } };
+  spec.given(state(single, { fromNetwork: 2 })).when(command({ plan: 'free' })).then([guarded, counted, submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' })], 'the third from one network');
+  spec.given(state(single, { fromNetwork: 3 })).when(command({ plan: 'free' })).thenThrows('duplicate_submission', 'the fourth, whatever its fingerprint');
 });
 
 t.test('honeypot: a filled trap decides nothing (Pro and Business)', async (t) => {
@@ -167,7 +177,7 @@ t.test('honeypot: a filled trap decides nothing (Pro and Business)', async (t) =
 
 t.test('forms: the response carries the consent record, built from the request', async (t) => {
   const spec = decisionOf(t, decideSubmission);
-  const formState: SubmissionState = { target: form, full: false, visited: false };
+  const formState: SubmissionState = { target: form, full: false, visited: false, fromNetwork: 0 };
   const consentRecord: ConsentRecord = {
     consent_given: true,
     timestamp: now.toISOString(),

@@ -85,3 +85,17 @@ t.test('a vote caught by the honeypot records nothing and is counted', async (t)
   t.match(services.metrics.render(), /feedback_honeypot_caught_total\{kind="poll"\} 1/);
   t.match(await castVote(services, poll, 'free', body, { headers: {}, ip: '203.0.113.9' }), { id: /^vote_/, position: BigInt }, 'a Free owner\'s poll keeps it');
 });
+
+t.test('a network past its allowance is refused by the store, though the read before the decision counted none', async (t) => {
+  const { services, input } = await setUp(t);
+  const single = target({ prevent_duplicates: true, max_responses: 10 });
+  const headers = { 'user-agent': 'Firefox' };
+  const from = (fingerprint: string) => ({ ...input, request: { ...input.request, headers, client: { fingerprint } } });
+  for (const fingerprint of ['fp-1', 'fp-2', 'fp-3']) t.equal((await submitResponse(services, single, from(fingerprint))).kept, true, fingerprint);
+  const events: EventStore = Object.create(services.events);
+  events.streamState = async (streamId: string) => (streamId.startsWith('net-') ? 'no_stream' : services.events.streamState(streamId));
+  await t.rejects(submitResponse({ ...services, events }, single, from('fp-4')), { code: 'duplicate_submission', message: /this address and browser this hour/ });
+  const feed = await services.events.readAll({ limit: 100 });
+  t.equal(feed.filter((event) => event.type === 'ResponseSubmitted').length, 3, 'the fourth response was not recorded');
+  t.equal(feed.filter((event) => event.type === 'SubmissionSlotReserved').length, 3, 'nor did it take a slot');
+});

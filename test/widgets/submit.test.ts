@@ -177,3 +177,17 @@ t.test('CORS: public endpoints answer preflights; management endpoints advertise
   t.equal(management.headers['access-control-allow-origin'], undefined);
   t.equal((await app.inject({ method: 'OPTIONS', url: '/api/widgets' })).statusCode, 404, 'no preflight for management endpoints');
 });
+
+t.test('text answers are counted in characters, as titles are: 10,000 emoji pass, 10,001 do not', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const id = await publishedWidget(app, biz);
+  const submit = async (comment: string) =>
+    app.inject({ method: 'POST', url: `/api/widgets/${id}/submit`, payload: { answers: { rating: 5, comment }, _token: await tokenFor(app, 'widgets', id) } });
+  t.equal((await submit('🙂'.repeat(6_000))).statusCode, 200, '6,000 emoji (12,000 UTF-16 units)');
+  t.equal((await submit('🙂'.repeat(10_000))).statusCode, 200, '10,000 emoji');
+  t.match((await submit('🙂'.repeat(10_001))).json(), { ...D3(400, 'validation_error'), details: [{ path: 'answers.comment', message: 'must be at most 10000 characters' }] }, '10,001 emoji');
+  t.match((await submit('x'.repeat(10_001))).json(), D3(400, 'validation_error'), '10,001 letters');
+  const stored = (await app.inject({ method: 'GET', url: `/api/widgets/${id}/responses`, headers: biz.headers })).json().responses;
+  t.equal(stored[1].answers.comment, '🙂'.repeat(6_000), 'kept whole');
+});
