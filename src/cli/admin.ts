@@ -20,6 +20,9 @@ import type { StoredEvent } from '../infra/event-store/port.js';
 import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-scavenge.js';
 import { PROJECTOR_LEASE } from '../projector.js';
 import { createLogger, openServices, type Services } from '../services.js';
+import { audit, auditCommand } from './audit.js';
+import { rebuildAt } from './point-in-time.js';
+import { seal, verify, verifyCommand } from './verify.js';
 
 const USAGE = `usage: admin <command> [options]
 
@@ -32,6 +35,13 @@ const USAGE = `usage: admin <command> [options]
                                         POSITION (the "position" of a line it printed, on either store)
   events --stream STREAM [--from REV]   one stream's events, from revision REV (0-based, inclusive)
   rebuild                               rebuild every read model from the event history (a running server keeps serving)
+  rebuild --until ISO_TIME --out DIR    the read models as they stood at that moment, in a new embedded store in DIR
+                                        (with the events up to then), which \`DATA_DIR=DIR npm start\` serves read-only
+  seal                                  seal every event not sealed yet (the server seals every 1000 events or 10 s)
+  verify [--expect HASH]                check the history against its seals; exit 1 naming the first break.
+                                        HASH: a last_seal_hash printed earlier, which the chain must still hold
+  audit --object ID [--format ndjson|table]
+                                        the history of one widget, form or poll and of its responses (no content)
   scavenge [--threads N]                with KurrentDB, start a scavenge on each node in EVENTSTORE_URL
                                         (erased events leave its files only then); else nothing to do
   status                                the head of the history, each projection's position, a halt if any,
@@ -87,7 +97,15 @@ const COMMANDS = {
     options: { stream: { type: 'string' }, from: { type: 'string' }, after: { type: 'string' } },
     schema: EventsOptions,
   },
-  rebuild: { options: {}, schema: z.object({}) },
+  rebuild: {
+    options: { until: { type: 'string' }, out: { type: 'string' } },
+    schema: z
+      .object({ until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time, such as 2026-11-01T00:00:00Z' }).transform((t) => new Date(t)).optional(), out: z.string().min(1).optional() })
+      .refine((v) => (v.until === undefined) === (v.out === undefined), { path: ['until'], message: 'and --out go together' }),
+  },
+  seal: { options: {}, schema: z.object({}) },
+  verify: verifyCommand,
+  audit: auditCommand,
   scavenge: { options: { threads: { type: 'string' } }, schema: z.object({ threads: Threads.optional() }) },
   status: { options: {}, schema: z.object({}) },
 } satisfies Record<string, { options: Record<string, { type: 'string' }>; schema: z.ZodType }>;
@@ -160,8 +178,15 @@ async function printStatus(services: Services, out: Output) {
   );
 }
 
-async function run(services: Services, { command, values: v }: Parsed, out: Output) {
+/** Answers the exit status when the command has one of its own (verify: 1 on a break). */
+async function run(services: Services, { command, values: v }: Parsed, out: Output, err: Output): Promise<number | void> {
   switch (command) {
+    case 'seal':
+      return seal(services, out);
+    case 'verify':
+      return verify(services, v, out, err);
+    case 'audit':
+      return audit(services, v, out);
     case 'create-account':
       return out(JSON.stringify(await openAccount(services, { name: v.name, plan: v.plan, scopes: v.scopes ?? DEFAULT_SCOPES })));
     case 'create-key':
@@ -178,6 +203,7 @@ async function run(services: Services, { command, values: v }: Parsed, out: Outp
     case 'events':
       return printEvents(services, v, out);
     case 'rebuild': {
+      if (v.until && v.out) return rebuildAt(services, { until: v.until, out: v.out }, out);
       const started = performance.now();
       const events = await services.projections.rebuild();
       const halted = services.projections.halted;
@@ -240,8 +266,7 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     return 1;
   }
   try {
-    await run(services, parsed, out);
-    return 0;
+    return (await run(services, parsed, out, err)) ?? 0;
   } catch (error) {
     if (error instanceof AppError && error.statusCode < 500) {
       err(`admin: ${error.message}`);

@@ -11,6 +11,7 @@ import {
   type EventStore,
   type EventSubscription,
   type ExpectedRevision,
+  type FeedRecord,
   type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -209,6 +210,20 @@ export class SqliteEventStore implements EventStore {
     })();
   }
 
+  async readFeed(options: ReadAllOptions): Promise<FeedRecord[]> {
+    const rows = this.statements.readAll.all(Number(options.after ?? 0n), options.limit);
+    return rows.map((row) => ({
+      id: row.id,
+      streamId: row.stream_id,
+      revision: BigInt(row.revision),
+      position: BigInt(row.position),
+      type: row.type,
+      data: row.data,
+      metadata: row.metadata,
+      recordedAt: row.recorded_at,
+    }));
+  }
+
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
     return this.readAllNow(options.after ?? 0n, options.limit);
   }
@@ -254,6 +269,21 @@ export class SqliteEventStore implements EventStore {
         wake?.();
       },
     };
+  }
+
+  /**
+   * Copies events as another store holds them, positions, ids and times
+   * kept, in one transaction: a point-in-time copy (`admin rebuild --until`)
+   * whose seals still verify. Not part of the port: only this store is made
+   * that way.
+   */
+  importFeed(records: FeedRecord[]): void {
+    const insert = this.db.prepare(
+      'INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.db.transaction(() => {
+      for (const r of records) insert.run(r.position, r.id, r.streamId, r.revision, r.type, r.data, r.metadata, r.recordedAt);
+    })();
   }
 
   /** In one transaction: one fsync for the lot, rather than one per stream. */
