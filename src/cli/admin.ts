@@ -179,7 +179,7 @@ async function printStatus(services: Services, out: Output) {
 }
 
 /** Answers the exit status when the command has one of its own (verify: 1 on a break). */
-async function run(services: Services, { command, values: v }: Parsed, out: Output, err: Output): Promise<number | void> {
+async function run(services: Services, { command, values: v }: Parsed, out: Output, err: Output): Promise<unknown> {
   switch (command) {
     case 'seal':
       return seal(services, out);
@@ -266,7 +266,8 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     return 1;
   }
   try {
-    return (await run(services, parsed, out, err)) ?? 0;
+    const status = await run(services, parsed, out, err);
+    return typeof status === 'number' ? status : 0;
   } catch (error) {
     if (error instanceof AppError && error.statusCode < 500) {
       err(`admin: ${error.message}`);
