@@ -89,6 +89,7 @@ export class SqliteEventStore implements EventStore {
     insert: Statement<[string, string, number, string, string, string, string]>;
     readStream: Statement<[string, number, number], EventRow>;
     readAll: Statement<[number, number], EventRow>;
+    readFeed: Statement<[number, number], [number, string, string, number, string, string, string, string]>;
     deleteStream: Statement<[string]>;
     head: Statement<[], { position: number | null }>;
   };
@@ -126,6 +127,11 @@ export class SqliteEventStore implements EventStore {
         'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
       ),
       readAll: db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      readFeed: db
+        .prepare<[number, number], [number, string, string, number, string, string, string, string]>(
+          'SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position LIMIT ?',
+        )
+        .raw(true),
       deleteStream: db.prepare('DELETE FROM events WHERE stream_id = ?'),
       head: db.prepare('SELECT max(position) AS position FROM events'),
     };
@@ -211,17 +217,14 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readFeed(options: ReadAllOptions): Promise<FeedRecord[]> {
-    const rows = this.statements.readAll.all(Number(options.after ?? 0n), options.limit);
-    return rows.map((row) => ({
-      id: row.id,
-      streamId: row.stream_id,
-      revision: BigInt(row.revision),
-      position: BigInt(row.position),
-      type: row.type,
-      data: row.data,
-      metadata: row.metadata,
-      recordedAt: row.recorded_at,
-    }));
+    // Rows as arrays: verify reads the whole history through here, and named rows cost it a third of its time.
+    const rows = this.statements.readFeed.all(Number(options.after ?? 0n), options.limit);
+    const out: FeedRecord[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const [position, id, streamId, revision, type, data, metadata, recordedAt] = rows[i]!;
+      out[i] = { id, streamId, revision: BigInt(revision), position: BigInt(position), type, data, metadata, recordedAt };
+    }
+    return out;
   }
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
