@@ -4,7 +4,8 @@
  * server (same environment) and works while the server runs.
  *
  * Exit status: 0 done, 1 the stores failed, the configuration is invalid or
- * the history holds an event this version cannot read (rebuild),
+ * the history holds an event this version cannot read (rebuild), or the
+ * history is not what was sealed (verify),
  * 2 bad arguments (including ids that do not exist).
  */
 import { parseArgs } from 'node:util';
