@@ -176,7 +176,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
   const seals = new SealingProcess(events, catalog, clock, logger, options.sealing);
   const projector =
-    config.ROLE === 'api' || readOnly ? undefined : new Projector(readModels, runner, erasure, logger, { sealing: seals, ...(options.leaseTiming ? { timing: options.leaseTiming } : {}) });
+    config.ROLE === 'api' || readOnly ? undefined : new Projector(readModels, runner, erasure, logger, { ...(config.SEALS === 'on' ? { sealing: seals } : {}), ...(options.leaseTiming ? { timing: options.leaseTiming } : {}) });
   const watch = new CheckpointWatch(readModels, logger);
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
   /** Set by start(): a server waits for the projections; the admin CLI runs them itself. */

@@ -60,7 +60,7 @@ t.test('two sealers at once (a projector that lost its lease and does not know y
 });
 
 t.test('the server seals every N events under the projector lease', async (t) => {
-  const { app, services } = await testApp(t, { sealing: { everyEvents: 5, everyMs: 3_600_000, pollMs: 10 } });
+  const { app, services } = await testApp(t, { env: { SEALS: 'on' }, sealing: { everyEvents: 5, everyMs: 3_600_000, pollMs: 10 } });
   const who = await owner(services);
   const widget = await publishedWidget(app, who);
   for (let i = 0; i < 4; i++) await submit(app, widget);
@@ -70,9 +70,19 @@ t.test('the server seals every N events under the projector lease', async (t) =>
   t.equal((await verifyHistory(services.events)).firstBreak, undefined);
 });
 
+t.test('SEALS=off: the projector seals nothing by itself', async (t) => {
+  const { app, services } = await testApp(t, { env: { SEALS: 'off' }, sealing: { everyEvents: 2, everyMs: 3_600_000, pollMs: 10 } });
+  const widget = await publishedWidget(app, await owner(services));
+  await submit(app, widget);
+  // The same wait as a seal of every 5 events took above, many times over.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.same(await ranges(services.events), []);
+  t.ok((await services.seals.sealAll()) >= 1, 'admin seal still seals');
+});
+
 t.test('fewer than N events are sealed once T has passed since the last seal, and seals alone are not sealed again', async (t) => {
   const clock = manualClock();
-  const { app, services } = await testApp(t, { clock, sealing: { everyEvents: 1000, everyMs: 10_000, pollMs: 10 } });
+  const { app, services } = await testApp(t, { clock, env: { SEALS: 'on' }, sealing: { everyEvents: 1000, everyMs: 10_000, pollMs: 10 } });
   const who = await owner(services);
   await publishedWidget(app, who);
   await new Promise((resolve) => setTimeout(resolve, 100));
