@@ -9,7 +9,9 @@
  * `npm run bench -- propagation` measures only how soon the server honours
  * keys the admin CLI makes and revokes, on a store holding nothing else;
  * `npm run bench -- scale-out` only submits to one process against 2 `api`
- * processes and a `projector` on one DATA_DIR.
+ * processes and a `projector` on one DATA_DIR. `npm run bench -- auditors`
+ * only the auditors' figures: rebuild, seal and verify of BENCH_EVENTS
+ * events, and the service beside the CRUD peer on submit and list-100.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,6 +25,7 @@ import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/domain-events.js';
 import { buildApp } from '../src/http/app.js';
 import { openServices, type Services } from '../src/services.js';
+import { adminJson, sealAndVerify, startPeer } from './auditors.js';
 import { paced } from './paced.js';
 import { keyPropagation, type Propagation } from './propagation.js';
 
@@ -286,6 +289,8 @@ async function main() {
   scenarios.push(page1, deepPage);
   scenarios.push(await load('list widgets', base, { requestFactory: keyed('/api/widgets') }));
   clearInterval(sampler);
+  const peer = await peerScenarios(100_000);
+  scenarios.push(...peer);
   const propagation = await keyPropagation({ base, dataDir, accountId: fixture.accountId, rounds: PROPAGATION_ROUNDS, address: randomAddress });
   log(`  key propagation: made ${propagation.created.map(Math.round).join(', ')} ms; revoked ${propagation.revoked.map(Math.round).join(', ')} ms; feed ${propagation.feed.map(Math.round).join(', ')} ms`);
   server.kill('SIGTERM');
@@ -313,6 +318,8 @@ async function main() {
   const rebuilt = JSON.parse(rebuildRun) as { events: number; seconds: number };
   const rebuildRate = Math.round(rebuilt.events / rebuilt.seconds);
   log(`  rebuild: ${rebuilt.events} events in ${rebuilt.seconds} s`);
+  const audit = await sealAndVerify(bigDir);
+  log(`  seal: ${audit.seal.seals} seals in ${audit.seal.seconds} s; verify: ${audit.verify.events} events in ${audit.verify.seconds} s`);
   const coldPort = freePort();
   const coldStarted = performance.now();
   const cold = start('src/main.ts', { DATA_DIR: bigDir, PORT: String(coldPort), LOG_LEVEL: 'warn' });
@@ -329,6 +336,8 @@ async function main() {
     { figure: 'projection lag p50 / p99 (submit load)', value: `${lagP50} / ${lagP99} ms`, goal: 'p99 ≤ 50 ms', met: lagP99 <= 50 },
     { figure: 'projection lag p50 / p99, 2 api + 1 projector (submit load)', value: `${scaled.lag.p50} / ${scaled.lag.p99} ms`, goal: 'p99 ≤ 50 ms', met: scaled.lag.p99 <= 50 },
     { figure: 'rebuild', value: `${rebuildRate.toLocaleString('en')} events/s`, goal: '≥ 100,000 events/s', met: rebuildRate >= 100_000 },
+    { figure: 'verify', value: `${audit.verify.events_per_second.toLocaleString('en')} events/s`, goal: '≥ 200,000 events/s', met: audit.verify.events_per_second >= 200_000 },
+    ...peerGoals(submitPeak, page1, peer),
     { figure: `cold start with ${EVENTS.toLocaleString('en')} events`, value: `${coldStartMs} ms`, goal: '≤ 1500 ms', met: coldStartMs <= 1500 },
     { figure: 'server RSS under load (peak)', value: `${Math.round(peakRss)} MB`, goal: '≤ 300 MB', met: peakRss <= 300 },
     ...propagationGoals(propagation),
@@ -345,9 +354,84 @@ async function main() {
     ...goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`),
   ].join('\n');
   process.stdout.write(`\nmachine: ${machine}; ${CONNECTIONS} connections, ${SECONDS} s a scenario\n\n${table}\n\n`);
-  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), connections: CONNECTIONS, seconds: SECONDS, ceiling, scenarios, projectionLagMs: { p50: lagP50, p99: lagP99 }, keyPropagationMs: propagation, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, scaleOut: { scenarios: scaled.scenarios, projectionLagMs: scaled.lag }, coldStartMs, peakRssMb: Math.round(peakRss), goals })}\n`);
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), connections: CONNECTIONS, seconds: SECONDS, ceiling, scenarios, projectionLagMs: { p50: lagP50, p99: lagP99 }, keyPropagationMs: propagation, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, seal: audit.seal, verify: audit.verify, scaleOut: { scenarios: scaled.scenarios, projectionLagMs: scaled.lag }, coldStartMs, peakRssMb: Math.round(peakRss), goals })}\n`);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(bigDir, { recursive: true, force: true });
+}
+
+/** The CRUD peer's submit and list-100 (page 1 of `rows` responses), on a store of its own. */
+async function peerScenarios(rows: number): Promise<Scenario[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-peer-'));
+  const port = freePort();
+  const peer = startPeer(dir, port, rows);
+  try {
+    await waitFor(`http://127.0.0.1:${port}/widgets/deep/responses?limit=1`, 300_000);
+    const body = JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: 'fp' } });
+    return [
+      await load('CRUD peer: submit', `http://127.0.0.1:${port}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+      await load('CRUD peer: GET responses, page 1 of 100', `http://127.0.0.1:${port}/widgets/deep/responses?page=1&limit=100`),
+    ];
+  } finally {
+    peer.kill('SIGTERM');
+    if (peer.exitCode === null) await once(peer, 'exit');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The service must stay ahead of the peer on both throughput and p99. */
+function peerGoals(submit: Scenario, list: Scenario, [peerSubmit, peerList]: Scenario[]) {
+  return [
+    { figure: 'submit: service / CRUD peer (req/s; p99)', value: `${submit.rps} / ${peerSubmit!.rps}; ${submit.p99} / ${peerSubmit!.p99} ms`, goal: 'service ahead on both', met: submit.rps >= peerSubmit!.rps && submit.p99 <= peerSubmit!.p99 },
+    { figure: 'list-100: service / CRUD peer (req/s; p99)', value: `${list.rps} / ${peerList!.rps}; ${list.p99} / ${peerList!.p99} ms`, goal: 'service ahead on both', met: list.rps >= peerList!.rps && list.p99 <= peerList!.p99 },
+  ];
+}
+
+/** Rebuild, seal and verify of BENCH_EVENTS events, and submit and list-100 beside the CRUD peer (BENCH_RESPONSES listed, default 100,000). */
+async function auditorsOnly() {
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  log(`machine: ${machine}`);
+  const responses = Number(process.env.BENCH_RESPONSES ?? 100_000);
+  log(`seeding ${EVENTS.toLocaleString('en')} events`);
+  const bigDir = mkdtempSync(join(tmpdir(), 'bench-big-'));
+  {
+    const services = await openServices(loadConfig({ DATA_DIR: bigDir, LOG_LEVEL: 'silent' }), { logger: silent });
+    const account = await openAccount(services, { name: 'Big', plan: 'business', scopes: ['forms:read'] });
+    await seedResponses(services, account.account_id, 'wgt_big', EVENTS - 2, 0);
+    await services.close();
+  }
+  const rebuilt = await adminJson<{ events: number; seconds: number }>(bigDir, ['rebuild']);
+  const audit = await sealAndVerify(bigDir);
+  log(`  rebuild: ${rebuilt.events} events in ${rebuilt.seconds} s; seal: ${audit.seal.seals} seals in ${audit.seal.seconds} s; verify: ${audit.verify.events} events in ${audit.verify.seconds} s`);
+  rmSync(bigDir, { recursive: true, force: true });
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  const fixture = await prepare(dataDir, responses);
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true', SECRET });
+  await waitFor(`${base}/readyz`);
+  const token = ((await (await fetch(`${base}/api/widgets/${fixture.widget}/token`)).json()) as { token: string }).token;
+  const body = JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, _token: token, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: 'fp' } });
+  let n = 0;
+  const submit = await load('widget submit', `${base}/api/widgets/${fixture.widget}/submit`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body }) });
+  const list = await load('GET responses, page 1 of 100', base, {
+    requestFactory: () => ({ path: `/api/widgets/${fixture.deep}/responses?page=1&limit=100`, headers: { authorization: `Bearer ${fixture.keys[n++ % fixture.keys.length]}`, 'x-forwarded-for': randomAddress() } }),
+  });
+  server.kill('SIGTERM');
+  await once(server, 'exit');
+  rmSync(dataDir, { recursive: true, force: true });
+  const peer = await peerScenarios(responses);
+  const rebuildRate = Math.round(rebuilt.events / rebuilt.seconds);
+  const goals = [
+    { figure: 'rebuild', value: `${rebuildRate.toLocaleString('en')} events/s`, goal: '≥ 100,000 events/s', met: rebuildRate >= 100_000 },
+    { figure: 'verify', value: `${audit.verify.events_per_second.toLocaleString('en')} events/s`, goal: '≥ 200,000 events/s', met: audit.verify.events_per_second >= 200_000 },
+    ...peerGoals(submit, list, peer),
+  ];
+  const rows = [submit, list, ...peer].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
+  process.stdout.write(
+    `\nmachine: ${machine}; ${EVENTS.toLocaleString('en')} events; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
+  );
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), events: EVENTS, responses, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, ...audit, scenarios: [submit, list, ...peer], goals })}\n`);
 }
 
 const PROPAGATION_ROUNDS = 5;
@@ -406,4 +490,5 @@ async function scaleOutOnly() {
 
 if (process.argv.includes('propagation')) await propagationOnly();
 else if (process.argv.includes('scale-out')) await scaleOutOnly();
+else if (process.argv.includes('auditors')) await auditorsOnly();
 else await main();

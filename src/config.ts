@@ -34,6 +34,8 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
   PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
   ROLE: z.enum(['all', 'api', 'projector']).default('all'),
+  /** `off`: the projector of this process never seals the history by itself (`admin seal` still does). */
+  SEALS: optional(z.enum(['on', 'off'], 'must be on or off')).default('on'),
 }).superRefine((config, ctx) => {
   // A secret generated per DATA_DIR differs per instance: tokens issued by one
   // would fail on another, and visitor hashes (duplicate guards, vote streams)

@@ -26,6 +26,7 @@ export const STATUS = {
   account_exists: 409,
   duplicate_submission: 409,
   payload_too_large: 413,
+  read_only: 405,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,

@@ -63,6 +63,8 @@ export function exited(holder: string): boolean {
 }
 
 export interface ProjectorOptions {
+  /** Runs under the lease beside the projections (the seals of the history). */
+  sealing?: { start(): void; stop(): Promise<void> };
   clock?: Clock;
   timing?: LeaseTiming;
   holder?: string;
@@ -93,6 +95,7 @@ export class Projector {
   private stopped = false;
   /** The end of the lease by the last claim that succeeded, by this process's clock. */
   private heldUntil = 0;
+  private readonly sealing: ProjectorOptions['sealing'];
 
   constructor(
     private readonly readModels: ReadModelStore,
@@ -104,6 +107,7 @@ export class Projector {
     this.clock = options.clock ?? systemClock;
     this.timing = options.timing ?? LEASE_TIMING;
     this.holder = options.holder ?? holderId();
+    this.sealing = options.sealing;
   }
 
   private get fence(): Fence {
@@ -177,12 +181,14 @@ export class Projector {
     this.logger.info({ holder: this.holder }, 'holding the projector lease: applying the projections and running the erasure process');
     this.runner.start(this.fence);
     this.erasure.start(this.fence);
+    this.sealing?.start();
     // Only now: whoever sees `holding` may wait for the live loops, which exist from here on.
     this.holding = true;
   }
 
   private async stopWork(): Promise<void> {
     this.holding = false;
+    await this.sealing?.stop();
     // The erasure first: it waits for the projections to take what it erased.
     await this.erasure.stop();
     await this.runner.stop();

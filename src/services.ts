@@ -20,17 +20,23 @@ import { openRedis, type RedisLink } from './infra/redis.js';
 import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './http/metrics.js';
 import { Projector, type LeaseTiming } from './projector.js';
+import { SealingProcess, type SealingOptions } from './seals/process.js';
+import { readPointInTime, type PointInTime } from './seals/point-in-time.js';
 import { StateCache } from './state-cache.js';
 
 /** Everything a command, a query or a route needs, built once per process. */
 export interface Services {
   config: Config;
+  /** Set when DATA_DIR holds a point-in-time store (`admin rebuild --until`): served read-only, nothing runs. */
+  readOnly: PointInTime | undefined;
   events: EventStore;
   readModels: ReadModelStore;
   /** The projections of this process: live while it holds the projector lease, on demand in the admin CLI. */
   projections: ProjectionRunner;
   /** Erases what deletions and erasure requests name, from the event feed; runs beside the projections. */
   erasure: ErasureProcess;
+  /** Seals the history (hash chain), under the projector lease beside the projections; on demand in the admin CLI. */
+  seals: SealingProcess;
   /** The holder of the projector lease, or a standby for it (`all` and `projector`); none in an `api` process. */
   projector: Projector | undefined;
   /**
@@ -92,6 +98,8 @@ export interface ServiceOptions {
   stateCacheBytes?: number;
   /** The projector lease's timing (tests shorten it). */
   leaseTiming?: LeaseTiming;
+  /** How often the history is sealed (tests change it). */
+  sealing?: SealingOptions;
 }
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;
@@ -126,6 +134,10 @@ async function openReadModels(config: Config, logger: FastifyBaseLogger): Promis
 
 export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const logger = options.logger ?? createLogger(config);
+  const readOnly = readPointInTime(config.DATA_DIR);
+  if (readOnly && (config.EVENTSTORE_URL || config.MONGODB_URL)) {
+    throw new Error(`DATA_DIR holds a point-in-time store (as of ${readOnly.until}): serve it without EVENTSTORE_URL and MONGODB_URL`);
+  }
   const events = await openEventStore(config, logger);
   let readModels: ReadModelStore;
   try {
@@ -162,7 +174,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   await erasure.init();
   const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
-  const projector = config.ROLE === 'api' ? undefined : new Projector(readModels, runner, erasure, logger, options.leaseTiming ? { timing: options.leaseTiming } : {});
+  const seals = new SealingProcess(events, catalog, clock, logger, options.sealing);
+  const projector =
+    config.ROLE === 'api' || readOnly ? undefined : new Projector(readModels, runner, erasure, logger, { ...(config.SEALS === 'on' ? { sealing: seals } : {}), ...(options.leaseTiming ? { timing: options.leaseTiming } : {}) });
   const watch = new CheckpointWatch(readModels, logger);
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
   /** Set by start(): a server waits for the projections; the admin CLI runs them itself. */
@@ -187,10 +201,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
 
   return {
     config,
+    readOnly,
     events,
     readModels,
     projections: runner,
     erasure,
+    seals,
     projector,
     reach,
     async projectionState() {
@@ -232,6 +248,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       await projector?.stop();
       await watch.close();
       // Also started by hand in some tests, without the lease.
+      await seals.stop();
       await erasure.stop();
       await runner.stop();
       await Promise.allSettled([events.close(), readModels.close(), redis?.close()]);

@@ -5,7 +5,8 @@
  *
  * Exit status: 0 done (also when the reader of its output went away, as
  * `admin events | head` does), 1 the stores failed, the configuration is
- * invalid or the history holds an event this version cannot read (rebuild),
+ * invalid, the history holds an event this version cannot read (rebuild) or
+ * the history is not what was sealed (verify),
  * 2 bad arguments (including ids that do not exist).
  */
 import { Command, CommanderError } from 'commander';
@@ -21,6 +22,9 @@ import type { StoredEvent } from '../infra/event-store/port.js';
 import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-scavenge.js';
 import { PROJECTOR_LEASE } from '../projector.js';
 import { createLogger, openServices, type Services } from '../services.js';
+import { audit, auditCommand } from './audit.js';
+import { rebuildAt } from './point-in-time.js';
+import { seal, verify, verifyCommand } from './verify.js';
 
 type Output = (line: string) => void;
 
@@ -29,6 +33,7 @@ interface Context {
   config: Config;
   stores(): Promise<Services>;
   out: Output;
+  err: Output;
 }
 
 /**
@@ -41,7 +46,8 @@ interface CommandSpec<S extends z.ZodType> {
   description: string;
   options: Array<{ flags: `--${string} <${string}>`; description: string }>;
   schema: S;
-  job(values: z.output<S>, context: Context): Promise<void>;
+  /** A number is the exit status, for a command that has its own (verify: 1 on a break). */
+  job(values: z.output<S>, context: Context): Promise<void | number>;
 }
 const command = <S extends z.ZodType>(spec: CommandSpec<S>) => spec as unknown as CommandSpec<z.ZodType>;
 
@@ -192,10 +198,19 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   command({
     name: 'rebuild',
     description: 'rebuild every read model from the event history (a running server keeps serving)',
-    options: [],
-    schema: z.object({}),
-    job: async (_v, { stores, out }) => {
+    options: [
+      { flags: '--until <time>', description: 'with --out: the read models as they stood at this ISO 8601 time' },
+      { flags: '--out <dir>', description: 'with --until: a new embedded store, which `DATA_DIR=DIR npm start` serves read-only' },
+    ],
+    schema: z
+      .object({
+        until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time, such as 2026-11-01T00:00:00Z' }).transform((t) => new Date(t)).optional(),
+        out: z.string().min(1).optional(),
+      })
+      .refine((v) => (v.until === undefined) === (v.out === undefined), { path: ['until'], message: 'and --out go together' }),
+    job: async (v, { stores, out }) => {
       const services = await stores();
+      if (v.until && v.out) return rebuildAt(services, { until: v.until, out: v.out }, out);
       const started = performance.now();
       const events = await services.projections.rebuild();
       const halted = services.projections.halted;
@@ -203,6 +218,30 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
       const seconds = (performance.now() - started) / 1000;
       out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
     },
+  }),
+  command({
+    name: 'seal',
+    description: 'seal every event not sealed yet (the server seals every 1000 events or 10 s)',
+    options: [],
+    schema: z.object({}),
+    job: async (_v, { stores, out }) => seal(await stores(), out),
+  }),
+  command({
+    name: 'verify',
+    description: 'check the history against its seals; exit 1 naming the first break',
+    options: [{ flags: '--expect <hash>', description: 'a last_seal_hash printed earlier, which the chain must still hold' }],
+    schema: verifyCommand.schema,
+    job: async (v, { stores, out, err }) => verify(await stores(), v, out, err),
+  }),
+  command({
+    name: 'audit',
+    description: 'the history of one widget, form or poll and of its responses (never their content)',
+    options: [
+      { flags: '--object <id>', description: 'the widget, form or poll id' },
+      { flags: '--format <format>', description: 'ndjson (default) or table' },
+    ],
+    schema: auditCommand.schema,
+    job: async (v, { stores, out }) => audit(await stores(), v, out),
   }),
   command({
     name: 'scavenge',
@@ -274,8 +313,8 @@ function reworded(error: CommanderError, argv: string[]): string {
  * Parses argv into the job to run: help goes to stdout and answers undefined;
  * bad arguments throw UsageError (help is printed only for no command at all).
  */
-async function parse(argv: string[], write: { out: (text: string) => void; err: (text: string) => void }): Promise<((context: Context) => Promise<void>) | undefined> {
-  let chosen: ((context: Context) => Promise<void>) | undefined;
+async function parse(argv: string[], write: { out: (text: string) => void; err: (text: string) => void }): Promise<((context: Context) => Promise<void | number>) | undefined> {
+  let chosen: ((context: Context) => Promise<void | number>) | undefined;
   const program = new Command('admin')
     .usage('<command> [options]')
     .description('Provisioning, the audit feed and maintenance, on the stores the server uses (same environment: DATA_DIR or the store URLs, and SECRET).')
@@ -308,7 +347,7 @@ async function parse(argv: string[], write: { out: (text: string) => void; err: 
 
 /** Runs one CLI invocation and answers its exit status. */
 async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: Output): Promise<number> {
-  let job;
+  let job: ((context: Context) => Promise<void | number>) | undefined;
   try {
     job = await parse(argv, { out: (text) => out(text.replace(/\n$/, '')), err: (text) => err(text.replace(/\n$/, '')) });
   } catch (error) {
@@ -336,8 +375,8 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     }
   };
   try {
-    await job({ config, stores, out });
-    return 0;
+    const status = await job({ config, stores, out, err });
+    return typeof status === 'number' ? status : 0;
   } catch (error) {
     if (error instanceof OutputClosed) return 0;
     if (error instanceof AppError && error.statusCode < 500) {

@@ -71,6 +71,14 @@ export async function buildApp(services: Services): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  if (services.readOnly) {
+    const { until } = services.readOnly;
+    // A point-in-time store: a command would fork the history there, so only reads are served.
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+      return reply.code(405).header('allow', 'GET, HEAD, OPTIONS').send(errorBody('read_only', `This store shows the history as of ${until} and is read-only`));
+    });
+  }
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');

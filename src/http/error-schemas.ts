@@ -40,6 +40,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   account_exists: 'account exists already',
   duplicate_submission: 'This visitor has voted in this poll already',
   payload_too_large: BODY_TOO_LARGE,
+  read_only: 'This store shows the history as of 2026-11-01T00:00:00.000Z and is read-only',
   unsupported_media_type: 'Unsupported Media Type',
   rate_limited: 'Rate limit exceeded: 1000 requests per 60 s; retry in 12 s',
   internal_error: 'Something went wrong on our side; the request id identifies it in our logs',

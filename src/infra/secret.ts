@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const FILE = 'secret';
+export const SECRET_FILE = 'secret';
+const FILE = SECRET_FILE;
 
 /**
  * D2: without SECRET the service makes one on first start and keeps it in

@@ -154,6 +154,23 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
     t.equal(limited.length, 1, 'limit bounds the page');
   });
 
+  t.test('readFeed: the same page as readAll, with data and metadata as the JSON text stored', async (t) => {
+    const start = await store.headPosition();
+    await store.append(stream('f1'), [ev('A', 1), ev('B', 2)], 'no_stream');
+    const [feed, parsed] = await Promise.all([store.readFeed({ after: start, limit: 50 }), store.readAll({ after: start, limit: 50 })]);
+    const ours = feed.filter((e) => e.streamId.startsWith(prefix));
+    const theirs = parsed.filter((e) => e.streamId.startsWith(prefix));
+    t.same(
+      ours.map(({ data, metadata, ...rest }) => ({ ...rest, data: JSON.parse(data), metadata: JSON.parse(metadata) })),
+      theirs,
+      'every field alike once parsed',
+    );
+    // What the append wrote, byte for byte: the hash of the history is a hash of this text.
+    t.same(ours.map((e) => e.data), [JSON.stringify(ev('A', 1).data), JSON.stringify(ev('B', 2).data)]);
+    t.equal(ours[0]!.metadata, JSON.stringify(ev('A', 1).metadata));
+    t.equal((await store.readFeed({ after: start, limit: 1 })).length, 1, 'limit bounds the page');
+  });
+
   t.test('a subscription catches up, then delivers live events', async (t) => {
     const start = await store.headPosition();
     await store.append(stream('s'), [ev('Before', 1), ev('Before', 2)], 'no_stream');

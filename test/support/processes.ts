@@ -34,6 +34,8 @@ export const childEnv = (env: Record<string, string>, tsx = true) => ({
   PATH: process.env.PATH ?? '',
   ...(tsx ? { NODE_OPTIONS: '--import=tsx' } : {}),
   _TAPJS_PROCESSINFO_COVERAGE_: '0',
+  // No seal appears in a test's history unless it asks for seals.
+  SEALS: 'off',
   ...env,
 });
 

@@ -20,7 +20,8 @@ export async function testServices(
   options: ServiceOptions & { dataDir?: string; env?: Record<string, string> } = {},
 ): Promise<Services> {
   const dataDir = options.dataDir ?? tempDir(t);
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env });
+  // No seal appears in a test's history unless it asks for seals.
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEALS: 'off', ...options.env });
   const services = await openServices(config, { logger: silent, ...options });
   t.teardown(() => services.close());
   return services;

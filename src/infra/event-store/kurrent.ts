@@ -51,6 +51,7 @@ import {
   type EventStore,
   type EventSubscription,
   type ExpectedRevision,
+  type FeedRecord,
   type JsonObject,
   type NewEvent,
   type ReadAllOptions,
@@ -223,6 +224,10 @@ export class KurrentEventStore implements EventStore {
       cursor = last;
     }
     return out.slice(0, limit);
+  }
+
+  async readFeed(options: ReadAllOptions): Promise<FeedRecord[]> {
+    return (await this.readAll(options)).map(({ data, metadata, ...event }) => ({ ...event, data: JSON.stringify(data), metadata: JSON.stringify(metadata) }));
   }
 
   subscribe({ after, batchSize }: SubscribeOptions): EventSubscription {

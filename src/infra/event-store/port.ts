@@ -39,6 +39,27 @@ export interface StoredEvent {
   recordedAt: string;
 }
 
+/**
+ * An event as the store holds it, for sealing and verifying the history: its
+ * data and metadata are the JSON text stored, unparsed, so a hash of them is a
+ * hash of what is on disk and a byte changed there shows (even one that no
+ * longer parses). SQLite hands over its columns as they are; KurrentDB's
+ * client parses JSON events itself, so its adapter gives `JSON.stringify` of
+ * what the client parsed, which is byte for byte what the client wrote on
+ * append (it serialises with `JSON.stringify` too, and parsing then
+ * serialising JSON text that `JSON.stringify` made gives it back unchanged).
+ */
+export interface FeedRecord {
+  id: string;
+  streamId: string;
+  revision: bigint;
+  position: bigint;
+  type: string;
+  data: string;
+  metadata: string;
+  recordedAt: string;
+}
+
 export interface AppendResult {
   /** Revision of the last appended event. */
   nextRevision: bigint;
@@ -115,6 +136,8 @@ export interface EventStore {
   streamState(streamId: string): Promise<StreamState>;
   /** A page of the global feed in order (system events excluded). */
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
+  /** The same page as readAll, with each event's data and metadata as stored (see FeedRecord). */
+  readFeed(options: ReadAllOptions): Promise<FeedRecord[]>;
   subscribe(options: SubscribeOptions): EventSubscription;
   /**
    * Deletes the streams for good: their events leave the store (at once on

@@ -1,0 +1,43 @@
+/**
+ * The auditors' figures: sealing and verifying a large history, and the CRUD
+ * peer (bench/crud-peer.ts) beside the service on submit and list-100.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = new URL('../', import.meta.url).pathname;
+const tsx = { ...process.env, NODE_OPTIONS: '--import=tsx' };
+
+/** Runs `admin ARGS` on DATA_DIR and answers the JSON of its last line (exit 0 only). */
+export function adminJson<T>(dataDir: string, args: string[]): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'src/cli/admin.ts'), ...args], { env: { ...tsx, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as T) : reject(new Error(`admin ${args[0]} exited ${code}`))));
+  });
+}
+
+export interface Verified {
+  events: number;
+  seals: number;
+  seconds: number;
+  events_per_second: number;
+}
+
+/** Seals the whole history (as the server would have, every 1000 events), then verifies it. */
+export async function sealAndVerify(dataDir: string): Promise<{ seal: { seals: number; seconds: number }; verify: Verified }> {
+  const started = performance.now();
+  const sealed = await adminJson<{ seals: number }>(dataDir, ['seal']);
+  const seal = { seals: sealed.seals, seconds: Number(((performance.now() - started) / 1000).toFixed(3)) };
+  const verify = await adminJson<Verified>(dataDir, ['verify']);
+  return { seal, verify };
+}
+
+/** Starts the CRUD peer on its own store holding `rows` responses of widget `deep`. */
+export function startPeer(dataDir: string, port: number, rows: number): ChildProcess {
+  return spawn(process.execPath, [join(ROOT, 'bench/crud-peer.ts')], {
+    env: { ...tsx, DATA_DIR: dataDir, PORT: String(port), PEER_ROWS: String(rows) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}

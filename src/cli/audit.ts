@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { UnreadableEvent } from '../event-catalog.js';
+import type { StoredEvent } from '../infra/event-store/port.js';
+import { parseLines, SEAL_STREAM } from '../seals/chain.js';
+import { LogSealed } from '../seals/events.js';
+import type { Services } from '../services.js';
+
+type Output = (line: string) => void;
+
+export const auditCommand = {
+  schema: z.object({
+    object: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'is not a valid id'),
+    format: z.enum(['ndjson', 'table'], { error: 'must be ndjson or table' }).default('ndjson'),
+  }),
+} as const;
+
+export interface AuditEntry {
+  position: string;
+  recorded_at: string | null;
+  type: string;
+  stream: string;
+  actor: string | null;
+  request_id?: string;
+  /** The object's own events in full; for its responses and votes, ids and counts only. */
+  data: Record<string, unknown>;
+  /** A submission whose events were erased: what the seals keep of it. */
+  erased?: true;
+}
+
+const SUBMISSION_IDS: Record<string, string> = { ResponseSubmitted: 'response_id', VoteCast: 'vote_id', SubmissionSlotReserved: 'response_id', SubmissionGuarded: 'response_id' };
+
+/** The object an event concerns, if it concerns a widget, form or poll. */
+function objectOf(data: Record<string, unknown>): unknown[] {
+  return [data.widget_id, data.form_id, data.poll_id, data.target_id, data.parent_id];
+}
+
+/** Never a response's content: what happened to it, by whom, when. */
+function summary(type: string, data: Record<string, unknown>): Record<string, unknown> {
+  const id = SUBMISSION_IDS[type];
+  if (id) return { [id]: data[id] };
+  if (type === 'ResponsesErased' || type === 'ErasureRequested') {
+    const ids = Array.isArray(data.response_ids) ? data.response_ids : [];
+    return { ...data, count: ids.length };
+  }
+  return data;
+}
+
+/**
+ * Every event of one widget, form or poll and of its responses or votes, in
+ * feed order, including the creation of submissions erased since (from the
+ * seals, which keep their ids and positions, never their content).
+ */
+export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>, objectId: string): Promise<AuditEntry[]> {
+  const entries: AuditEntry[] = [];
+  const erased = new Set<string>();
+  let after = 0n;
+  for (;;) {
+    const page = await services.events.readAll({ after, limit: 5000 });
+    if (page.length === 0) break;
+    after = page[page.length - 1]!.position;
+    for (const stored of page) {
+      if (!objectOf(stored.data).includes(objectId)) continue;
+      entries.push(entryOf(services, stored));
+      if (stored.type === 'ResponsesErased' && Array.isArray(stored.data.response_ids)) for (const id of stored.data.response_ids) erased.add(String(id));
+    }
+  }
+  if (erased.size > 0) entries.push(...(await erasedSubmissions(services, erased)));
+  return entries.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+}
+
+function entryOf(services: Pick<Services, 'catalog'>, stored: StoredEvent): AuditEntry {
+  let data = stored.data;
+  try {
+    // Upcast, so that older versions read as today's.
+    data = (services.catalog.parse(stored)?.data as Record<string, unknown> | undefined) ?? data;
+  } catch (error) {
+    if (!(error instanceof UnreadableEvent)) throw error;
+  }
+  const metadata = stored.metadata as { actor?: unknown; request_id?: unknown };
+  return {
+    position: String(stored.position),
+    recorded_at: stored.recordedAt,
+    type: stored.type,
+    stream: stored.streamId,
+    actor: typeof metadata.actor === 'string' ? metadata.actor : null,
+    ...(typeof metadata.request_id === 'string' ? { request_id: metadata.request_id } : {}),
+    data: summary(stored.type, data),
+  };
+}
+
+async function erasedSubmissions(services: Pick<Services, 'events'>, ids: Set<string>): Promise<AuditEntry[]> {
+  const found: AuditEntry[] = [];
+  let from = 0n;
+  for (;;) {
+    const page = await services.events.readStream(SEAL_STREAM, { fromRevision: from, maxCount: 100 });
+    for (const stored of page) {
+      const seal = LogSealed.schema.safeParse(stored.data);
+      if (!seal.success) continue;
+      for (const line of parseLines(seal.data.events)) {
+        if (line.subject === undefined || !ids.has(line.subject)) continue;
+        const id = SUBMISSION_IDS[line.type] ?? 'response_id';
+        found.push({ position: String(line.position), recorded_at: null, type: line.type, stream: line.stream, actor: null, data: { [id]: line.subject }, erased: true });
+      }
+    }
+    if (page.length < 100) return found;
+    from = page[page.length - 1]!.revision + 1n;
+  }
+}
+
+export async function audit(services: Pick<Services, 'events' | 'catalog'>, values: { object: string; format: 'ndjson' | 'table' }, out: Output): Promise<number> {
+  const entries = await auditTrail(services, values.object);
+  if (values.format === 'ndjson') {
+    for (const entry of entries) out(JSON.stringify(entry));
+    return 0;
+  }
+  const rows = [
+    ['POSITION', 'RECORDED AT', 'TYPE', 'ACTOR', 'DETAILS'],
+    ...entries.map((e) => [e.position, e.recorded_at ?? '(erased)', e.type, e.actor ?? '-', JSON.stringify(e.data)]),
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
+  for (const row of rows) out(row.map((cell, i) => (i < 4 ? cell.padEnd(widths[i]!) : cell)).join('  ').trimEnd());
+  return 0;
+}

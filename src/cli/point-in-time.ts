@@ -1,0 +1,75 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { haltMessage } from '../../projections/halt.js';
+import { AppError } from '../errors.js';
+import type { FeedRecord } from '../infra/event-store/port.js';
+import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
+import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
+import { DATABASE_FILE } from '../infra/sqlite.js';
+import { writePointInTime } from '../seals/point-in-time.js';
+import { openServices, type Services } from '../services.js';
+
+type Output = (line: string) => void;
+
+const PAGE = 10_000;
+
+/**
+ * `admin rebuild --until ISO --out DIR`: copies every event recorded at or
+ * before the moment (positions, ids and times kept, so its seals verify)
+ * into a new embedded store in DIR and builds the read models there, as they
+ * stood then. DIR is marked read-only first, so that a copy left half-built
+ * is never served for writing.
+ *
+ * Content erased since is not in the copy: lawful erasure reaches back.
+ */
+export async function rebuildAt(services: Services, values: { until: Date; out: string }, out: Output): Promise<number> {
+  const target = resolve(values.out);
+  if (!services.config.EVENTSTORE_URL && target === resolve(services.config.DATA_DIR)) {
+    throw new AppError('validation_error', '--out must be another directory than DATA_DIR');
+  }
+  if (existsSync(join(target, DATABASE_FILE))) throw new AppError('validation_error', `--out ${target} already holds a store: give a new or empty directory`);
+  const started = performance.now();
+  mkdirSync(target, { recursive: true });
+  let last = 0n;
+  let events = 0;
+  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: services.clock().toISOString() });
+  // Tokens and keys of the copy are those of the original.
+  if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
+
+  const copy = openSqliteEventStore(target);
+  try {
+    const until = values.until.getTime();
+    for (let after = 0n, done = false; !done; ) {
+      const page = await services.events.readFeed({ after, limit: PAGE });
+      if (page.length === 0) break;
+      const kept: FeedRecord[] = [];
+      for (const record of page) {
+        if (Date.parse(record.recordedAt) > until) {
+          done = true;
+          break;
+        }
+        kept.push(record);
+      }
+      copy.importFeed(kept);
+      events += kept.length;
+      if (kept.length > 0) last = kept[kept.length - 1]!.position;
+      after = page[page.length - 1]!.position;
+    }
+  } finally {
+    await copy.close();
+  }
+  writePointInTime(target, { until: values.until.toISOString(), position: String(last), events, source: services.events.kind, built_at: services.clock().toISOString() });
+
+  const { EVENTSTORE_URL: _events, MONGODB_URL: _readModels, ...config } = services.config;
+  const pointInTime = await openServices({ ...config, DATA_DIR: target, ROLE: 'all' }, { logger: services.logger });
+  try {
+    await pointInTime.projections.rebuild();
+    const halted = pointInTime.projections.halted;
+    if (halted) throw new Error(haltMessage(halted));
+  } finally {
+    await pointInTime.close();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  out(JSON.stringify({ rebuilt: true, until: values.until.toISOString(), out: target, events, position: String(last), seconds: Number(seconds.toFixed(3)), read_only: true }));
+  return 0;
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { verifyHistory } from '../seals/verify.js';
+import type { Services } from '../services.js';
+
+type Output = (line: string) => void;
+
+/** `admin verify [--expect HASH]`: exit 0 when the history is what was sealed, 1 naming the first break. */
+export const verifyCommand = {
+  schema: z.object({ expect: z.string().regex(/^[0-9a-f]{64}$/, 'must be a seal hash as verify printed it (64 hex digits)').optional() }),
+} as const;
+
+export async function verify(services: Pick<Services, 'events'>, values: { expect?: string | undefined }, out: Output, err: Output): Promise<number> {
+  const started = performance.now();
+  const result = await verifyHistory(services.events, values.expect === undefined ? {} : { expect: values.expect });
+  const seconds = (performance.now() - started) / 1000;
+  const figures = {
+    events: result.events,
+    sealed: result.sealed,
+    erased: result.erased,
+    unsealed: result.unsealed,
+    seals: result.seals,
+    last_sealed_position: String(result.lastSealedPosition),
+    last_seal_hash: result.lastSealHash,
+    seconds: Number(seconds.toFixed(3)),
+    events_per_second: seconds > 0 ? Math.round(result.events / seconds) : null,
+  };
+  const broken = result.firstBreak;
+  if (!broken) {
+    out(JSON.stringify({ verified: true, ...figures }));
+    return 0;
+  }
+  const at = { position: String(broken.position), stream: broken.stream, type: broken.type, problem: broken.problem };
+  out(JSON.stringify({ verified: false, break: at, ...figures }));
+  err(`admin: the history is broken at position ${at.position} (stream ${at.stream}, ${at.type}): ${at.problem}`);
+  return 1;
+}
+
+/** `admin seal`: seals everything stored now, without waiting for the server's next seal. */
+export async function seal(services: Pick<Services, 'seals'>, out: Output): Promise<number> {
+  out(JSON.stringify({ seals: await services.seals.sealAll() }));
+  return 0;
+}

@@ -1,0 +1,84 @@
+import { hash } from 'node:crypto';
+import type { FeedRecord } from '../infra/event-store/port.js';
+
+/**
+ * The hash chain, as pure functions of what the store holds.
+ *
+ * Each event has a leaf: SHA-256 over its position, stream, type, id, the
+ * time the store recorded it, the SHA-256 of its data as stored, and its
+ * metadata as stored. A seal lists, in feed order, one line per event it
+ * covers:
+ *
+ *     position TAB leaf TAB stream TAB type [TAB subject TAB stream...]
+ *
+ * where a submission (a response or a vote) adds its id and the other
+ * streams erasing it deletes, so that a verifier can tell an event removed by
+ * a recorded erasure from one removed by anyone else after the event itself
+ * is gone. The seal's hash covers its number, the previous seal's hash, the
+ * range and every line: changing, inserting, removing or reordering an event,
+ * or a seal, changes a hash that a later seal (or the auditor's note of the
+ * last one) pins.
+ */
+
+export const SEAL_STREAM = 'seals';
+
+export interface SealLine {
+  position: bigint;
+  /** base64url SHA-256 of the event as stored. */
+  leaf: string;
+  stream: string;
+  type: string;
+  /** The response or vote the event records, when erasure may remove it. */
+  subject?: string;
+  /** Streams besides its own that erasing the subject deletes. */
+  also?: string[];
+}
+
+export interface SealContent {
+  seal: number;
+  previous: string | null;
+  from: bigint;
+  through: bigint;
+  events: string;
+}
+
+/** The SHA-256 of an event's data as stored: what erasure removes and the seals keep. */
+export const payloadDigest = (data: string): string => hash('sha256', data, 'hex');
+
+export function leafOf(event: FeedRecord): string {
+  return hash(
+    'sha256',
+    `${event.position}\n${event.streamId}\n${event.type}\n${event.id}\n${event.recordedAt}\n${payloadDigest(event.data)}\n${event.metadata}`,
+    'base64url',
+  );
+}
+
+/** Tabs and line ends would split a line; stream names from elsewhere (KurrentDB) may hold them. */
+const escape = (text: string): string => (/[%\t\n\r]/.test(text) ? text.replace(/[%\t\n\r]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`) : text);
+const unescape = (text: string): string => (text.includes('%') ? text.replace(/%([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : text);
+
+export function formatLine(line: SealLine): string {
+  const fields = [String(line.position), line.leaf, escape(line.stream), escape(line.type)];
+  if (line.subject !== undefined) fields.push(escape(line.subject), ...(line.also ?? []).map(escape));
+  return fields.join('\t');
+}
+
+/** Parses a seal's `events`; throws on a line that is not one (a seal changed by hand). */
+export function parseLines(events: string): SealLine[] {
+  if (events === '') return [];
+  return events.split('\n').map((text, i) => {
+    const [position, leaf, stream, type, subject, ...also] = text.split('\t');
+    if (!position || !/^\d+$/.test(position) || !leaf || stream === undefined || type === undefined) throw new Error(`line ${i + 1} of the seal is malformed`);
+    return {
+      position: BigInt(position),
+      leaf,
+      stream: unescape(stream),
+      type: unescape(type),
+      ...(subject !== undefined ? { subject: unescape(subject), also: also.map(unescape) } : {}),
+    };
+  });
+}
+
+export function sealHash(content: SealContent): string {
+  return hash('sha256', `${content.seal}\n${content.previous ?? ''}\n${content.from}\n${content.through}\n${content.events}`, 'hex');
+}

@@ -1,0 +1,30 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The mark of a point-in-time store (`admin rebuild --until`): a DATA_DIR
+ * holding it is served read-only, since a command there would fork the
+ * history rather than add to it.
+ */
+export const POINT_IN_TIME_FILE = 'point-in-time.json';
+
+export interface PointInTime {
+  /** The moment asked for: every event recorded at or before it, none after. */
+  until: string;
+  /** The last event copied. */
+  position: string;
+  events: number;
+  /** The store it was copied from. */
+  source: 'sqlite' | 'kurrentdb';
+  built_at: string;
+}
+
+export function readPointInTime(dataDir: string): PointInTime | undefined {
+  const path = join(dataDir, POINT_IN_TIME_FILE);
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as PointInTime;
+}
+
+export function writePointInTime(dataDir: string, mark: PointInTime): void {
+  writeFileSync(join(dataDir, POINT_IN_TIME_FILE), `${JSON.stringify(mark, null, 2)}\n`);
+}

@@ -1,0 +1,180 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { targetOf } from '../../projections/erasure.js';
+import type { DomainEvent } from '../domain-events.js';
+import type { EventCatalog, Recorded } from '../event-catalog.js';
+import { WrongExpectedRevision, type EventStore, type FeedRecord, type JsonObject } from '../infra/event-store/port.js';
+import type { Clock } from '../infra/ids.js';
+import { formatLine, leafOf, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
+import { LogSealed } from './events.js';
+
+export interface SealingOptions {
+  /** A seal covers at most this many events; as many waiting seal at once. */
+  everyEvents?: number;
+  /** Fewer events than that are sealed once this long has passed since the last seal. */
+  everyMs?: number;
+  /** How often the live loop looks for events to seal. */
+  pollMs?: number;
+  /** Retry delay after a store error. */
+  retryMs?: number;
+}
+
+/** Where the chain stands: read from the last seal, never kept anywhere else. */
+interface ChainHead {
+  /** The number the next seal takes (its revision in the seal stream). */
+  next: number;
+  previous: string | null;
+  through: bigint;
+  sealedAt: number;
+}
+
+/** The lines of one seal stay well inside the store's largest append. */
+const MAX_SEAL_BYTES = 512 * 1024;
+
+/**
+ * Seals the history: appends `LogSealed` to the `seals` stream every
+ * `everyEvents` events or `everyMs` ms, whichever comes first, covering every
+ * event after the previous seal (seals included, so each seal is itself
+ * sealed by the next). It runs beside the projections, under the projector
+ * lease.
+ *
+ * Its checkpoint is the last seal itself: where the chain stands is read back
+ * from the seal stream, and the seal is appended at the revision after the
+ * previous one. So there is no moment between "sealed" and "checkpoint
+ * stored": a process that dies after its append finds that seal on restart
+ * and goes on after it (nothing sealed twice, nothing skipped), and a second
+ * sealer (a projector that lost its lease and does not know yet) has its
+ * append refused and reads the chain again.
+ */
+export class SealingProcess {
+  private head: ChainHead | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = true;
+  private wake: (() => void) | undefined;
+  private readonly everyEvents: number;
+  private readonly everyMs: number;
+  private readonly pollMs: number;
+  private readonly retryMs: number;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly catalog: EventCatalog<DomainEvent>,
+    private readonly clock: Clock,
+    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
+    options: SealingOptions = {},
+  ) {
+    this.everyEvents = options.everyEvents ?? 1000;
+    this.everyMs = options.everyMs ?? 10_000;
+    this.pollMs = options.pollMs ?? Math.min(1000, this.everyMs);
+    this.retryMs = options.retryMs ?? 1000;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    // Read again: another process may have sealed while this one was not sealing.
+    this.head = undefined;
+    this.loop = this.follow();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Seals everything stored now, however little (the admin CLI, tests); answers the number of seals appended. */
+  async sealAll(): Promise<number> {
+    let sealed = 0;
+    for (;;) {
+      const outcome = await this.sealOnce(true);
+      if (outcome === 'nothing') return sealed;
+      if (outcome === 'sealed') sealed++;
+    }
+  }
+
+  private async follow(): Promise<void> {
+    while (!this.stopped) {
+      let pause = this.pollMs;
+      try {
+        const outcome = await this.sealOnce(false);
+        if (outcome === 'sealed' || outcome === 'raced') continue;
+      } catch (error) {
+        this.logger.error({ err: error }, 'sealing stopped; trying again');
+        this.head = undefined;
+        pause = this.retryMs;
+      }
+      if (this.stopped) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pause);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async load(): Promise<ChainHead> {
+    const state = await this.events.streamState(SEAL_STREAM);
+    if (state === 'deleted') throw new Error(`the ${SEAL_STREAM} stream was deleted: the history can no longer be sealed`);
+    // The first seal waits its time like any other, counted from when sealing began.
+    if (state === 'no_stream') return { next: 0, previous: null, through: 0n, sealedAt: this.clock().getTime() };
+    const [last] = await this.events.readStream(SEAL_STREAM, { fromRevision: state, maxCount: 1 });
+    const parsed = last && this.catalog.parse(last);
+    if (!parsed || parsed.type !== 'LogSealed') throw new Error(`the last event of the ${SEAL_STREAM} stream is not a seal`);
+    return { next: Number(state) + 1, previous: parsed.data.hash, through: BigInt(parsed.data.through), sealedAt: Date.parse(parsed.data.sealed_at) };
+  }
+
+  private async sealOnce(force: boolean): Promise<'sealed' | 'nothing' | 'waiting' | 'raced'> {
+    const head = (this.head ??= await this.load());
+    const batch = await this.events.readFeed({ after: head.through, limit: this.everyEvents });
+    // Seals alone are left for the next seal: sealing them would append a seal for ever.
+    if (batch.every((event) => event.streamId === SEAL_STREAM)) return 'nothing';
+    const now = this.clock();
+    if (!force && batch.length < this.everyEvents && now.getTime() - head.sealedAt < this.everyMs) return 'waiting';
+
+    const lines: string[] = [];
+    let bytes = 0;
+    let through = head.through;
+    for (const event of batch) {
+      const line = formatLine(this.lineOf(event));
+      if (lines.length > 0 && bytes + line.length > MAX_SEAL_BYTES) break;
+      lines.push(line);
+      bytes += line.length + 1;
+      through = event.position;
+    }
+    const events = lines.join('\n');
+    const hash = sealHash({ seal: head.next, previous: head.previous, from: head.through, through, events });
+    const sealedAt = now.toISOString();
+    const event = this.catalog.serialize(
+      { type: LogSealed.type, data: { seal: head.next, from: String(head.through), through: String(through), count: lines.length, events, previous: head.previous, hash, sealed_at: sealedAt } },
+      { occurred_at: sealedAt, actor: 'service' },
+    );
+    try {
+      await this.events.append(SEAL_STREAM, [event], head.next === 0 ? 'no_stream' : BigInt(head.next - 1));
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevision)) throw error;
+      // Another sealer got there first: its seal stands, this one starts again from it.
+      this.head = undefined;
+      return 'raced';
+    }
+    this.head = { next: head.next + 1, previous: hash, through, sealedAt: now.getTime() };
+    return 'sealed';
+  }
+
+  private lineOf(event: FeedRecord): SealLine {
+    const line: SealLine = { position: event.position, leaf: leafOf(event), stream: event.streamId, type: event.type };
+    if (event.type !== 'ResponseSubmitted' && event.type !== 'VoteCast') return line;
+    try {
+      // Only the ids and streams erasure reads, which every version so far keeps as they are: no schema check of the rest (the costly part).
+      const data = JSON.parse(event.data) as JsonObject;
+      const target = targetOf({ type: event.type, data, streamId: event.streamId } as Recorded<DomainEvent>);
+      if (target && typeof target.id === 'string') return { ...line, subject: target.id, also: target.streams.filter((s) => typeof s === 'string' && s !== event.streamId) };
+    } catch (error) {
+      this.logger.warn({ position: String(event.position), err: error }, 'sealed a submission whose response id could not be read');
+    }
+    // Sealed all the same; only its erasure would not be recognised.
+    return line;
+  }
+}

@@ -1,0 +1,164 @@
+import type { EventStore, FeedRecord } from '../infra/event-store/port.js';
+import { leafOf, parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
+import { LogSealed } from './events.js';
+
+/** The first place where the history is not what was sealed. */
+export interface Break {
+  position: bigint;
+  stream: string;
+  type: string;
+  /** What changed, in one sentence. */
+  problem: string;
+}
+
+export interface Verification {
+  /** The earliest break, or none: the history is what was sealed. */
+  firstBreak: Break | undefined;
+  /** Events read from the store. */
+  events: number;
+  /** Of those, events found as their seal recorded them. */
+  sealed: number;
+  /** Sealed events no longer stored because a recorded erasure removed their stream. */
+  erased: number;
+  /** Events after the last seal, which no seal covers yet. */
+  unsealed: number;
+  seals: number;
+  lastSealedPosition: bigint;
+  lastSealHash: string | null;
+}
+
+export interface VerifyOptions {
+  /** A seal hash noted earlier (outside the store): the chain must still hold it. */
+  expect?: string;
+  pageSize?: number;
+}
+
+interface Seen {
+  position: bigint;
+  stream: string;
+  type: string;
+  leaf: string;
+}
+
+function changed(line: SealLine, event: Seen): string {
+  if (event.stream !== line.stream) return `sealed as an event of ${line.stream} (${line.type}), it is now one of ${event.stream} (${event.type}): events were moved, swapped or replaced`;
+  if (event.type !== line.type) return `sealed as ${line.type}, it is now ${event.type}`;
+  return 'its data, metadata, id or recording time changed since it was sealed';
+}
+
+const INSERTED = 'inserted: no seal covers this event, though it lies inside a sealed range';
+
+/**
+ * Walks the whole history once, against the seals met on the way (a seal
+ * follows every event it covers): recomputes every event's leaf and every
+ * seal's hash and link, and finds events inserted into, or missing from, a
+ * sealed range. The events are read as stored (unparsed), so an event or a
+ * seal whose bytes no longer parse is reported like any other change.
+ *
+ * A missing event is a lawful erasure only when a `ResponsesErased` in the
+ * history names the submission it belonged to (the seal line of the
+ * submission keeps its id and the streams erasing it deletes): any other
+ * missing event is a break.
+ */
+export async function verifyHistory(store: EventStore, options: VerifyOptions = {}): Promise<Verification> {
+  const pageSize = options.pageSize ?? 10_000;
+  const erasedIds = new Set<string>();
+  let firstBreak: Break | undefined;
+  const report = (found: Break) => {
+    if (!firstBreak || found.position < firstBreak.position) firstBreak = found;
+  };
+  const missing: SealLine[] = [];
+  /** Events read since the last seal, in feed order: what the next seal must cover. */
+  let pending: Seen[] = [];
+  let events = 0;
+  let sealed = 0;
+  let seals = 0;
+  let previous: string | null = null;
+  let through = 0n;
+  let expectFound = options.expect === undefined;
+
+  const checkSeal = (record: FeedRecord) => {
+    const at = { position: record.position, stream: SEAL_STREAM, type: record.type };
+    let data: unknown;
+    try {
+      data = JSON.parse(record.data);
+    } catch {
+      data = undefined;
+    }
+    const parsed = LogSealed.schema.safeParse(data);
+    let lines: SealLine[] | undefined;
+    if (record.type === LogSealed.type && parsed.success) {
+      try {
+        lines = parseLines(parsed.data.events);
+      } catch (error) {
+        report({ ...at, problem: `seal ${seals}: ${(error as Error).message}` });
+      }
+    } else {
+      report({ ...at, problem: `seal ${seals} is not a readable LogSealed event: it was changed or replaced` });
+    }
+    if (!parsed.success || !lines) return;
+    const seal = parsed.data;
+    const from = BigInt(seal.from);
+    const end = BigInt(seal.through);
+    let i = 0;
+    if (seal.seal !== seals || seal.previous !== previous || from !== through) {
+      report({ ...at, problem: `seal ${seal.seal} does not follow seal ${seals - 1}: a seal was removed, inserted or changed` });
+      // Covered by the seals that are gone: the removed seal is the break (its line here is missing), not these.
+      while (i < pending.length && pending[i]!.position <= from) i++;
+    } else if (sealHash({ seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) !== seal.hash) {
+      report({ ...at, problem: `seal ${seal.seal} was changed after it was made: its hash does not match its contents` });
+    }
+    if (seal.hash === options.expect) expectFound = true;
+
+    for (const line of lines) {
+      while (i < pending.length && pending[i]!.position < line.position) report({ ...pending[i++]!, problem: INSERTED });
+      const event = pending[i];
+      if (event && event.position === line.position) {
+        if (event.leaf === line.leaf) sealed++;
+        else report({ ...event, problem: changed(line, event) });
+        i++;
+      } else {
+        missing.push(line);
+      }
+    }
+    while (i < pending.length && pending[i]!.position <= end) report({ ...pending[i++]!, problem: INSERTED });
+    pending = pending.slice(i);
+    previous = seal.hash;
+    through = end;
+    seals++;
+  };
+
+  for (let after = 0n; ; ) {
+    const page = await store.readFeed({ after, limit: pageSize });
+    if (page.length === 0) break;
+    after = page[page.length - 1]!.position;
+    for (const record of page) {
+      events++;
+      if (record.type === 'ResponsesErased') {
+        try {
+          const ids = (JSON.parse(record.data) as { response_ids?: unknown }).response_ids;
+          if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') erasedIds.add(id);
+        } catch {
+          // Unparseable now: its own leaf says so.
+        }
+      }
+      if (record.streamId === SEAL_STREAM) checkSeal(record);
+      pending.push({ position: record.position, stream: record.streamId, type: record.type, leaf: leafOf(record) });
+    }
+  }
+
+  // Erasures are recorded after what they erase: the missing are judged once every record is read.
+  const erasedStreams = new Set<string>();
+  for (const line of missing) {
+    if (line.subject !== undefined && erasedIds.has(line.subject)) for (const stream of [line.stream, ...(line.also ?? [])]) erasedStreams.add(stream);
+  }
+  let erased = 0;
+  for (const line of missing) {
+    if (erasedStreams.has(line.stream)) erased++;
+    else report({ position: line.position, stream: line.stream, type: line.type, problem: 'deleted: the event was sealed, and no recorded erasure removed its stream' });
+  }
+  if (!expectFound) {
+    report({ position: through, stream: SEAL_STREAM, type: LogSealed.type, problem: `the chain no longer holds the seal ${options.expect}: seals were removed or rewritten` });
+  }
+  return { firstBreak, events, sealed, erased, unsealed: pending.length, seals, lastSealedPosition: through, lastSealHash: previous };
+}

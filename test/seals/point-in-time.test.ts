@@ -1,0 +1,73 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { buildApp } from '../../src/http/app.js';
+import { POINT_IN_TIME_FILE } from '../../src/seals/point-in-time.js';
+import { publishedWidget } from '../support/app.js';
+import { admin, json } from '../support/processes.js';
+import { tempDir, testServices } from '../support/services.js';
+import { live, submit } from './support.js';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+t.test('rebuild --until: the read models as they stood then, served read-only', async (t) => {
+  const { dir, app, who, services, close } = await live(t);
+  const widget = await publishedWidget(app, who, { title: 'Before' });
+  await submit(app, widget);
+  await submit(app, widget);
+  await services.seals.sealAll();
+  // The store records times in milliseconds: the moment falls strictly between the two halves.
+  await pause(5);
+  const until = new Date().toISOString();
+  await pause(5);
+  await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { title: 'After' } });
+  await submit(app, widget);
+  await close();
+
+  const out = join(tempDir(t, 'then'), 'store');
+  const rebuilt = json(await admin(['rebuild', '--until', until, '--out', out], { DATA_DIR: dir }));
+  t.match(rebuilt, { rebuilt: true, until, out, events: Number, position: String, read_only: true });
+  t.ok(existsSync(join(out, POINT_IN_TIME_FILE)));
+
+  const then = await testServices(t, { dataDir: out });
+  t.match(then.readOnly, { until });
+  await then.start();
+  const served = await buildApp(then);
+  t.teardown(() => served.close());
+  const shown = await served.inject({ method: 'GET', url: `/api/widgets/${widget}`, headers: who.headers });
+  t.equal(shown.statusCode, 200, 'the keys of the time work');
+  t.equal(shown.json().title, 'Before');
+  const listed = await served.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: who.headers });
+  t.equal(listed.json().responses.length, 2, 'the responses of the time');
+  const command = await served.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { title: 'Rewritten' } });
+  t.equal(command.statusCode, 405);
+  t.equal(command.headers.allow, 'GET, HEAD, OPTIONS');
+  t.match(command.json(), { code: 'read_only', message: new RegExp(until.replace(/\./g, '\\.')) });
+  t.equal((await served.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: {} })).statusCode, 405, 'nor submissions');
+  const ready = await served.inject({ method: 'GET', url: '/readyz' });
+  t.equal(ready.statusCode, 200, ready.body);
+  t.equal(await then.events.headPosition(), BigInt(rebuilt.position), 'the copy ends at the moment');
+
+  const verified = await admin(['verify'], { DATA_DIR: out });
+  t.equal(verified.code, 0, 'the copy keeps positions, ids and times: its seals verify');
+});
+
+t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
+  const dir = tempDir(t);
+  const cases: Array<[string[], RegExp]> = [
+    [['rebuild', '--until', '2026-11-01T00:00:00Z'], /--until and --out go together/],
+    [['rebuild', '--out', join(dir, 'x')], /--until and --out go together/],
+    [['rebuild', '--until', 'yesterday', '--out', join(dir, 'x')], /--until must be an ISO 8601 time/],
+    [['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', dir], /another directory than DATA_DIR/],
+  ];
+  for (const [args, message] of cases) {
+    const run = await admin(args, { DATA_DIR: dir });
+    t.equal(run.code, 2, args.join(' '));
+    t.match(run.stderr, message);
+  }
+  const out = join(dir, 'copy');
+  t.equal((await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir })).code, 0);
+  const again = await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir });
+  t.equal(again.code, 2);
+  t.match(again.stderr, /already holds a store/);
+});

@@ -1,0 +1,95 @@
+import t from 'tap';
+import { catalog } from '../../src/domain-events.js';
+import type { EventStore } from '../../src/infra/event-store/port.js';
+import { SEAL_STREAM } from '../../src/seals/chain.js';
+import { SealingProcess } from '../../src/seals/process.js';
+import { verifyHistory } from '../../src/seals/verify.js';
+import { manualClock, owner, publishedWidget, testApp } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
+import { silent } from '../support/services.js';
+import { BY_HAND, live, submit } from './support.js';
+
+const sealer = (events: EventStore) => new SealingProcess(events, catalog, () => new Date(), silent, BY_HAND);
+
+/** Every seal's range, in order. */
+async function ranges(events: EventStore): Promise<Array<{ seal: number; from: string; through: string; count: number }>> {
+  return (await events.readStream(SEAL_STREAM)).map(({ data }) => ({ seal: data.seal as number, from: data.from as string, through: data.through as string, count: data.count as number }));
+}
+
+t.test('a sealer that died right after its append: the next one goes on after that seal, nothing sealed twice or skipped', async (t) => {
+  const { app, who, services } = await live(t);
+  const widget = await publishedWidget(app, who);
+  await submit(app, widget);
+  // The append lands, then the process is gone before it can do anything more.
+  const dying: EventStore = Object.create(services.events, {
+    append: { value: async (...args: Parameters<EventStore['append']>) => {
+      await services.events.append(...args);
+      throw new Error('killed');
+    } },
+  });
+  await t.rejects(sealer(dying).sealAll(), /killed/);
+  t.equal((await ranges(services.events)).length, 1, 'the seal was stored');
+
+  await submit(app, widget);
+  const restarted = sealer(services.events);
+  t.equal(await restarted.sealAll(), 1);
+  const [first, second] = await ranges(services.events);
+  t.equal(second!.from, first!.through, 'the second seal starts where the first ended');
+  t.equal(second!.seal, 1);
+  const verified = await verifyHistory(services.events);
+  t.equal(verified.firstBreak, undefined);
+  t.equal(verified.seals, 2);
+});
+
+t.test('two sealers at once (a projector that lost its lease and does not know yet): one seal per range', async (t) => {
+  const { app, who, services } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const [a, b] = [sealer(services.events), sealer(services.events)];
+  t.equal(await a.sealAll(), 1);
+  t.equal(await b.sealAll(), 0, 'b now knows the chain up to a’s seal');
+  await submit(app, widget);
+  t.equal(await a.sealAll(), 1);
+  // b still believes the chain ends at the first seal: its append is refused and it reads the chain again.
+  t.equal(await b.sealAll(), 0);
+  await submit(app, widget);
+  t.equal(await b.sealAll(), 1);
+  const all = await ranges(services.events);
+  t.same(all.map((r) => r.seal), [0, 1, 2]);
+  for (let i = 1; i < all.length; i++) t.equal(all[i]!.from, all[i - 1]!.through);
+  t.equal((await verifyHistory(services.events)).firstBreak, undefined);
+});
+
+t.test('the server seals every N events under the projector lease', async (t) => {
+  const { app, services } = await testApp(t, { env: { SEALS: 'on' }, sealing: { everyEvents: 5, everyMs: 3_600_000, pollMs: 10 } });
+  const who = await owner(services);
+  const widget = await publishedWidget(app, who);
+  for (let i = 0; i < 4; i++) await submit(app, widget);
+  t.ok(await eventually(async () => (await ranges(services.events)).length >= 1));
+  const [first] = await ranges(services.events);
+  t.equal(first!.count, 5, 'a full seal of N events');
+  t.equal((await verifyHistory(services.events)).firstBreak, undefined);
+});
+
+t.test('SEALS=off: the projector seals nothing by itself', async (t) => {
+  const { app, services } = await testApp(t, { env: { SEALS: 'off' }, sealing: { everyEvents: 2, everyMs: 3_600_000, pollMs: 10 } });
+  const widget = await publishedWidget(app, await owner(services));
+  await submit(app, widget);
+  // The same wait as a seal of every 5 events took above, many times over.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.same(await ranges(services.events), []);
+  t.ok((await services.seals.sealAll()) >= 1, 'admin seal still seals');
+});
+
+t.test('fewer than N events are sealed once T has passed since the last seal, and seals alone are not sealed again', async (t) => {
+  const clock = manualClock();
+  const { app, services } = await testApp(t, { clock, env: { SEALS: 'on' }, sealing: { everyEvents: 1000, everyMs: 10_000, pollMs: 10 } });
+  const who = await owner(services);
+  await publishedWidget(app, who);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(await ranges(services.events), [], 'not before T');
+  clock.advance(10_000);
+  t.ok(await eventually(async () => (await ranges(services.events)).length === 1));
+  clock.advance(60_000);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.equal((await ranges(services.events)).length, 1, 'a history holding only the last seal since is left for the next seal');
+});

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Test } from 'tap';
+import { loadConfig } from '../../src/config.js';
+import { buildApp, type App } from '../../src/http/app.js';
+import { DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { openServices, type Services } from '../../src/services.js';
+import { owner, publishedWidget, tokenFor, type Owner } from '../support/app.js';
+import { silent, tempDir } from '../support/services.js';
+
+/** Sealing only when asked (admin seal, sealAll): the tests decide where seals fall. */
+export const BY_HAND = { everyEvents: 1_000_000, everyMs: 3_600_000 };
+
+export interface Live {
+  dir: string;
+  app: App;
+  services: Services;
+  who: Owner;
+  close(): Promise<void>;
+}
+
+/** A running service on a fresh embedded store; closed when the test ends unless closed before. */
+export async function live(t: Test, dir = tempDir(t)): Promise<Live> {
+  const services = await openServices(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent' }), { logger: silent, sealing: BY_HAND });
+  await services.start();
+  const app = await buildApp(services);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await app.close();
+    await services.close();
+  };
+  t.teardown(close);
+  return { dir, app, services, who: await owner(services), close };
+}
+
+/** Submits a response carrying a marker nothing else holds; answers its id and the marker. */
+export async function submit(app: App, widgetId: string): Promise<{ id: string; marker: string }> {
+  const marker = `marker-${randomBytes(8).toString('hex')}`;
+  const reply = await app.inject({
+    method: 'POST',
+    url: `/api/widgets/${widgetId}/submit`,
+    headers: { 'x-forwarded-for': `10.0.${randomBytes(1)[0]}.${randomBytes(1)[0]}` },
+    payload: { answers: { rating: 4, comment: marker }, _token: await tokenFor(app, 'widgets', widgetId) },
+  });
+  if (reply.statusCode !== 200) throw new Error(`not submitted: ${reply.body}`);
+  return { id: reply.json().id, marker };
+}
+
+/** Two widgets with responses, sealed in two seals, and one more response left unsealed. */
+export async function sealedHistory(t: Test) {
+  const service = await live(t);
+  const first = await publishedWidget(service.app, service.who);
+  const responses = [await submit(service.app, first), await submit(service.app, first)];
+  await service.services.seals.sealAll();
+  const second = await publishedWidget(service.app, service.who);
+  responses.push(await submit(service.app, second), await submit(service.app, second));
+  await service.services.seals.sealAll();
+  responses.push(await submit(service.app, first));
+  return { ...service, widgets: [first, second], responses };
+}
+
+export interface Row {
+  position: number;
+  stream_id: string;
+  type: string;
+  data: string;
+}
+
+/** The store's file, opened as anyone with access to the disk could. */
+export function openFile(dir: string): Database.Database {
+  return new Database(join(dir, DATABASE_FILE));
+}
+
+export function rows(dir: string): Row[] {
+  const db = openFile(dir);
+  try {
+    return db.prepare('SELECT position, stream_id, type, data FROM events ORDER BY position').all() as Row[];
+  } finally {
+    db.close();
+  }
+}

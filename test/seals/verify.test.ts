@@ -1,0 +1,183 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { SEAL_STREAM } from '../../src/seals/chain.js';
+import { verifyHistory } from '../../src/seals/verify.js';
+import { admin } from '../support/processes.js';
+import { publishedWidget } from '../support/app.js';
+import { live, openFile, rows, sealedHistory, submit } from './support.js';
+
+const verifyRun = async (dir: string, args: string[] = []) => {
+  const run = await admin(['verify', ...args], { DATA_DIR: dir });
+  return { ...run, result: JSON.parse(run.stdout.trim().split('\n').pop() || 'null') };
+};
+
+/** Flips the lowest bit of one character in the middle of the text: still ASCII, one byte different. */
+const flipped = (text: string): string => {
+  const i = Math.floor(text.length / 2);
+  return text.slice(0, i) + String.fromCharCode(text.charCodeAt(i) ^ 1) + text.slice(i + 1);
+};
+
+t.test('an untouched history verifies: exit 0, the counts and the last sealed position', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const all = rows(dir);
+  const seals = all.filter((row) => row.stream_id === SEAL_STREAM);
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 0);
+  t.equal(seals.length, 2);
+  t.match(result, { verified: true, events: all.length, seals: 2, erased: 0, last_sealed_position: String(seals[1]!.position - 1), last_seal_hash: /^[0-9a-f]{64}$/ });
+  t.equal(result.unsealed, all.filter((row) => row.position > seals[1]!.position - 1).length, 'what came after the last seal is counted as unsealed');
+  t.equal(result.sealed + result.unsealed, all.length);
+  t.type(result.events_per_second, 'number');
+
+  const expected = await verifyRun(dir, ['--expect', result.last_seal_hash]);
+  t.equal(expected.code, 0, 'the chain holds the seal noted earlier');
+  const unknown = await verifyRun(dir, ['--expect', 'a'.repeat(64)]);
+  t.equal(unknown.code, 1, 'a noted seal the chain no longer holds is a break');
+});
+
+t.test('flipping one byte of any sealed event payload breaks the chain at its position', async (t) => {
+  const { dir, services } = await sealedHistory(t);
+  const all = rows(dir);
+  const lastSeal = all.filter((row) => row.stream_id === SEAL_STREAM).pop()!;
+  const db = openFile(dir);
+  t.teardown(() => db.close());
+  const update = db.prepare('UPDATE events SET data = ? WHERE position = ?');
+  for (const row of all.filter((r) => r.position <= lastSeal.position)) {
+    update.run(flipped(row.data), row.position);
+    const result = await verifyHistory(services.events);
+    update.run(row.data, row.position);
+    t.equal(result.firstBreak?.position, BigInt(row.position), `${row.type} at ${row.position}`);
+  }
+  t.equal((await verifyHistory(services.events)).firstBreak, undefined, 'restored, it verifies again');
+});
+
+t.test('one byte flipped in the database file: admin verify exits 1 naming the position', async (t) => {
+  const { dir, close, responses } = await sealedHistory(t);
+  await close();
+  const target = rows(dir).find((row) => row.data.includes(responses[1]!.marker))!;
+  const file = join(dir, DATABASE_FILE);
+  const bytes = readFileSync(file);
+  // Wherever it is: in the event, and in the read model the projections made of it.
+  let found = 0;
+  for (let at = bytes.indexOf(responses[1]!.marker); at >= 0; at = bytes.indexOf(responses[1]!.marker, at + 1)) {
+    bytes[at + 10]! ^= 1;
+    found++;
+  }
+  t.ok(found > 0, 'the payload is in the file');
+  writeFileSync(file, bytes);
+  const { code, stderr, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(target.position), stream: target.stream_id, type: 'ResponseSubmitted', problem: /changed since it was sealed/ });
+  t.match(stderr, new RegExp(`broken at position ${target.position} \\(stream ${target.stream_id}`));
+});
+
+t.test('deleting a sealed event: exit 1 naming its position', async (t) => {
+  const { dir, close, responses } = await sealedHistory(t);
+  await close();
+  const target = rows(dir).find((row) => row.data.includes(responses[2]!.marker))!;
+  const db = openFile(dir);
+  db.prepare('DELETE FROM events WHERE position = ?').run(target.position);
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(target.position), stream: target.stream_id, problem: /deleted/ });
+});
+
+t.test('deleting a seal: exit 1 naming the seal', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const first = rows(dir).find((row) => row.stream_id === SEAL_STREAM)!;
+  const db = openFile(dir);
+  db.prepare('DELETE FROM events WHERE position = ?').run(first.position);
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(first.position), stream: SEAL_STREAM });
+});
+
+t.test('swapping two events: exit 1 naming the first of them', async (t) => {
+  const { dir, close, responses } = await sealedHistory(t);
+  await close();
+  const all = rows(dir);
+  const a = all.find((row) => row.data.includes(responses[0]!.marker))!;
+  const b = all.find((row) => row.data.includes(responses[3]!.marker))!;
+  const db = openFile(dir);
+  // Their places in the feed exchanged, every byte of each kept.
+  db.transaction(() => {
+    db.prepare('UPDATE events SET position = -1 WHERE position = ?').run(a.position);
+    db.prepare('UPDATE events SET position = ? WHERE position = ?').run(a.position, b.position);
+    db.prepare('UPDATE events SET position = ? WHERE position = -1').run(b.position);
+  })();
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(a.position), stream: b.stream_id, problem: /moved, swapped or replaced/ });
+});
+
+t.test('swapping two payloads of one type: exit 1 naming the first', async (t) => {
+  const { dir, close, responses } = await sealedHistory(t);
+  await close();
+  const all = rows(dir);
+  const a = all.find((row) => row.data.includes(responses[1]!.marker))!;
+  const b = all.find((row) => row.data.includes(responses[2]!.marker))!;
+  const db = openFile(dir);
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(b.data, a.position);
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(a.data, b.position);
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(a.position), type: 'ResponseSubmitted' });
+});
+
+t.test('an event inserted inside a sealed range: exit 1 naming it', async (t) => {
+  const { dir, app, who, services, close } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const response = await submit(app, widget);
+  // Erased before any seal covered it: a free position inside the range the next seal covers.
+  const free = rows(dir).find((row) => row.data.includes(response.marker))!.position;
+  await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [response.id] } });
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await submit(app, widget);
+  await services.seals.sealAll();
+  await close();
+  t.equal((await verifyRun(dir)).code, 0, 'an erasure before sealing leaves nothing to explain');
+
+  const db = openFile(dir);
+  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, 'forged', 'widget-forged', 0, 'WidgetDeleted', '{}', '{}', '2026-01-01T00:00:00.000Z')").run(free);
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(free), stream: 'widget-forged', problem: /inserted/ });
+});
+
+t.test('lawful erasure keeps the chain whole: exit 0, the erased events counted', async (t) => {
+  const { dir, app, who, services, close, widgets, responses } = await sealedHistory(t);
+  const before = rows(dir);
+  // One response by request, then a whole widget with its responses.
+  const bulk = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widgets[0], ids: [responses[0]!.id] } });
+  t.ok(bulk.statusCode < 300, bulk.body);
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/widgets/${widgets[1]}`, headers: who.headers });
+  t.ok(deleted.statusCode < 300, deleted.body);
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await services.seals.sealAll();
+  await close();
+  const after = rows(dir);
+  const gone = before.filter((row) => !after.some((kept) => kept.position === row.position));
+  t.ok(gone.some((row) => row.data.includes(responses[0]!.marker)), 'the response asked for is gone');
+  t.ok(gone.some((row) => row.data.includes(responses[2]!.marker)), 'and those of the deleted widget');
+  const { code, result, stderr } = await verifyRun(dir);
+  t.equal(code, 0, stderr);
+  t.equal(result.erased, gone.filter((row) => row.position < before.find((r) => r.stream_id === SEAL_STREAM && r.position > row.position)!.position).length, 'each sealed event erased is counted');
+
+  const db = openFile(dir);
+  // The same kind of removal, recorded by no erasure.
+  const victim = after.find((row) => row.data.includes(responses[1]!.marker))!;
+  db.prepare('DELETE FROM events WHERE stream_id = ?').run(victim.stream_id);
+  db.close();
+  const tampered = await verifyRun(dir);
+  t.equal(tampered.code, 1, 'a deletion no erasure records is a break');
+  t.match(tampered.result.break, { position: String(victim.position), problem: /no recorded erasure/ });
+});
