@@ -56,7 +56,7 @@ t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
   const dir = tempDir(t);
   const cases: Array<[string[], RegExp]> = [
     [['rebuild', '--until', '2026-11-01T00:00:00Z'], /--until and --out go together/],
-    [['rebuild', '--out', join(dir, 'x')], /--until and --out go together/],
+    [['rebuild', '--out', join(dir, 'x')], /missing --until \(with --out/],
     [['rebuild', '--until', 'yesterday', '--out', join(dir, 'x')], /--until must be an ISO 8601 time/],
     [['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', dir], /another directory than DATA_DIR/],
   ];
