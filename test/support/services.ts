@@ -8,6 +8,10 @@ import type { Test } from 'tap';
 
 export const silent = pino({ level: 'silent' });
 
+/** The METRICS_TOKEN of test services, unless a test sets its own. */
+export const METRICS_TOKEN = 'metrics-token-for-tests';
+export const metricsHeaders = { authorization: `Bearer ${METRICS_TOKEN}` };
+
 export function tempDir(t: Test, name = 'data'): string {
   const dir = mkdtempSync(join(tmpdir(), `${name}-`));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,7 +24,7 @@ export async function testServices(
   options: ServiceOptions & { dataDir?: string; env?: Record<string, string> } = {},
 ): Promise<Services> {
   const dataDir = options.dataDir ?? tempDir(t);
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env });
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', METRICS_TOKEN, ...options.env });
   const services = await openServices(config, { logger: silent, ...options });
   t.teardown(() => services.close());
   return services;
