@@ -62,7 +62,7 @@ export function refuseControlCharacters(app: App): void {
   app.addHook('preValidation', async (request) => {
     const body = request.body as Record<string, unknown> | null | undefined;
     if (body && typeof body === 'object' && !Array.isArray(body) && 'metadata' in body) body.metadata = stripFacts(body.metadata);
-    const problems = [...textProblems(request.params, 'params'), ...textProblems(request.query, 'query'), ...textProblems(body, 'body')];
+    const problems = [...textProblems(request.params, 'params'), ...textProblems(request.query, 'querystring'), ...textProblems(body, 'body')];
     if (problems.length > 0) throw new AppError('validation_error', 'The request holds control characters', problems);
   });
 }

@@ -68,7 +68,7 @@ t.test('control characters in text are refused naming the field; page facts the 
   t.equal(kept.statusCode, 200, 'page facts with control characters do not cost the visitor their answer');
   const responses = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().responses;
   t.match(responses[0].metadata, { page_title: 'Pricing', page_url: 'https://example.com/a' }, 'they are stored without them');
-  t.equal((await app.inject({ method: 'GET', url: '/api/widgets?page=1%00', headers: biz.headers })).json().details[0].path, 'query.page', 'query strings too');
+  t.equal((await app.inject({ method: 'GET', url: '/api/widgets?page=1%00', headers: biz.headers })).json().details[0].path, 'querystring.page', 'query strings too');
   t.match((await app.inject({ method: 'GET', url: '/api/widgets/wgt_%00', headers: biz.headers })).json(), { ...D3(400, 'validation_error'), details: [{ path: 'params.id' }] }, 'and paths');
 });
 
