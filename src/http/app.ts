@@ -5,7 +5,7 @@ import { errorBody } from './error-body.js';
 import { BODY_LIMIT } from './body-limit.js';
 import { registerErrorHandling } from './errors.js';
 import { clientErrorHandler } from './client-errors.js';
-import { refuseControlCharacters, refuseOtherCharsets } from './text.js';
+import { readJsonAsUtf8, refuseControlCharacters, refuseOtherCharsets } from './text.js';
 import { CLIENT_REQUEST_ID, RequestLog, rememberErrorCodes } from './request-log.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
@@ -84,6 +84,7 @@ export async function buildApp(services: Services): Promise<App> {
   });
   rememberErrorCodes(app);
   refuseOtherCharsets(app);
+  readJsonAsUtf8(app);
   refuseControlCharacters(app);
 
   app.addHook('onSend', async (request, reply) => {

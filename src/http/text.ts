@@ -49,7 +49,28 @@ export function refuseControlCharacters(app: App): void {
 const UTF8 = new Set(['utf-8', 'utf8']);
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
-/** JSON is UTF-8 (RFC 8259): a body declared in another charset would be read as something it is not. */
+/**
+ * JSON is UTF-8 (RFC 8259). Read leniently, bytes that are not UTF-8 (Latin-1
+ * sent undeclared, say) would each become U+FFFD and be stored as such; they
+ * are refused instead. The parsing after that is fastify's own.
+ */
+export function readJsonAsUtf8(app: App): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = decoder.decode(body as Buffer);
+    } catch {
+      done(new AppError('validation_error', 'The request body is not valid UTF-8', [{ path: 'body', message: 'holds bytes that are not UTF-8' }]), undefined);
+      return;
+    }
+    parse(request, text, done);
+  });
+}
+
+/** A body declared in another charset would be read as something it is not. */
 export function refuseOtherCharsets(app: App): void {
   app.addHook('preParsing', async (request) => {
     if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;

@@ -85,6 +85,8 @@ t.test('a body declared in a charset other than UTF-8 is 415', async (t) => {
   t.equal(utf8.statusCode, 201, 'UTF-8 declared is fine');
   t.equal(utf8.json().title, 'café');
   t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/json; charset=latin1' } })).statusCode, 200, 'a request without a body is not refused for its header');
+  const undeclared = await send('application/json');
+  t.match(undeclared.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body', message: /not UTF-8/ }] }, 'Latin-1 bytes sent as UTF-8 are refused, not stored as U+FFFD');
 });
 
 t.test('an embed token is genuine only in its canonical encoding', async (t) => {
