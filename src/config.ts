@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** An empty variable counts as unset, as in most twelve-factor services. */
@@ -20,9 +21,20 @@ const TrustProxy = z.string().transform((value, ctx): boolean | number | string 
   return z.NEVER;
 });
 
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+/**
+ * An address to listen on: an IP address, or a host name whose last label is
+ * not all digits (RFC 3696), so a mistyped IPv4 address like 300.1.1.1 is
+ * refused here instead of sent to a resolver.
+ */
+const Host = z.string().refine(
+  (value) => isIP(value) !== 0 || (HOST_NAME.test(value) && !/^\d+$/.test(value.split('.').at(-1)!)),
+  'must be an IP address or a host name',
+);
+
 export const ConfigSchema = z.object({
   PORT: optional(z.coerce.number(PORT_RANGE).int(PORT_RANGE).min(1, PORT_RANGE).max(65535, PORT_RANGE)).default(3000),
-  HOST: optional(z.string()).default('127.0.0.1'),
+  HOST: optional(Host).default('127.0.0.1'),
   DATA_DIR: optional(z.string()).default('./data'),
   EVENTSTORE_URL: optional(
     z.string().regex(/^(esdb|kurrentdb|kurrent)(\+discover)?:\/\/\S+$/, 'must be an esdb:// or kurrentdb:// connection string'),
@@ -36,6 +48,8 @@ export const ConfigSchema = z.object({
   ROLE: z.enum(['all', 'api', 'projector']).default('all'),
   /** `off`: the projector of this process never seals the history by itself (`admin seal` still does). */
   SEALS: optional(z.enum(['on', 'off'], 'must be on or off')).default('on'),
+  /** The bearer token GET /metrics asks for; unset, /metrics answers no one. */
+  METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')),
 }).superRefine((config, ctx) => {
   // A secret generated per DATA_DIR differs per instance: tokens issued by one
   // would fail on another, and visitor hashes (duplicate guards, vote streams)
@@ -55,7 +69,7 @@ export type Config = z.infer<typeof ConfigSchema>;
 export class ConfigError extends Error {}
 
 /** Values that may hold credentials are never echoed back. */
-const SENSITIVE = new Set(['SECRET', 'EVENTSTORE_URL', 'MONGODB_URL', 'REDIS_URL']);
+const SENSITIVE = new Set(['SECRET', 'EVENTSTORE_URL', 'MONGODB_URL', 'REDIS_URL', 'METRICS_TOKEN']);
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const result = ConfigSchema.safeParse(env);

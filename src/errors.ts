@@ -22,16 +22,21 @@ export const STATUS = {
   widget_not_found: 404,
   form_not_found: 404,
   poll_not_found: 404,
+  request_timeout: 408,
   conflict: 409,
   account_exists: 409,
   duplicate_submission: 409,
   payload_too_large: 413,
   read_only: 405,
+  precondition_failed: 412,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   rate_limited: 429,
+  request_header_fields_too_large: 431,
   internal_error: 500,
   event_unreadable: 500,
   not_ready: 503,
+  storage_full: 507,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS;

@@ -3,6 +3,17 @@ import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './http/app.js';
 import { createLogger, openServices } from './services.js';
 
+/** D2: a listen that fails because of HOST or PORT says which, in one line. */
+function listenFailure(error: unknown, config: { HOST: string; PORT: number }): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+    return `invalid configuration: HOST ${JSON.stringify(config.HOST)} is not an address of this machine (${String(code)})`;
+  }
+  if (code === 'EADDRINUSE') return `invalid configuration: PORT ${config.PORT} is in use on ${config.HOST}`;
+  if (code === 'EACCES') return `invalid configuration: PORT ${config.PORT} needs privileges this process does not have`;
+  return undefined;
+}
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -32,7 +43,16 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  const listening = await app.listen({ port: config.PORT, host: config.HOST });
+  let listening: string;
+  try {
+    listening = await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    const reason = listenFailure(error, config);
+    if (!reason) throw error;
+    process.stderr.write(`${reason}\n`);
+    await services.close().catch(() => undefined);
+    process.exit(1);
+  }
   const base = config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? listening;
   const at = addressesAt(base);
   // The line a newcomer reads first: where each part of the service is.

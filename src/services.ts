@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
+import pretty from 'pino-pretty';
 import { projections } from '../projections/index.js';
 import { erasureState } from '../projections/erasure.js';
 import { checkpointKey } from '../projections/projection.js';
@@ -23,6 +24,7 @@ import { Projector, type LeaseTiming } from './projector.js';
 import { SealingProcess, type SealingOptions } from './seals/process.js';
 import { readPointInTime, type PointInTime } from './seals/point-in-time.js';
 import { StateCache } from './state-cache.js';
+import { StorageWatch } from './infra/storage.js';
 
 /** Everything a command, a query or a route needs, built once per process. */
 export interface Services {
@@ -61,6 +63,8 @@ export interface Services {
   catalog: EventCatalog<DomainEvent>;
   logger: FastifyBaseLogger;
   metrics: Metrics;
+  /** Whether a write failed for lack of room, for readiness until there is room again. */
+  storage: StorageWatch;
   /** Shared rate-limit counters (REDIS_URL), else none: counters stay in memory. */
   redis?: RedisLink;
   /** The window of the plan rates (a minute; tests shorten it). */
@@ -104,13 +108,26 @@ export interface ServiceOptions {
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;
 
+/** Lines for a person at a terminal, JSON for everything that collects them. */
+export function logFormat(stdout: { isTTY?: boolean }): 'pretty' | 'json' {
+  return stdout.isTTY ? 'pretty' : 'json';
+}
+
+/**
+ * A request as logged: never its address (D10: the request log says
+ * `ip_hash`, see http/request-log.ts) nor its headers.
+ */
+const requestFields = (request: { method?: string; url?: string; host?: string }) => ({ method: request.method, url: request.url, host: request.host });
+
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: NodeJS.WritableStream): FastifyBaseLogger {
+  const stream = destination ?? (logFormat(process.stdout) === 'pretty' ? pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined);
   return pino(
     {
       level: config.LOG_LEVEL,
+      serializers: { req: requestFields },
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'api_key', 'secret'], censor: '[redacted]' },
     },
-    destination as pino.DestinationStream | undefined,
+    stream as pino.DestinationStream | undefined,
   );
 }
 
@@ -237,6 +254,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     catalog,
     logger,
     metrics,
+    storage: new StorageWatch(),
     ...(redis ? { redis } : {}),
     rateWindowMs: options.rateWindowMs ?? 60_000,
     async start() {

@@ -9,3 +9,25 @@ const dir = mkdtempSync(join(tmpdir(), 'events-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 eventStoreContract(t, { open: async () => openSqliteEventStore(dir), erasesFromFeedAtOnce: true });
+
+t.test('a full store refuses a whole batch of appends, stores none of them, and says it is full', async (t) => {
+  const full = mkdtempSync(join(tmpdir(), 'full-'));
+  t.teardown(() => rmSync(full, { recursive: true, force: true }));
+  const roomy = openSqliteEventStore(full);
+  await roomy.append('seed-1', [{ type: 'Seeded', data: { n: 1 }, metadata: {} }], 'no_stream');
+  const pages = roomy['db'].pragma('page_count', { simple: true }) as number;
+  t.equal(await roomy.hasRoom(), true, 'room to begin with');
+  const capped = openSqliteEventStore(full, undefined, { maxPageCount: pages });
+  t.teardown(() => capped.close());
+  t.equal(await capped.hasRoom(), false, 'the probe finds none once the file may not grow');
+  // One turn of the event loop: a small append, the one that does not fit, and another small one share a transaction.
+  const outcomes = await Promise.allSettled([
+    capped.append('small-1', [{ type: 'Small', data: { n: 1 }, metadata: {} }], 'no_stream'),
+    capped.append('large', [{ type: 'Large', data: { text: 'x'.repeat(64 * 1024) }, metadata: {} }], 'no_stream'),
+    capped.append('small-2', [{ type: 'Small', data: { n: 2 }, metadata: {} }], 'no_stream'),
+  ]);
+  t.same(outcomes.map((outcome) => outcome.status), ['rejected', 'rejected', 'rejected'], 'none is acknowledged');
+  t.same(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason.code), ['SQLITE_FULL', 'SQLITE_FULL', 'SQLITE_FULL'], 'each hears why');
+  t.same((await roomy.readAll({ after: 0n, limit: 100 })).map((event) => event.streamId), ['seed-1'], 'and none is stored');
+  await roomy.close();
+});

@@ -45,6 +45,10 @@ t.test('bad configuration stops the start with one line naming the variable', as
     [{ TRUST_PROXY: 'maybe' }, /^invalid configuration: TRUST_PROXY /],
     [{ PUBLIC_BASE_URL: 'not a url' }, /^invalid configuration: PUBLIC_BASE_URL /],
     [{ ROLE: 'worker' }, /^invalid configuration: ROLE /],
+    [{ HOST: '300.1.1.1' }, /^invalid configuration: HOST must be an IP address or a host name \(got "300\.1\.1\.1"\)$/],
+    // Well formed, but no address of this machine: the listen fails, and says why in the same one line.
+    [{ HOST: '192.0.2.1' }, /^invalid configuration: HOST "192\.0\.2\.1" is not an address of this machine/],
+    [{ METRICS_TOKEN: 'short' }, /^invalid configuration: METRICS_TOKEN must be at least 16 characters$/],
     // Several instances share the stores or split the roles: one generated secret per DATA_DIR would not do.
     [{ EVENTSTORE_URL: 'kurrentdb://admin:pw@127.0.0.1:2113?tls=false' }, /^invalid configuration: SECRET must be set with EVENTSTORE_URL: /],
     [{ MONGODB_URL: 'mongodb://user:pw@127.0.0.1:27017/feedback' }, /^invalid configuration: SECRET must be set with MONGODB_URL: /],

@@ -1,5 +1,6 @@
 import type { Aggregate } from '../aggregate.js';
 import { AppError } from '../errors.js';
+import { textProblem } from '../text.js';
 import type { AccountEvent } from './events.js';
 import type { Plan, Scope } from './plans.js';
 
@@ -37,7 +38,15 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
   }
 }
 
+/** Names are shown in listings and terminals: refused with the rules of every other text (docs/api.md, "Text"). */
+function checkName(what: string, name: string): void {
+  const problem = textProblem(name);
+  if (problem) throw new AppError('validation_error', `the ${what} name ${problem}`);
+}
+
 export function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
+  if (command.type === 'OpenAccount') checkName('account', command.name);
+  if (command.type === 'IssueApiKey') checkName('key', command.key.name);
   if (command.type === 'OpenAccount') {
     if (state.status !== 'none') throw new AppError('account_exists', `account ${command.account_id} exists already`);
     const { account_id, name, plan, key, at } = command;

@@ -4,6 +4,9 @@ import type { Services } from '../services.js';
 import { errorBody } from './error-body.js';
 import { BODY_LIMIT } from './body-limit.js';
 import { registerErrorHandling } from './errors.js';
+import { clientErrorHandler } from './client-errors.js';
+import { readJsonAsUtf8, refuseControlCharacters, refuseOtherCharsets } from './text.js';
+import { CLIENT_REQUEST_ID, RequestLog, rememberErrorCodes } from './request-log.js';
 import { healthRoutes } from './health.js';
 import { publicCors } from './cors.js';
 import { registerOpenApi, type RegisteredRoute } from './openapi.js';
@@ -16,8 +19,6 @@ import { widgetRoutes } from '../widgets/index.js';
 import { formRoutes } from '../forms/index.js';
 import { pollRoutes } from '../polls/index.js';
 import { erasureRoutes } from '../erasure/index.js';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 import type { App } from './instance.js';
 
@@ -38,12 +39,18 @@ export async function buildApp(services: Services): Promise<App> {
     loggerInstance: services.logger,
     trustProxy: trustProxy(services.config.TRUST_PROXY),
     bodyLimit: BODY_LIMIT,
-    // A well-formed incoming X-Request-Id is kept so logs correlate across hops.
+    // Our own id always: it goes into event metadata, where a caller's could
+    // join events to other systems' records or make two requests share one.
+    // A well-formed X-Request-Id of the caller is logged beside it only.
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : services.ids('req');
+    genReqId: () => services.ids('req'),
+    childLoggerFactory: (logger, bindings, options, raw) => {
+      const incoming = raw.headers['x-request-id'];
+      const client = typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? { client_request_id: incoming } : {};
+      return logger.child({ ...bindings, ...client }, options);
     },
+    logController: new RequestLog(services.keys.hashes),
+    clientErrorHandler: clientErrorHandler(services.logger),
     routerOptions: { ignoreTrailingSlash: true },
     // The router's own refusals (a malformed URL, a path segment over its length limit) in the D3 shape too.
     frameworkErrors: (error, _request, reply) => {
@@ -51,6 +58,11 @@ export async function buildApp(services: Services): Promise<App> {
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  if (services.config.TRUST_PROXY === true) {
+    services.logger.warn(
+      'TRUST_PROXY=true believes every X-Forwarded-For a client sends: client addresses (rate limits, IP hashes) can be forged. Set the number of proxies in front of the service or their addresses instead',
+    );
+  }
   app.setValidatorCompiler(validatorCompiler);
   // Error bodies are built in one place (errors.ts), typed by their code; the
   // handler checks the code against the route's document instead of a 500.
@@ -65,7 +77,7 @@ export async function buildApp(services: Services): Promise<App> {
   app.decorate('registeredRoutes', routes);
   const operationsOnly = services.config.ROLE === 'projector';
   if (!operationsOnly) await registerOpenApi(app, services);
-  registerErrorHandling(app, services.metrics);
+  registerErrorHandling(app, services.metrics, services.storage);
   // Every body is JSON: anything else is 415 rather than a string handed to the schemas.
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
@@ -79,6 +91,10 @@ export async function buildApp(services: Services): Promise<App> {
       return reply.code(405).header('allow', 'GET, HEAD, OPTIONS').send(errorBody('read_only', `This store shows the history as of ${until} and is read-only`));
     });
   }
+  rememberErrorCodes(app);
+  refuseOtherCharsets(app);
+  readJsonAsUtf8(app);
+  refuseControlCharacters(app);
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
@@ -91,13 +107,13 @@ export async function buildApp(services: Services): Promise<App> {
   });
   if (operationsOnly) {
     healthRoutes(app, services);
-    metricsRoute(app, services.metrics);
+    metricsRoute(app, services.metrics, services.config.METRICS_TOKEN);
     return app;
   }
   await registerRateLimits(app, services);
   publicCors(app);
   healthRoutes(app, services);
-  metricsRoute(app, services.metrics);
+  metricsRoute(app, services.metrics, services.config.METRICS_TOKEN);
   embedRoute(app);
   serviceIndexRoute(app, services.config.PUBLIC_BASE_URL);
   await app.register(widgetRoutes, { services });

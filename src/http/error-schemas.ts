@@ -36,22 +36,27 @@ const EXAMPLE: Record<ErrorCode, string> = {
   widget_not_found: 'Widget not found',
   form_not_found: 'Form not found',
   poll_not_found: 'Poll not found',
+  request_timeout: 'The request was not received in time',
   conflict: 'The object kept changing while this request ran; send it again',
   account_exists: 'account exists already',
   duplicate_submission: 'This visitor has voted in this poll already',
   payload_too_large: BODY_TOO_LARGE,
   read_only: 'This store shows the history as of 2026-11-01T00:00:00.000Z and is read-only',
-  unsupported_media_type: 'Unsupported Media Type',
+  precondition_failed: 'Precondition Failed',
+  unsupported_media_type: 'The request body must be JSON in UTF-8',
+  range_not_satisfiable: 'Range Not Satisfiable',
+  request_header_fields_too_large: 'The request line or headers are larger than the server takes',
   rate_limited: 'Rate limit exceeded: 1000 requests per 60 s; retry in 12 s',
   internal_error: 'Something went wrong on our side; the request id identifies it in our logs',
   event_unreadable: 'A stored event of this object cannot be read by this version of the service',
   not_ready: 'The service is not ready',
+  storage_full: 'The service has no storage space left; nothing of this request was stored. Retry later',
 };
 
 /** Routes that take a key (always or optionally): the checks of requireKey, in its order. */
 const KEY: ErrorCode[] = ['unauthorized', 'plan_required', 'insufficient_scope'];
-/** Routes whose method carries a body: fastify's refusals before the schema runs. */
-const BODY: ErrorCode[] = ['payload_too_large', 'unsupported_media_type'];
+/** Routes whose method carries a body: fastify's refusals before the schema runs, and a store with no room for what they write. */
+const BODY: ErrorCode[] = ['payload_too_large', 'unsupported_media_type', 'storage_full'];
 
 const takesKey = (route: RouteOptions) => Boolean(route.config?.optionalKey) || needsKey(route);
 

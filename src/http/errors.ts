@@ -5,6 +5,8 @@ import { AppendTooLarge } from '../infra/event-store/port.js';
 import { BODY_TOO_LARGE } from './body-limit.js';
 import { errorBody, type ErrorBody } from './error-body.js';
 import type { Metrics } from './metrics.js';
+import { isStorageFull, type StorageWatch } from '../infra/storage.js';
+import { STATUS_CODES } from 'node:http';
 
 /** Fastify's own client errors (bad JSON, wrong content type, too large) by status. */
 const FASTIFY_CODES: Record<number, ErrorCode> = {
@@ -14,7 +16,26 @@ const FASTIFY_CODES: Record<number, ErrorCode> = {
   415: 'unsupported_media_type',
 };
 
-function toBody(error: unknown, request: FastifyRequest): ErrorBody {
+/**
+ * The refusals of the file server behind /docs (a path that leaves its
+ * folder, a Range past the end, a failed If-Match): the client's doing, so
+ * they keep their status rather than becoming a 500.
+ */
+const STATIC_CODES: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  403: 'forbidden',
+  404: 'not_found',
+  412: 'precondition_failed',
+  416: 'range_not_satisfiable',
+};
+
+function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => void): ErrorBody {
+  if (isStorageFull(error)) {
+    // Refused before it was acknowledged: the client is told nothing was stored and may retry.
+    onStorageFull();
+    request.log.error({ err: error }, 'the store has no room left; writes are refused until it has');
+    return errorBody('storage_full', 'The service has no storage space left; nothing of this request was stored. Retry later');
+  }
   if (error instanceof AppError) {
     // Ours, and the client cannot help it: the operator needs what the client does not get.
     if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
@@ -43,13 +64,15 @@ function toBody(error: unknown, request: FastifyRequest): ErrorBody {
     }
     return errorBody(code, fastifyError.message ?? CODE_STATUS[code].toString());
   }
+  const staticCode = typeof status === 'number' && (error as { expose?: unknown }).expose === true ? STATIC_CODES[status] : undefined;
+  if (staticCode) return errorBody(staticCode, STATUS_CODES[status!] ?? 'Bad Request');
   request.log.error({ err: error }, 'unhandled error');
   return errorBody('internal_error', 'Something went wrong on our side; the request id identifies it in our logs');
 }
 
-export function registerErrorHandling(app: FastifyInstance, metrics: Metrics): void {
+export function registerErrorHandling(app: FastifyInstance, metrics: Metrics, storage: StorageWatch): void {
   app.setErrorHandler((error, request, reply: FastifyReply) => {
-    const body = toBody(error, request);
+    const body = toBody(error, request, () => storage.markFull());
     const documented = request.routeOptions.config?.documentedErrors;
     if (documented && !documented.has(body.code)) {
       // The OpenAPI document promised other codes: a defect of ours, not the client's.

@@ -17,12 +17,14 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
    * memory and the API serves.
    */
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const [events, readModels, state, redis] = await Promise.allSettled([
+    const [events, readModels, state, redis, room] = await Promise.allSettled([
       services.events.headPosition(),
       services.readModels.ping(),
       services.projectionState(),
       services.redis?.check(),
+      services.storage.hasRoom(services.events.hasRoom ? () => services.events.hasRoom!() : undefined),
     ]);
+    const storageFull = room.status === 'fulfilled' && !room.value;
     const head = events.status === 'fulfilled' ? events.value : undefined;
     const projections = state.status === 'fulfilled' ? state.value : { position: 0n, caughtUp: false, halted: undefined };
     const { position, halted } = projections;
@@ -42,10 +44,15 @@ export function healthRoutes(app: FastifyInstance, services: Services): void {
         halted: halted ? haltView(halted) : null,
       },
       lease: services.projector ? { held: holding } : null,
+      storage: { full: storageFull },
     };
     if (halted) {
       const message = `The ${haltMessage(halted)}`;
       return reply.code(503).send({ ...errorBody('not_ready', message), ...body, status: 'not_ready' });
+    }
+    if (storageFull) {
+      body.status = 'not_ready';
+      return reply.code(503).send({ ...errorBody('not_ready', 'The event store has no room left: writes are refused until space is freed'), ...body, status: 'not_ready' });
     }
     const standby = role === 'projector' && !holding;
     if (events.status === 'rejected' || readModels.status === 'rejected' || (!standby && !projections.caughtUp)) {

@@ -4,7 +4,7 @@ import { changePlan } from '../../src/accounts/commands.js';
 import type { App } from '../../src/http/app.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
-import { tempDir } from '../support/services.js';
+import { metricsHeaders, tempDir } from '../support/services.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
 const REDIS_URL = process.env.REDIS_URL;
@@ -107,7 +107,7 @@ t.test('per-object submission limits and honeypot (Pro and Business), duplicate 
   t.match(caught.json(), { success: true, id: /^rsp_/ });
   t.equal((await services.events.readAll({ after: 0n, limit: 100_000 })).length, events, 'and nothing is stored');
   t.equal(await count(pro, trapped), 0);
-  t.match((await app.inject({ method: 'GET', url: '/metrics' })).body, /feedback_honeypot_caught_total\{kind="widget"\} 1/, 'it is counted in the metrics');
+  t.match((await app.inject({ method: 'GET', url: '/metrics', headers: metricsHeaders })).body, /feedback_honeypot_caught_total\{kind="widget"\} 1/, 'it is counted in the metrics');
   t.equal((await submitTo(trapped, { _hp: '' })).statusCode, 200);
   t.equal(await count(pro, trapped), 1, 'an empty honeypot is a person');
 

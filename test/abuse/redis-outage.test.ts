@@ -32,9 +32,13 @@ const killed = (child: ChildProcess, signal: NodeJS.Signals) =>
     child.kill(signal);
   });
 
-/** A refused key: counted against the client address (60 a minute), and cheap to serve. */
+/**
+ * A refused key: counted against the client address (60 a minute), and cheap
+ * to serve. The address is sent as the request id too: logs never name
+ * addresses, and a caller's id is logged beside the request's.
+ */
 const guess = (server: Server, address: string) =>
-  fetch(`${server.url}/api/widgets`, { headers: { authorization: 'Bearer nope', 'x-forwarded-for': address } });
+  fetch(`${server.url}/api/widgets`, { headers: { authorization: 'Bearer nope', 'x-forwarded-for': address, 'x-request-id': address } });
 
 /**
  * `total` requests, `concurrency` at a time, each from its own address in
@@ -72,8 +76,7 @@ async function load(server: Server, net: number, total: number, concurrency: num
 
 interface LogLine {
   msg: string;
-  reqId?: string;
-  req?: { remoteAddress: string };
+  client_request_id?: string;
   responseTime?: number;
 }
 
@@ -86,11 +89,10 @@ const logLines = (server: Server): LogLine[] =>
 
 /** How long the server took to answer each request from these addresses, as it logged (ms). */
 async function responseTimes(server: Server, addresses: Set<string>): Promise<number[]> {
-  const read = () => {
-    const lines = logLines(server);
-    const ours = new Set(lines.filter((line) => line.msg === 'incoming request' && addresses.has(line.req!.remoteAddress)).map((line) => line.reqId));
-    return lines.filter((line) => line.msg === 'request completed' && ours.has(line.reqId)).map((line) => line.responseTime!);
-  };
+  const read = () =>
+    logLines(server)
+      .filter((line) => line.msg === 'request completed' && addresses.has(line.client_request_id!))
+      .map((line) => line.responseTime!);
   // Every reply has arrived; its log line may still be on its way through the pipe.
   await eventually(() => read().length === addresses.size);
   return read();

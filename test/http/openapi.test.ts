@@ -65,6 +65,7 @@ t.test('each operation names exactly the error codes it answers, with examples',
     415: ['unsupported_media_type'],
     429: ['rate_limited'],
     500: ['event_unreadable', 'internal_error'],
+    507: ['storage_full'],
   }, 'a public vote: no key codes; the poll\'s events are replayed');
   t.same(codesOf(paths['/api/widgets'].get.responses), {
     400: ['validation_error'],

@@ -11,7 +11,7 @@ import type { CheckpointMove } from '../../src/infra/read-models/port.js';
 import type { ServiceOptions, Services } from '../../src/services.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
-import { tempDir } from '../support/services.js';
+import { metricsHeaders, tempDir } from '../support/services.js';
 
 type Role = 'all' | 'api' | 'projector';
 /** Split roles must share a secret (config refuses them without one). */
@@ -132,7 +132,7 @@ t.test('a projector process serves only health, readiness and metrics', async (t
   t.match((await holder.app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready', role: 'projector', lease: { held: true }, projections: { caught_up: true } });
   t.match((await standby.app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready', role: 'projector', lease: { held: false } }, 'a standby is ready: ready to take over');
   t.same((await holder.app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' });
-  t.equal((await holder.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 200);
+  t.equal((await holder.app.inject({ method: 'GET', url: '/metrics', headers: metricsHeaders })).statusCode, 200);
   for (const [method, url] of [['GET', '/api/widgets'], ['POST', '/api/widgets'], ['GET', '/api/openapi.json'], ['GET', '/embed.js']] as const) {
     const reply = await holder.app.inject({ method, url });
     t.match({ status: reply.statusCode, body: reply.json() }, { status: 404, body: { code: 'not_found' } }, `${method} ${url} is not served`);

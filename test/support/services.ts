@@ -8,6 +8,10 @@ import type { Test } from 'tap';
 
 export const silent = pino({ level: 'silent' });
 
+/** The METRICS_TOKEN of test services, unless a test sets its own. */
+export const METRICS_TOKEN = 'metrics-token-for-tests';
+export const metricsHeaders = { authorization: `Bearer ${METRICS_TOKEN}` };
+
 export function tempDir(t: Test, name = 'data'): string {
   const dir = mkdtempSync(join(tmpdir(), `${name}-`));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,7 +25,7 @@ export async function testServices(
 ): Promise<Services> {
   const dataDir = options.dataDir ?? tempDir(t);
   // No seal appears in a test's history unless it asks for seals.
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEALS: 'off', ...options.env });
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEALS: 'off', METRICS_TOKEN, ...options.env });
   const services = await openServices(config, { logger: silent, ...options });
   t.teardown(() => services.close());
   return services;

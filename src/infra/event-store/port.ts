@@ -155,6 +155,12 @@ export interface EventStore {
    */
   deleteStreams(streamIds: string[]): Promise<void>;
   /**
+   * Whether an append of a few pages would find room now, without keeping
+   * anything; for readiness after a write failed for lack of space. Only a
+   * store on this machine's disk can tell (SQLite); the others leave it out.
+   */
+  hasRoom?(): Promise<boolean>;
+  /**
    * Makes what was deleted unrecoverable from the store's files where the
    * store can do that at once; never fails because it could not (SQLite:
    * empties its write-ahead log; KurrentDB: nothing, its files keep deleted

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
@@ -61,7 +63,12 @@ interface PendingAppend {
 export interface SqliteEventStoreOptions {
   /** The most one append may carry (appendSize); KurrentDB's default unless a test needs less. */
   maxAppendBytes?: number;
+  /** SQLite's max_page_count on this connection: a file that cannot grow past it, as on a full disk (tests). */
+  maxPageCount?: number;
 }
+
+/** Free space below this on the data directory's file system counts as full: SQLite needs room for its log and its pages. */
+const MIN_FREE_BYTES = 4 * 1024 * 1024;
 
 /**
  * The embedded event store: one table in the shared SQLite file, written with
@@ -102,6 +109,7 @@ export class SqliteEventStore implements EventStore {
     options: SqliteEventStoreOptions = {},
   ) {
     this.maxAppendBytes = options.maxAppendBytes ?? MAX_APPEND_BYTES;
+    if (options.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.trunc(options.maxPageCount)}`);
     db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -137,6 +145,21 @@ export class SqliteEventStore implements EventStore {
     };
     this.appended.setMaxListeners(0);
     this.appendOne = db.transaction(this.appendTransaction);
+  }
+
+  async hasRoom(): Promise<boolean> {
+    const { bavail, bsize } = statfsSync(dirname(this.db.name));
+    if (bavail * bsize < MIN_FREE_BYTES) return false;
+    // A write that needs new pages, rolled back: refused as an append would be while the file cannot grow.
+    if (this.db.inTransaction) return true;
+    try {
+      this.db.exec('SAVEPOINT room_probe; CREATE TABLE room_probe (filler BLOB); INSERT INTO room_probe VALUES (zeroblob(65536)); ROLLBACK TO room_probe; RELEASE room_probe');
+      return true;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK TO room_probe; RELEASE room_probe');
+      if ((error as { code?: string }).code === 'SQLITE_FULL') return false;
+      throw error;
+    }
   }
 
   private readonly appendTransaction = (streamId: string, events: NewEvent[], expected: ExpectedRevision) => {
@@ -177,6 +200,13 @@ export class SqliteEventStore implements EventStore {
     const batch = this.pending;
     this.pending = [];
     const outcomes: Array<{ result: AppendResult } | { error: unknown }> = [];
+    /**
+     * An error after which SQLite rolled back the whole transaction, not just
+     * the savepoint (SQLITE_FULL, an I/O error): the appends before it are
+     * gone, and those after it would each commit on their own, stored while
+     * their callers are told they failed. None is tried; all get this error.
+     */
+    let fatal: unknown;
     try {
       // IMMEDIATE takes the write lock before the revision checks, so another
       // process cannot slip an event in between a check and its insert.
@@ -187,11 +217,15 @@ export class SqliteEventStore implements EventStore {
             outcomes.push({ result: this.appendOne(item.streamId, item.events, item.expected) });
           } catch (error) {
             outcomes.push({ error });
+            if (!this.db.inTransaction) {
+              fatal = error;
+              break;
+            }
           }
         }
       }).immediate();
     } catch (error) {
-      for (const item of batch) item.reject(error);
+      for (const item of batch) item.reject(fatal ?? error);
       return;
     }
     batch.forEach((item, i) => {

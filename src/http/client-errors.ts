@@ -1,0 +1,34 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ErrorCode } from '../errors.js';
+import { errorBody } from './error-body.js';
+
+const REFUSALS: Record<string, { code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: { code: 'request_header_fields_too_large', message: 'The request line or headers are larger than the server takes' },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'request_timeout', message: 'The request was not received in time' },
+};
+const MALFORMED = { code: 'validation_error' as const, message: 'The request is not valid HTTP' };
+
+/**
+ * What Node's parser refuses before fastify sees a request (a URL or headers
+ * over the limit, a malformed request line), answered in the D3 shape like
+ * everything else, and logged with its code.
+ */
+export function clientErrorHandler(logger: FastifyBaseLogger) {
+  return (error: Error & { code?: string }, socket: Socket): void => {
+    // Reset by the client: there is nobody left to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const { code, message } = (error.code ? REFUSALS[error.code] : undefined) ?? MALFORMED;
+    const reply = errorBody(code, message);
+    const body = JSON.stringify(reply);
+    const status = reply.statusCode;
+    logger.info({ res: { statusCode: status }, code, parser: error.code }, 'request refused by the HTTP parser');
+    if (!socket.writable) return void socket.destroy();
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
+  };
+}

@@ -1,0 +1,82 @@
+import { AppError, type ErrorDetail } from '../errors.js';
+import { stripControls, textProblem } from '../text.js';
+import type { App } from './instance.js';
+
+/** Every string and key in a parsed JSON value that textProblem refuses, by its path; a loop, as bodies may nest deeper than the stack. */
+export function textProblems(root: unknown, rootPath: string): ErrorDetail[] {
+  const found: ErrorDetail[] = [];
+  const pending: Array<[unknown, string]> = [[root, rootPath]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, path] = next;
+    if (typeof value === 'string') {
+      const problem = textProblem(value);
+      if (problem) found.push({ path, message: problem });
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        const problem = textProblem(key);
+        // The key itself is the bad text: it is shown escaped.
+        if (problem) found.push({ path: `${path}.${JSON.stringify(key).slice(1, -1)}`, message: `has a key that ${problem}` });
+        pending.push([item, `${path}.${key}`]);
+      }
+    }
+  }
+  return found;
+}
+
+/** The page facts are flat strings and numbers (ClientMetadata); anything else is left to the schema to refuse. */
+const stripFacts = (value: unknown): unknown =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, typeof item === 'string' ? stripControls(item) : item]))
+    : value;
+
+/**
+ * Control characters in text (titles, questions, answers, every string of a
+ * body, query or path) are refused with 400 naming the field: the sender can
+ * correct what a person typed, and nothing is changed behind their back. The
+ * `metadata` of a submission or a vote is the exception: the embed reads it
+ * from the page (URL, title, referrer, fingerprint), the visitor cannot fix
+ * it, and refusing it would lose their answer, so it is stripped instead.
+ */
+export function refuseControlCharacters(app: App): void {
+  app.addHook('preValidation', async (request) => {
+    const body = request.body as Record<string, unknown> | null | undefined;
+    if (body && typeof body === 'object' && !Array.isArray(body) && 'metadata' in body) body.metadata = stripFacts(body.metadata);
+    const problems = [...textProblems(request.params, 'params'), ...textProblems(request.query, 'querystring'), ...textProblems(body, 'body')];
+    if (problems.length > 0) throw new AppError('validation_error', 'The request holds control characters', problems);
+  });
+}
+
+const UTF8 = new Set(['utf-8', 'utf8']);
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+
+/**
+ * JSON is UTF-8 (RFC 8259). Read leniently, bytes that are not UTF-8 (Latin-1
+ * sent undeclared, say) would each become U+FFFD and be stored as such; they
+ * are refused instead. The parsing after that is fastify's own.
+ */
+export function readJsonAsUtf8(app: App): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = decoder.decode(body as Buffer);
+    } catch {
+      done(new AppError('validation_error', 'The request body is not valid UTF-8', [{ path: 'body', message: 'holds bytes that are not UTF-8' }]), undefined);
+      return;
+    }
+    parse(request, text, done);
+  });
+}
+
+/** A body declared in another charset would be read as something it is not. */
+export function refuseOtherCharsets(app: App): void {
+  app.addHook('preParsing', async (request) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+    const declared = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
+    if (declared === undefined || UTF8.has(declared.toLowerCase())) return;
+    const shown = /^[A-Za-z0-9._-]{1,40}$/.test(declared) ? ` (got charset=${declared})` : '';
+    throw new AppError('unsupported_media_type', `The request body must be JSON in UTF-8${shown}`);
+  });
+}

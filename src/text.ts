@@ -1,0 +1,21 @@
+/**
+ * C0 controls but TAB, LF and CR (text people type may hold those), DEL and
+ * C1 (which holds the 8-bit ESC and CSI): none belongs in text shown to
+ * people, and some rewrite a terminal or a log viewer that shows them.
+ */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+/** Half of a UTF-16 pair without its other half: not a character, and no UTF-8 encoding exists for it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const STRIPPED = new RegExp(`${CONTROL.source}|[\\t\\n\\r]|${LONE_SURROGATE.source}`, 'g');
+
+/** What is wrong with a text, if anything. */
+export function textProblem(value: string): string | undefined {
+  if (CONTROL.test(value)) return 'contains a control character (only tab, line feed and carriage return are allowed)';
+  if (LONE_SURROGATE.test(value)) return 'contains an unpaired surrogate, which is not a character';
+  return undefined;
+}
+
+/** Page facts an embed collects are one line each: every control character goes, tab and line breaks too. */
+export function stripControls(value: string): string {
+  return value.replace(STRIPPED, '');
+}

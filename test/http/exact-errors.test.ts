@@ -1,0 +1,169 @@
+import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import t from 'tap';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
+import { createLogger } from '../../src/services.js';
+import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
+import { METRICS_TOKEN, metricsHeaders } from '../support/services.js';
+
+const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
+
+function capture(level = 'info') {
+  const lines: string[] = [];
+  const sink = new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
+  return { lines, parsed: () => lines.map((line) => JSON.parse(line) as Record<string, any>), logger: createLogger({ LOG_LEVEL: level as 'info' }, sink) };
+}
+
+/** Sends raw bytes to a listening server and answers what came back before it closed. */
+function raw(port: number, request: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    socket.on('data', (chunk) => (received += chunk));
+    socket.on('error', (error) => (received ? undefined : reject(error)));
+    socket.on('close', () => {
+      const [head = '', body = ''] = received.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), body });
+    });
+  });
+}
+
+t.test('what the HTTP parser refuses is answered in the D3 shape with a code, and logged with it', async (t) => {
+  const log = capture();
+  const { app } = await testApp(t, { logger: log.logger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const cases: Array<[string, string, number, string]> = [
+    ['an over-long URL', `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'request_header_fields_too_large'],
+    ['over-long headers', `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 431, 'request_header_fields_too_large'],
+    ['a malformed request line', 'HELLO THERE\r\n\r\n', 400, 'validation_error'],
+    ['a broken header', 'GET / HTTP/1.1\r\nHost x\r\n\r\n', 400, 'validation_error'],
+  ];
+  for (const [name, request, status, code] of cases) {
+    const reply = await raw(port, request);
+    t.equal(reply.status, status, name);
+    t.match(JSON.parse(reply.body), D3(status, code), name);
+  }
+  const refused = log.parsed().filter((line) => line.msg === 'request refused by the HTTP parser');
+  t.same(refused.map((line) => [line.res.statusCode, line.code]), cases.map(([, , status, code]) => [status, code]), 'each with its code');
+});
+
+t.test('the reference pages’ file server refuses bad paths and headers with their 4xx, never a 500 or a stack trace', async (t) => {
+  const log = capture();
+  const { app } = await testApp(t, { logger: log.logger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const file = '/docs/static/index.css';
+  t.equal((await app.inject({ method: 'GET', url: file })).statusCode, 200, 'the file is there');
+  const cases: Array<[string, { url: string; headers?: Record<string, string> }, number, string]> = [
+    ['a Range past the end', { url: file, headers: { range: 'bytes=99999999-100000000' } }, 416, 'range_not_satisfiable'],
+    ['If-Match that matches nothing', { url: file, headers: { 'if-match': 'xyz' } }, 412, 'precondition_failed'],
+    ['a NUL in the path', { url: '/docs/static/%00' }, 400, 'validation_error'],
+    ['a NUL inside a name', { url: '/docs/static/index%00.css' }, 400, 'validation_error'],
+  ];
+  for (const [name, request, status, code] of cases) {
+    const reply = await app.inject({ method: 'GET', ...request });
+    t.equal(reply.statusCode, status, name);
+    t.match(reply.json(), D3(status, code), name);
+  }
+  // Sent as is: an HTTP client would resolve the dots itself.
+  for (const path of ['/docs/static/../../x', '/docs/static/..%2f..%2fpackage.json', '/docs/static/%2e%2e/%2e%2e/package.json']) {
+    const reply = await raw(port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    t.ok(reply.status >= 400 && reply.status < 500, `${path}: ${reply.status}`);
+    t.match(JSON.parse(reply.body), { code: String, statusCode: reply.status }, `${path}: in the D3 shape`);
+    t.notMatch(reply.body, /"name"\s*:\s*"feedback-service"/, `${path}: nothing outside the folder`);
+  }
+  const errors = log.parsed().filter((line) => line.level >= 50);
+  t.same(errors.map((line) => line.msg), [], 'nothing logged as an error, no stack trace');
+});
+
+t.test('GET /metrics needs METRICS_TOKEN as a bearer token', async (t) => {
+  const { app } = await testApp(t);
+  t.equal((await app.inject({ method: 'GET', url: '/metrics', headers: metricsHeaders })).statusCode, 200);
+  t.match((await app.inject({ method: 'GET', url: '/metrics' })).json(), D3(401, 'unauthorized'), 'none');
+  t.match((await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}x` } })).json(), D3(401, 'unauthorized'), 'another');
+  t.match((await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: METRICS_TOKEN } })).json(), D3(401, 'unauthorized'), 'not as a bearer token');
+
+  const unset = await testApp(t, { env: { METRICS_TOKEN: '' } });
+  const reply = await unset.app.inject({ method: 'GET', url: '/metrics', headers: metricsHeaders });
+  t.match(reply.json(), { ...D3(401, 'unauthorized'), message: /METRICS_TOKEN/ }, 'without METRICS_TOKEN it serves no one, and says why');
+});
+
+t.test('a full disk is 507 storage_full and unready until there is room; nothing acknowledged is lost', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const submit = async (comment: string) => app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 4, comment }, _token: await tokenFor(app, 'widgets', widget) } });
+  t.equal((await submit('before')).statusCode, 200);
+  t.ok(await eventually(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200), 'ready');
+
+  // The same file through a connection that may not grow it: SQLite then fails as on a full disk.
+  const roomy = services.events;
+  const probe = openSqliteEventStore(services.config.DATA_DIR);
+  const pages = probe['db'].pragma('page_count', { simple: true }) as number;
+  await probe.close();
+  const full = openSqliteEventStore(services.config.DATA_DIR, undefined, { maxPageCount: pages });
+  t.teardown(() => full.close());
+  services.events = full;
+  services.commands.events = full;
+
+  const refused = await submit('x'.repeat(9000));
+  t.equal(refused.statusCode, 507);
+  t.match(refused.json(), { ...D3(507, 'storage_full'), message: /nothing of this request was stored/ });
+  const update = await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: biz.headers, payload: { description: 'y'.repeat(2000), thank_you_message: 'z'.repeat(2000) } });
+  t.match(update.json(), D3(507, 'storage_full'), 'a command too');
+  const unready = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(unready.statusCode, 503, 'not ready while there is no room');
+  t.match(unready.json(), { code: 'not_ready', storage: { full: true } });
+  t.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503, 'still not, as long as there is none');
+
+  services.events = roomy;
+  services.commands.events = roomy;
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(ready.statusCode, 200, 'ready again once there is room');
+  t.match(ready.json(), { status: 'ready', storage: { full: false } });
+  t.equal((await submit('after')).statusCode, 200);
+  t.ok(await eventually(async () => (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().responses.length === 2));
+  const comments = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().responses.map((r: { answers: { comment: string } }) => r.answers.comment);
+  t.same(comments, ['after', 'before'], 'every acknowledged response is there, the refused one is not');
+});
+
+t.test('TRUST_PROXY=true is warned about at start', async (t) => {
+  const log = capture('warn');
+  await testApp(t, { logger: log.logger, env: { TRUST_PROXY: 'true' } });
+  t.match(log.parsed(), [{ level: 40, msg: /TRUST_PROXY=true .*X-Forwarded-For.*number of proxies/ }]);
+  const counted = capture('warn');
+  await testApp(t, { logger: counted.logger, env: { TRUST_PROXY: '1' } });
+  t.same(counted.lines, [], 'a hop count is not');
+});
+
+t.test('every 4xx and 5xx request log line names its error code', async (t) => {
+  const log = capture();
+  const { app, services } = await testApp(t, { logger: log.logger });
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz, { settings: { allowed_domains: ['example.com'] } });
+  const token = await tokenFor(app, 'widgets', widget);
+  const requests = [
+    { method: 'POST' as const, url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'nps' } },
+    { method: 'POST' as const, url: `/api/widgets/${widget}/submit`, headers: { origin: 'https://evil.example' }, payload: { answers: { rating: 1 }, _token: token } },
+    { method: 'GET' as const, url: '/api/widgets' },
+    { method: 'GET' as const, url: '/nowhere' },
+    { method: 'GET' as const, url: '/api/widgets', headers: biz.headers },
+  ];
+  const replies = [];
+  for (const request of requests) replies.push(await app.inject(request));
+  await services.readModels.close();
+  replies.push(await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers }));
+  const completed = log.parsed().filter((line) => line.msg === 'request completed');
+  const byId = new Map(completed.map((line) => [line.reqId, line]));
+  const seen = replies.map((reply) => [reply.statusCode, byId.get(reply.headers['x-request-id'])?.code]);
+  t.same(seen, [
+    [400, 'validation_error'],
+    [403, 'domain_not_allowed'],
+    [401, 'unauthorized'],
+    [404, 'not_found'],
+    [200, undefined],
+    [500, 'internal_error'],
+  ]);
+});
