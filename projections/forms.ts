@@ -1,7 +1,13 @@
+import type { DomainEvent } from '../src/domain-events.js';
+import type { Recorded } from '../src/event-catalog.js';
+import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import type { FormEvent } from '../src/forms/events.js';
-import type { EmbeddableDocOf, Projection } from './projection.js';
+import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
 
 export const FORMS = 'forms';
+
+/** The small fields of each form, for lists and the cheap checks of public requests. */
+export const FORM_SUMMARIES: Summaries = { collection: 'form_summaries', fields: ['account_id', 'title', 'description', 'published', 'version', 'settings', 'slots_taken', 'created_at', 'updated_at'] };
 
 type FormCreated = Extract<FormEvent, { type: 'FormCreated' }>['data'];
 
@@ -10,26 +16,34 @@ export type FormDoc = EmbeddableDocOf<FormCreated, 'form_id'>;
 
 export const formsProjection: Projection = {
   name: 'forms',
-  version: 1,
-  collections: [{ name: FORMS, indexes: [['account_id', 'created_at']] }],
+  // 2: the summaries collection.
+  version: 2,
+  collections: [
+    { name: FORMS, indexes: [] },
+    { name: FORM_SUMMARIES.collection, indexes: [['account_id', 'created_at']] },
+  ],
   project(event) {
-    switch (event.type) {
-      case 'FormCreated': {
-        const { form_id, created_at, ...config } = event.data;
-        return [{ op: 'put', collection: FORMS, doc: { id: form_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } satisfies FormDoc }];
-      }
-      case 'FormUpdated':
-        return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { ...event.data.changes, version: event.data.version, updated_at: event.data.updated_at } }];
-      case 'FormPublished':
-        return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { published: true, updated_at: event.data.published_at } }];
-      case 'FormUnpublished':
-        return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { published: false, updated_at: event.data.unpublished_at } }];
-      case 'FormDeleted':
-        return [{ op: 'delete', collection: FORMS, where: { id: event.data.form_id } }];
-      case 'SubmissionSlotReserved':
-        return event.data.target === 'form' ? [{ op: 'increment', collection: FORMS, id: event.data.target_id, field: 'slots_taken', by: 1 }] : [];
-      default:
-        return [];
-    }
+    return withSummaries(FORM_SUMMARIES, project(event), FORMS);
   },
 };
+
+function project(event: Recorded<DomainEvent>): ReadModelOp[] {
+  switch (event.type) {
+    case 'FormCreated': {
+      const { form_id, created_at, ...config } = event.data;
+      return [{ op: 'put', collection: FORMS, doc: { id: form_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } satisfies FormDoc }];
+    }
+    case 'FormUpdated':
+      return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { ...event.data.changes, version: event.data.version, updated_at: event.data.updated_at } }];
+    case 'FormPublished':
+      return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { published: true, updated_at: event.data.published_at } }];
+    case 'FormUnpublished':
+      return [{ op: 'patch', collection: FORMS, where: { id: event.data.form_id }, set: { published: false, updated_at: event.data.unpublished_at } }];
+    case 'FormDeleted':
+      return [{ op: 'delete', collection: FORMS, where: { id: event.data.form_id } }];
+    case 'SubmissionSlotReserved':
+      return event.data.target === 'form' ? [{ op: 'increment', collection: FORMS, id: event.data.target_id, field: 'slots_taken', by: 1 }] : [];
+    default:
+      return [];
+  }
+}

@@ -34,3 +34,41 @@ export type EmbeddableDocOf<Created, IdField extends keyof Created> = Omit<Creat
   created_at: string;
   updated_at: string;
 };
+
+/**
+ * An embeddable's small fields, kept in a collection of their own beside the
+ * whole document: lists and the cheap checks of public endpoints read these,
+ * so a definition of half a megabyte is never parsed to answer them. The
+ * fields are those of `fields`; `settings` is among them (bounded by the
+ * API's limits), for the gates of public requests.
+ */
+export interface Summaries {
+  collection: string;
+  fields: readonly string[];
+}
+
+const pick = (source: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> =>
+  Object.fromEntries(fields.filter((field) => Object.hasOwn(source, field)).map((field) => [field, source[field]]));
+
+/**
+ * The operations on an embeddable's whole document, mirrored onto its
+ * summary: a put or a patch carries the summary's fields only (a patch of
+ * none of them changes nothing there), a delete and an increment carry over
+ * as they are.
+ */
+export function withSummaries(summaries: Summaries, ops: ReadModelOp[], collection: string): ReadModelOp[] {
+  return ops.flatMap((op): ReadModelOp[] => {
+    if (op.collection !== collection) return [op];
+    switch (op.op) {
+      case 'put':
+        return [op, { op: 'put', collection: summaries.collection, doc: { ...pick(op.doc, summaries.fields), id: op.doc.id } }];
+      case 'patch': {
+        const set = pick(op.set, summaries.fields);
+        return Object.keys(set).length === 0 ? [op] : [op, { ...op, collection: summaries.collection, set }];
+      }
+      case 'delete':
+      case 'increment':
+        return [op, { ...op, collection: summaries.collection }];
+    }
+  });
+}

@@ -9,7 +9,7 @@ import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.js';
 import { CODES, notFound, notPublished } from './errors.js';
 import { limitVisitor } from './limits.js';
-import { findEmbeddable, type Embeddable, type EmbeddableDoc } from './queries.js';
+import { findEmbeddable, findSummary, type Embeddable, type EmbeddableDoc } from './queries.js';
 import { ID, Params } from './schemas.js';
 
 /* The routes widgets, forms and polls share, each made for one kind. */
@@ -37,16 +37,21 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
       schema: { tags: [`${what.kind}s`], summary: view.summary ?? `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema } },
     },
     async (request, reply) => {
-      const doc = await findEmbeddable(services, what, request.params.id);
-      if (!request.headers.authorization) await limitVisitor(services, request, reply, doc?.account_id ?? null);
-      if (!doc) throw notFound(what.kind);
-      if (!request.headers.authorization) {
-        if (!doc.published) throw notPublished(what.kind);
-        return render(doc, false);
+      // The rate and the right to see it are checked on the summary, before the whole object is read.
+      const summary = await findSummary(services, what, request.params.id);
+      const anonymous = !request.headers.authorization;
+      if (anonymous) await limitVisitor(services, request, reply, summary?.account_id ?? null);
+      if (!summary) throw notFound(what.kind);
+      if (anonymous && !summary.published) throw notPublished(what.kind);
+      let owner = false;
+      if (!anonymous) {
+        await readDefinitions.call(app, request, reply);
+        owner = callerOf(request).accountId === summary.account_id;
+        if (!owner && !summary.published) throw notFound(what.kind);
       }
-      await readDefinitions.call(app, request, reply);
-      const owner = callerOf(request).accountId === doc.account_id;
-      if (!owner && !doc.published) throw notFound(what.kind);
+      const doc = await findEmbeddable(services, what, summary.id);
+      // Deleted, or unpublished, since the summary was read.
+      if (!doc || (!owner && !doc.published)) throw anonymous && doc ? notPublished(what.kind) : notFound(what.kind);
       return render(doc, owner);
     },
   );
@@ -62,9 +67,10 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
     { preHandler: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema } } },
     async (request): Promise<unknown> => {
       const { accountId } = callerOf(request);
+      // Summaries only: a page of whole definitions could weigh tens of megabytes.
       const [docs, total] = await Promise.all([
-        services.readModels.find(what.collection, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
-        services.readModels.count(what.collection, { account_id: accountId }),
+        services.readModels.find(what.summaries, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
+        services.readModels.count(what.summaries, { account_id: accountId }),
       ]);
       return { [key]: docs, pagination: pagination(request.query, total) };
     },
@@ -122,11 +128,11 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
       },
     },
     async (request, reply) => {
-      const doc = await findEmbeddable(services, what, request.params.id);
-      await limitVisitor(services, request, reply, doc?.account_id ?? null);
-      if (!doc) throw notFound(what.kind);
-      if (!doc.published) throw notPublished(what.kind);
-      return { token: issueEmbedToken(services.keys.embedTokens, what.kind, doc.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
+      const summary = await findSummary(services, what, request.params.id);
+      await limitVisitor(services, request, reply, summary?.account_id ?? null);
+      if (!summary) throw notFound(what.kind);
+      if (!summary.published) throw notPublished(what.kind);
+      return { token: issueEmbedToken(services.keys.embedTokens, what.kind, summary.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
     },
   );
   preflight(app, `${what.path}/:id/token`, ['GET']);
