@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
-import { AppError, invalidBody } from '../errors.js';
+import { definitionOverLimits } from '../definition-limits.js';
+import { AppError, invalidBody, type ErrorDetail } from '../errors.js';
 import { DEFAULT_THANK_YOU } from '../widgets/defaults.js';
 import type { FormEvent } from './events.js';
 import { FormConfig, type CreateFormBody, type UpdateFormBody } from './schemas.js';
@@ -38,6 +39,11 @@ export function evolve(state: FormState, event: FormEvent): FormState {
   }
 }
 
+/** Past DEFINITION_LIMITS: 400 with what is over. */
+function tooLarge(details: ErrorDetail[]): void {
+  if (details.length > 0) throw new AppError('validation_error', 'The form is too large', details);
+}
+
 const invalid = (error: z.ZodError) => invalidBody(error, 'The form is invalid');
 
 function owned(state: FormState, accountId: string): Form {
@@ -60,6 +66,7 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         settings: body.settings ?? {},
       });
       if (!config.success) throw invalid(config.error);
+      tooLarge(definitionOverLimits(config.data));
       return [{ type: 'FormCreated', data: { ...config.data, form_id: command.form_id, account_id: command.account_id, version: 1, created_at: command.at } }];
     }
     case 'UpdateForm': {
@@ -73,6 +80,7 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         theme: { ...form.theme, ...fields.theme },
         settings: { ...form.settings, ...fields.settings },
       };
+      tooLarge(definitionOverLimits(merged, form));
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {
         if (!sameJson(merged[key], form[key])) changes[key] = merged[key];
