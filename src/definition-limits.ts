@@ -40,3 +40,6 @@ export function definitionOverLimits(next: Definition, previous?: Definition): E
   }
   return details;
 }
+
+/** The caps as the API reference states them, for the OpenAPI description of each route that takes a definition. */
+export const DEFINITION_LIMITS_TEXT = `A definition holds at most ${DEFINITION_LIMITS.choices.toLocaleString('en')} choices over all its questions and weighs at most ${DEFINITION_LIMITS.bytes / 1024} KiB as UTF-8 JSON (presentation, questions and settings); past either it is 400 \`validation_error\`, the details naming what is over.`;

@@ -30,4 +30,9 @@ t.test('a definition past its size or choice caps is refused with 400 and what i
 
   const widget = await post('/api/widgets', { widget_type: 'custom', title: 'Many', questions: Array.from({ length: 41 }, (_, i) => choiceQuestion(`w${i}`, 49)) });
   t.match(widget.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body.questions', message: /these hold 2009/ }] }, 'widgets have the same caps');
+
+  const { paths } = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  for (const [path, method] of [['/api/forms', 'post'], ['/api/forms/{id}', 'put'], ['/api/widgets', 'post'], ['/api/widgets/{id}', 'put']] as const) {
+    t.match(paths[path][method].description, /at most 2,000 choices .* at most 512 KiB/, `the OpenAPI description of ${method.toUpperCase()} ${path} states the caps`);
+  }
 });
