@@ -54,11 +54,11 @@ export async function findSummary<D extends EmbeddableDoc>(services: Services, w
   return (await services.readModels.get(what.summaries, id)) as EmbeddableSummary | null;
 }
 
-/** The caller's own object, or the kind's 404 (D5: another account's object does not exist for the caller). */
-export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<D> {
-  const doc = await findEmbeddable(services, what, id);
-  if (!doc || doc.account_id !== accountId) throw notFound(what.kind);
-  return doc;
+/** The caller's own object's summary, or the kind's 404 (D5: another account's object does not exist for the caller). */
+export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<EmbeddableSummary> {
+  const summary = await findSummary(services, what, id);
+  if (!summary || summary.account_id !== accountId) throw notFound(what.kind);
+  return summary;
 }
 
 /** The plan of an object's owner now (D4, D10: rates and metadata follow it). */
