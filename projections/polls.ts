@@ -1,11 +1,8 @@
-import type { DomainEvent } from '../src/domain-events.js';
-import type { Recorded } from '../src/event-catalog.js';
 import type { PollEvent } from '../src/polls/events.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
 
 export const POLLS = 'polls';
-
 /** The small fields of each poll, for lists and the cheap checks of public requests. */
 export const POLL_SUMMARIES: Summaries = { collection: 'poll_summaries', fields: ['account_id', 'question', 'published', 'settings', 'slots_taken', 'created_at', 'updated_at'] };
 /** One document per vote: who owns it, where it lives (for erasure), and that it counts. */
@@ -23,52 +20,47 @@ export type PollDoc = EmbeddableDocOf<PollCreated, 'poll_id'>;
  * event store, so a counter could not be rebuilt to the same value, while
  * counting what is there gives the same answer live and after a rebuild.
  */
-export const pollsProjection: Projection = {
+export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, {
   name: 'polls',
   // 2: the summaries collection.
   version: 2,
   collections: [
     { name: POLLS, indexes: [] },
-    { name: POLL_SUMMARIES.collection, indexes: [['account_id', 'created_at']] },
     { name: POLL_VOTERS, indexes: [['poll_id']] },
     { name: POLL_CHOICES, indexes: [['poll_id', 'option_id'], ['vote_id']] },
   ],
-  project(event) {
-    return withSummaries(POLL_SUMMARIES, project(event), POLLS);
+  project(event): ReadModelOp[] {
+    switch (event.type) {
+      case 'PollCreated': {
+        const { poll_id, created_at, ...config } = event.data;
+        return [{ op: 'put', collection: POLLS, doc: { id: poll_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } satisfies PollDoc }];
+      }
+      case 'PollUpdated':
+        return [{ op: 'patch', collection: POLLS, where: { id: event.data.poll_id }, set: { ...event.data.changes, updated_at: event.data.updated_at } }];
+      case 'PollPublished':
+        return [{ op: 'patch', collection: POLLS, where: { id: event.data.poll_id }, set: { published: true, updated_at: event.data.published_at } }];
+      case 'PollUnpublished':
+        return [{ op: 'patch', collection: POLLS, where: { id: event.data.poll_id }, set: { published: false, updated_at: event.data.unpublished_at } }];
+      case 'PollDeleted':
+        return [{ op: 'delete', collection: POLLS, where: { id: event.data.poll_id } }];
+      case 'VoteCast': {
+        const { vote_id, poll_id, account_id, option_ids } = event.data;
+        return [
+          { op: 'put', collection: POLL_VOTERS, doc: { id: vote_id, poll_id, account_id, stream: event.streamId } },
+          ...option_ids.map((option_id): ReadModelOp => ({ op: 'put', collection: POLL_CHOICES, doc: { id: `${vote_id}:${option_id}`, vote_id, poll_id, option_id } })),
+        ];
+      }
+      case 'SubmissionSlotReserved':
+        return event.data.target === 'poll' ? [{ op: 'increment', collection: POLLS, id: event.data.target_id, field: 'slots_taken', by: 1 }] : [];
+      case 'ResponsesErased':
+        return event.data.parent === 'poll'
+          ? event.data.response_ids.flatMap((id): ReadModelOp[] => [
+              { op: 'delete', collection: POLL_VOTERS, where: { id } },
+              { op: 'delete', collection: POLL_CHOICES, where: { vote_id: id } },
+            ])
+          : [];
+      default:
+        return [];
+    }
   },
-};
-
-function project(event: Recorded<DomainEvent>): ReadModelOp[] {
-  switch (event.type) {
-    case 'PollCreated': {
-      const { poll_id, created_at, ...config } = event.data;
-      return [{ op: 'put', collection: POLLS, doc: { id: poll_id, ...config, published: false, slots_taken: 0, created_at, updated_at: created_at } satisfies PollDoc }];
-    }
-    case 'PollUpdated':
-      return [{ op: 'patch', collection: POLLS, where: { id: event.data.poll_id }, set: { ...event.data.changes, updated_at: event.data.updated_at } }];
-    case 'PollPublished':
-      return [{ op: 'patch', collection: POLLS, where: { id: event.data.poll_id }, set: { published: true, updated_at: event.data.published_at } }];
-    case 'PollUnpublished':
-      return [{ op: 'patch', collection: POLLS, where: { id: event.data.poll_id }, set: { published: false, updated_at: event.data.unpublished_at } }];
-    case 'PollDeleted':
-      return [{ op: 'delete', collection: POLLS, where: { id: event.data.poll_id } }];
-    case 'VoteCast': {
-      const { vote_id, poll_id, account_id, option_ids } = event.data;
-      return [
-        { op: 'put', collection: POLL_VOTERS, doc: { id: vote_id, poll_id, account_id, stream: event.streamId } },
-        ...option_ids.map((option_id): ReadModelOp => ({ op: 'put', collection: POLL_CHOICES, doc: { id: `${vote_id}:${option_id}`, vote_id, poll_id, option_id } })),
-      ];
-    }
-    case 'SubmissionSlotReserved':
-      return event.data.target === 'poll' ? [{ op: 'increment', collection: POLLS, id: event.data.target_id, field: 'slots_taken', by: 1 }] : [];
-    case 'ResponsesErased':
-      return event.data.parent === 'poll'
-        ? event.data.response_ids.flatMap((id): ReadModelOp[] => [
-            { op: 'delete', collection: POLL_VOTERS, where: { id } },
-            { op: 'delete', collection: POLL_CHOICES, where: { vote_id: id } },
-          ])
-        : [];
-    default:
-      return [];
-  }
-}
+});

@@ -51,13 +51,14 @@ const pick = (source: Record<string, unknown>, fields: readonly string[]): Recor
   Object.fromEntries(fields.filter((field) => Object.hasOwn(source, field)).map((field) => [field, source[field]]));
 
 /**
- * The operations on an embeddable's whole document, mirrored onto its
- * summary: a put or a patch carries the summary's fields only (a patch of
- * none of them changes nothing there), a delete and an increment carry over
- * as they are.
+ * The projection of an embeddable's whole documents in `collection`, which
+ * also keeps their summaries: every operation on a whole document is
+ * mirrored onto its summary, a put or a patch with the summary's fields only
+ * (a patch of none of them changes nothing there), a delete and an increment
+ * as they are. The summaries are indexed for the lists.
  */
-export function withSummaries(summaries: Summaries, ops: ReadModelOp[], collection: string): ReadModelOp[] {
-  return ops.flatMap((op): ReadModelOp[] => {
+export function withSummaries(summaries: Summaries, collection: string, projection: Projection): Projection {
+  const mirror = (op: ReadModelOp): ReadModelOp[] => {
     if (op.collection !== collection) return [op];
     switch (op.op) {
       case 'put':
@@ -70,5 +71,10 @@ export function withSummaries(summaries: Summaries, ops: ReadModelOp[], collecti
       case 'increment':
         return [op, { ...op, collection: summaries.collection }];
     }
-  });
+  };
+  return {
+    ...projection,
+    collections: [...projection.collections, { name: summaries.collection, indexes: [['account_id', 'created_at']] }],
+    project: (event) => projection.project(event).flatMap(mirror),
+  };
 }
