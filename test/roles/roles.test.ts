@@ -4,6 +4,8 @@
  * real processes, kill -9 included: scale-out.test.ts.)
  */
 import t, { type Test } from 'tap';
+import { checkpointKey } from '../../projections/projection.js';
+import { widgetsProjection } from '../../projections/widgets.js';
 import { openAccount } from '../../src/accounts/commands.js';
 import type { CheckpointMove } from '../../src/infra/read-models/port.js';
 import type { ServiceOptions, Services } from '../../src/services.js';
@@ -51,7 +53,7 @@ t.test('an api process applies nothing, and reads its own writes once the projec
   t.same(moved, [], 'the api process moved no checkpoint');
   t.equal(services.projections.caughtUp, false, 'its runner never ran');
   const checkpoints = await services.readModels.checkpoints();
-  t.equal(checkpoints.get('widgets'), await services.events.headPosition(), 'the projector did the applying');
+  t.equal(checkpoints.get(checkpointKey(widgetsProjection)), await services.events.headPosition(), 'the projector did the applying');
 });
 
 t.test('with no projector running, an api command replies when its wait runs out, and nothing is applied meanwhile', async (t) => {
