@@ -54,19 +54,19 @@ const pick = (source: Record<string, unknown>, fields: readonly string[]): Recor
  * The projection of an embeddable's whole documents in `collection`, which
  * also keeps their summaries: every operation on a whole document is
  * mirrored onto its summary, a put or a patch with the summary's fields only
- * (a patch of none of them changes nothing there), a delete and an increment
- * as they are. The summaries are indexed for the lists.
+ * and the `revision` of the event, a delete and an increment as they are.
+ * The summaries are indexed for the lists.
  */
 export function withSummaries(summaries: Summaries, collection: string, projection: Projection): Projection {
-  const mirror = (op: ReadModelOp): ReadModelOp[] => {
+  // Puts and patches of a whole document come from events of the object's own stream, whose
+  // revision the summary keeps: a version of what the object shows, finer than `updated_at`.
+  const mirror = (op: ReadModelOp, revision: number): ReadModelOp[] => {
     if (op.collection !== collection) return [op];
     switch (op.op) {
       case 'put':
-        return [op, { op: 'put', collection: summaries.collection, doc: { ...pick(op.doc, summaries.fields), id: op.doc.id } }];
-      case 'patch': {
-        const set = pick(op.set, summaries.fields);
-        return Object.keys(set).length === 0 ? [op] : [op, { ...op, collection: summaries.collection, set }];
-      }
+        return [op, { op: 'put', collection: summaries.collection, doc: { ...pick(op.doc, summaries.fields), revision, id: op.doc.id } }];
+      case 'patch':
+        return [op, { ...op, collection: summaries.collection, set: { ...pick(op.set, summaries.fields), revision } }];
       case 'delete':
       case 'increment':
         return [op, { ...op, collection: summaries.collection }];
@@ -75,6 +75,6 @@ export function withSummaries(summaries: Summaries, collection: string, projecti
   return {
     ...projection,
     collections: [...projection.collections, { name: summaries.collection, indexes: [['account_id', 'created_at']] }],
-    project: (event) => projection.project(event).flatMap(mirror),
+    project: (event) => projection.project(event).flatMap((op) => mirror(op, Number(event.revision))),
   };
 }

@@ -46,7 +46,10 @@ export async function findEmbeddable<D extends EmbeddableDoc>(services: Services
  * may weigh half a megabyte: the rate, the publication and the token are
  * checked on this before the whole object is read or loaded.
  */
-export type EmbeddableSummary = Pick<EmbeddableDoc, 'id' | 'account_id' | 'published' | 'settings' | 'slots_taken'>;
+export type EmbeddableSummary = Pick<EmbeddableDoc, 'id' | 'account_id' | 'published' | 'settings' | 'slots_taken'> & {
+  /** The revision of the object's stream its read model shows. */
+  revision: number;
+};
 
 /** An object's summary by id, or null; malformed ids never reach a store. */
 export async function findSummary<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<EmbeddableSummary | null> {

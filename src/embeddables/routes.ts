@@ -9,10 +9,15 @@ import type { Services } from '../services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.js';
 import { CODES, notFound, notPublished } from './errors.js';
 import { limitVisitor } from './limits.js';
-import { findEmbeddable, findSummary, type Embeddable, type EmbeddableDoc } from './queries.js';
+import { findEmbeddable, findSummary, type Embeddable, type EmbeddableDoc, type EmbeddableSummary } from './queries.js';
+import { RenderedViews } from './rendered-views.js';
+import { isClosed } from './rules.js';
 import { ID, Params } from './schemas.js';
 
 /* The routes widgets, forms and polls share, each made for one kind. */
+
+/** Each kind's public views kept as sent (see RenderedViews). */
+const RENDERED_VIEWS_BYTES = 8 * 1024 * 1024;
 
 /**
  * GET <path>/:id: public for published objects. Anonymous callers get 403
@@ -30,6 +35,9 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
   const schema: z.ZodType<unknown> = view.schema;
   const render = (doc: D, owner: boolean): unknown => view.render(doc, owner);
   const readDefinitions = requireKey(services, { scope: 'forms:read' });
+  // The view alone changes with its object's stream and with the clock and the slots only through `closed`; anything with a suffix (results) is counted afresh.
+  const rendered = view.suffix === undefined ? new RenderedViews(RENDERED_VIEWS_BYTES) : null;
+  const version = (summary: EmbeddableSummary) => `${summary.revision}|${isClosed(summary, services.clock())}`;
   app.get(
     url,
     {
@@ -43,6 +51,8 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
       if (anonymous) await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       if (anonymous && !summary.published) throw notPublished(what.kind);
+      const sent = anonymous ? rendered?.get(summary.id, version(summary)) : undefined;
+      if (sent !== undefined) return reply.type('application/json; charset=utf-8').send(sent);
       let owner = false;
       if (!anonymous) {
         await readDefinitions.call(app, request, reply);
@@ -52,7 +62,11 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
       const doc = await findEmbeddable(services, what, summary.id);
       // Deleted, or unpublished, since the summary was read.
       if (!doc || (!owner && !doc.published)) throw anonymous && doc ? notPublished(what.kind) : notFound(what.kind);
-      return render(doc, owner);
+      if (!anonymous || !rendered) return render(doc, owner);
+      const body = JSON.stringify(view.schema.parse(await render(doc, false)));
+      // Kept under the version the summary named: a change since then is a miss next time, never a stale view.
+      rendered.set(doc.id, version(summary), body);
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
   preflight(app, url, ['GET']);
