@@ -11,7 +11,9 @@
  * `npm run bench -- scale-out` only submits to one process against 2 `api`
  * processes and a `projector` on one DATA_DIR. `npm run bench -- auditors`
  * only the auditors' figures: rebuild, seal and verify of BENCH_EVENTS
- * events, and the service beside the CRUD peer on submit and list-100.
+ * events, and the service beside the CRUD peer on submit and list-100;
+ * `npm run bench -- tenant-flood` only another tenant's public reads while
+ * one tenant floods.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,6 +29,7 @@ import { buildApp } from '../src/http/app.js';
 import { openServices, type Services } from '../src/services.js';
 import { adminJson, sealAndVerify, startPeer } from './auditors.js';
 import { paced } from './paced.js';
+import { largeFormBody } from '../test/support/large-definitions.js';
 import { keyPropagation, type Propagation } from './propagation.js';
 
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -187,6 +190,97 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** Forms of one tenant at the definition caps, and keys enough that its plan's rate per key is not what limits its flood. */
+interface Flooder {
+  keys: string[];
+  forms: string[];
+}
+
+const FLOOD_FORMS = 40;
+
+/** A second Business tenant with FLOOD_FORMS published forms at the caps (512 KiB, 2,000 choices each). */
+async function prepareFlooder(dataDir: string): Promise<Flooder> {
+  const services = await openServices(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SECRET }), { logger: silent });
+  const app = await buildApp(services);
+  const scopes = ['forms:read', 'forms:write', 'responses:read', 'responses:write'] as const;
+  const account = await openAccount(services, { name: 'Flooder', plan: 'business', scopes: [...scopes] });
+  const keys = [account.api_key];
+  for (let i = 0; i < 100; i++) keys.push((await createKey(services, { accountId: account.account_id, name: `f${i}`, scopes: [...scopes] })).api_key);
+  const headers = { authorization: `Bearer ${account.api_key}` };
+  const body = largeFormBody();
+  const forms: string[] = [];
+  for (let i = 0; i < FLOOD_FORMS; i++) {
+    const created = await app.inject({ method: 'POST', url: '/api/forms', headers, payload: { ...body, title: `Flood ${i}` } });
+    if (created.statusCode !== 201) throw new Error(`flood form not created: ${created.body}`);
+    const id = created.json().id as string;
+    await app.inject({ method: 'PUT', url: `/api/forms/${id}`, headers, payload: { published: true } });
+    forms.push(id);
+  }
+  await services.projections.catchUp();
+  await app.close();
+  await services.close();
+  return { keys, forms };
+}
+
+/**
+ * One tenant floods flat out (lists of its forms at the caps, 100 a page;
+ * submits to them, half without a token, half with one), 24 connections,
+ * while 8 connections of another tenant's visitors read its widget: their
+ * latency is the figure.
+ */
+async function tenantFlood(base: string, flooder: Flooder, widget: string): Promise<Scenario[]> {
+  let n = 0;
+  const pick = <T>(list: T[]) => list[n++ % list.length]!;
+  const tokens = new Map<string, string>();
+  for (const form of flooder.forms) tokens.set(form, ((await (await fetch(`${base}/api/forms/${form}/token`)).json()) as { token: string }).token);
+  const flood = (name: string, requestFactory: () => Partial<autocannon.Request>, method: 'GET' | 'POST' = 'GET') =>
+    load(name, base, { connections: 12, method, requestFactory });
+  const [lists, submits, reads] = await Promise.all([
+    flood('flood: list forms at the caps, 100 a page', () => ({ path: '/api/forms?limit=100', headers: { authorization: `Bearer ${pick(flooder.keys)}`, 'x-forwarded-for': randomAddress() } })),
+    flood(
+      'flood: submit to forms at the caps, half without a token',
+      () => {
+        const form = pick(flooder.forms);
+        return { method: 'POST', path: `/api/forms/${form}/submit`, headers: visitorHeaders(), body: JSON.stringify(n % 2 === 0 ? { answers: {} } : { answers: {}, _token: tokens.get(form) }) };
+      },
+      'POST',
+    ),
+    load("another tenant's public GET widget, during the flood", `${base}/api/widgets/${widget}`, { connections: 8, requestFactory: () => ({ headers: visitorHeaders() }) }),
+  ]);
+  return [lists, submits, reads];
+}
+
+const floodGoal = (reads: Scenario) => ({ figure: "another tenant's public GET p99 during one tenant's flood", value: `${reads.p99} ms`, goal: '≤ 50 ms', met: reads.p99 <= 50 });
+
+/** The flood alone, on a store with the two tenants and nothing else. */
+async function tenantFloodOnly() {
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  log(`machine: ${machine}`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  const fixture = await prepare(dataDir, 0);
+  log(`preparing: ${FLOOD_FORMS} forms at the caps`);
+  const flooder = await prepareFlooder(dataDir);
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true', SECRET });
+  await waitFor(`${base}/readyz`);
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(server.pid!))), 200);
+  log('load:');
+  const alone = await load("another tenant's public GET widget, no flood", `${base}/api/widgets/${fixture.widget}`, { connections: 8, requestFactory: () => ({ headers: visitorHeaders() }) });
+  const scenarios = [alone, ...(await tenantFlood(base, flooder, fixture.widget))];
+  clearInterval(sampler);
+  server.kill('SIGTERM');
+  await once(server, 'exit');
+  const rows = scenarios.map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
+  const goal = floodGoal(scenarios.at(-1)!);
+  process.stdout.write(
+    `\nmachine: ${machine}; ${SECONDS} s a scenario\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n| ${goal.figure} | ${goal.value} | ${goal.goal} | ${goal.met ? 'yes' : '**no**'} |\n| server RSS (peak) | ${Math.round(peakRss)} MB | | |\n\n`,
+  );
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), seconds: SECONDS, scenarios, peakRssMb: Math.round(peakRss), goals: [goal] })}\n`);
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
 /** Accounts, keys, a widget, a poll, and a widget with 100,000 responses (or as many as asked). */
 async function prepare(dataDir: string, deepResponses = 100_000) {
   const services = await openServices(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SECRET }), { logger: silent });
@@ -236,8 +330,9 @@ async function main() {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   log(`machine: ${machine}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
-  log('preparing: accounts, keys, objects, 100,000 responses');
+  log(`preparing: accounts, keys, objects, 100,000 responses, ${FLOOD_FORMS} forms at the caps`);
   const fixture = await prepare(dataDir);
+  const flooder = await prepareFlooder(dataDir);
 
   const barePort = freePort();
   const bare = start('bench/bare.ts', { PORT: String(barePort) });
@@ -288,6 +383,8 @@ async function main() {
   const deepPage = await load('GET responses, page 1000 of 100', base, { requestFactory: keyed(`/api/widgets/${fixture.deep}/responses?page=1000&limit=100`) });
   scenarios.push(page1, deepPage);
   scenarios.push(await load('list widgets', base, { requestFactory: keyed('/api/widgets') }));
+  const flood = await tenantFlood(base, flooder, fixture.widget);
+  scenarios.push(...flood);
   clearInterval(sampler);
   const peer = await peerScenarios(100_000);
   scenarios.push(...peer);
@@ -339,6 +436,7 @@ async function main() {
     { figure: 'verify', value: `${audit.verify.events_per_second.toLocaleString('en')} events/s`, goal: '≥ 200,000 events/s', met: audit.verify.events_per_second >= 200_000 },
     ...peerGoals(submitPeak, page1, peer),
     { figure: `cold start with ${EVENTS.toLocaleString('en')} events`, value: `${coldStartMs} ms`, goal: '≤ 1500 ms', met: coldStartMs <= 1500 },
+    floodGoal(flood.at(-1)!),
     { figure: 'server RSS under load (peak)', value: `${Math.round(peakRss)} MB`, goal: '≤ 300 MB', met: peakRss <= 300 },
     ...propagationGoals(propagation),
   ];
@@ -491,4 +589,5 @@ async function scaleOutOnly() {
 if (process.argv.includes('propagation')) await propagationOnly();
 else if (process.argv.includes('scale-out')) await scaleOutOnly();
 else if (process.argv.includes('auditors')) await auditorsOnly();
+else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
 else await main();

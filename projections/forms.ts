@@ -1,18 +1,20 @@
 import type { FormEvent } from '../src/forms/events.js';
-import type { EmbeddableDocOf, Projection } from './projection.js';
+import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
 
 export const FORMS = 'forms';
+/** The small fields of each form, for lists and the cheap checks of public requests. */
+export const FORM_SUMMARIES: Summaries = { collection: 'form_summaries', fields: ['account_id', 'title', 'description', 'published', 'version', 'settings', 'slots_taken', 'created_at', 'updated_at'] };
 
 type FormCreated = Extract<FormEvent, { type: 'FormCreated' }>['data'];
 
 /** A form as its read model holds it. */
 export type FormDoc = EmbeddableDocOf<FormCreated, 'form_id'>;
 
-export const formsProjection: Projection = {
+export const formsProjection: Projection = withSummaries(FORM_SUMMARIES, FORMS, {
   name: 'forms',
-  // 2: themes hold text_color and mode.
+  // 2: the summaries collection beside the documents; themes hold text_color and mode.
   version: 2,
-  collections: [{ name: FORMS, indexes: [['account_id', 'created_at']] }],
+  collections: [{ name: FORMS, indexes: [] }],
   project(event) {
     switch (event.type) {
       case 'FormCreated': {
@@ -33,4 +35,4 @@ export const formsProjection: Projection = {
         return [];
     }
   },
-};
+});

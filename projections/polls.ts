@@ -1,8 +1,10 @@
 import type { PollEvent } from '../src/polls/events.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
-import type { EmbeddableDocOf, Projection } from './projection.js';
+import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
 
 export const POLLS = 'polls';
+/** The small fields of each poll, for lists and the cheap checks of public requests. */
+export const POLL_SUMMARIES: Summaries = { collection: 'poll_summaries', fields: ['account_id', 'question', 'published', 'settings', 'slots_taken', 'created_at', 'updated_at'] };
 /** One document per vote: who owns it, where it lives (for erasure), and that it counts. */
 export const POLL_VOTERS = 'poll_voters';
 /** One document per chosen option of a vote: results count these. */
@@ -18,11 +20,12 @@ export type PollDoc = EmbeddableDocOf<PollCreated, 'poll_id'>;
  * event store, so a counter could not be rebuilt to the same value, while
  * counting what is there gives the same answer live and after a rebuild.
  */
-export const pollsProjection: Projection = {
+export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, {
   name: 'polls',
-  version: 1,
+  // 2: the summaries collection.
+  version: 2,
   collections: [
-    { name: POLLS, indexes: [['account_id', 'created_at']] },
+    { name: POLLS, indexes: [] },
     { name: POLL_VOTERS, indexes: [['poll_id']] },
     { name: POLL_CHOICES, indexes: [['poll_id', 'option_id'], ['vote_id']] },
   ],
@@ -60,4 +63,4 @@ export const pollsProjection: Projection = {
         return [];
     }
   },
-};
+});

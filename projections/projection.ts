@@ -34,3 +34,47 @@ export type EmbeddableDocOf<Created, IdField extends keyof Created> = Omit<Creat
   created_at: string;
   updated_at: string;
 };
+
+/**
+ * An embeddable's small fields, kept in a collection of their own beside the
+ * whole document: lists and the cheap checks of public endpoints read these,
+ * so a definition of half a megabyte is never parsed to answer them. The
+ * fields are those of `fields`; `settings` is among them (bounded by the
+ * API's limits), for the gates of public requests.
+ */
+export interface Summaries {
+  collection: string;
+  fields: readonly string[];
+}
+
+const pick = (source: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> =>
+  Object.fromEntries(fields.filter((field) => Object.hasOwn(source, field)).map((field) => [field, source[field]]));
+
+/**
+ * The projection of an embeddable's whole documents in `collection`, which
+ * also keeps their summaries: every operation on a whole document is
+ * mirrored onto its summary, a put or a patch with the summary's fields only
+ * and the `revision` of the event, a delete and an increment as they are.
+ * The summaries are indexed for the lists.
+ */
+export function withSummaries(summaries: Summaries, collection: string, projection: Projection): Projection {
+  // Puts and patches of a whole document come from events of the object's own stream, whose
+  // revision the summary keeps: a version of what the object shows, finer than `updated_at`.
+  const mirror = (op: ReadModelOp, revision: number): ReadModelOp[] => {
+    if (op.collection !== collection) return [op];
+    switch (op.op) {
+      case 'put':
+        return [op, { op: 'put', collection: summaries.collection, doc: { ...pick(op.doc, summaries.fields), revision, id: op.doc.id } }];
+      case 'patch':
+        return [op, { ...op, collection: summaries.collection, set: { ...pick(op.set, summaries.fields), revision } }];
+      case 'delete':
+      case 'increment':
+        return [op, { ...op, collection: summaries.collection }];
+    }
+  };
+  return {
+    ...projection,
+    collections: [...projection.collections, { name: summaries.collection, indexes: [['account_id', 'created_at']] }],
+    project: (event) => projection.project(event).flatMap((op) => mirror(op, Number(event.revision))),
+  };
+}

@@ -1,18 +1,20 @@
 import type { WidgetEvent } from '../src/widgets/events.js';
-import type { EmbeddableDocOf, Projection } from './projection.js';
+import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
 
 export const WIDGETS = 'widgets';
+/** The small fields of each widget, for lists and the cheap checks of public requests. */
+export const WIDGET_SUMMARIES: Summaries = { collection: 'widget_summaries', fields: ['account_id', 'title', 'description', 'widget_type', 'published', 'settings', 'slots_taken', 'created_at', 'updated_at'] };
 
 type WidgetCreated = Extract<WidgetEvent, { type: 'WidgetCreated' }>['data'];
 
 /** A widget as its read model holds it. */
 export type WidgetDoc = EmbeddableDocOf<WidgetCreated, 'widget_id'>;
 
-export const widgetsProjection: Projection = {
+export const widgetsProjection: Projection = withSummaries(WIDGET_SUMMARIES, WIDGETS, {
   name: 'widgets',
-  // 2: themes hold text_color and mode.
+  // 2: the summaries collection beside the documents; themes hold text_color and mode.
   version: 2,
-  collections: [{ name: WIDGETS, indexes: [['account_id', 'created_at']] }],
+  collections: [{ name: WIDGETS, indexes: [] }],
   project(event) {
     switch (event.type) {
       case 'WidgetCreated': {
@@ -43,4 +45,4 @@ export const widgetsProjection: Projection = {
         return [];
     }
   },
-};
+});

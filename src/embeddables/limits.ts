@@ -6,7 +6,7 @@ import type { Kind } from './errors.js';
 import { ownerPlan } from './queries.js';
 
 /**
- * D4: public requests count per (owner, client address) at the owner's plan
+ * D4: public requests count per (owner, client address: IPv6 by its /64) at the owner's plan
  * rate; requests about objects that do not exist count per address, at the
  * lowest rate, so probing for ids is throttled. Answers the owner's plan.
  */
@@ -17,7 +17,7 @@ export async function limitVisitor(services: Services, request: FastifyRequest, 
     return 'free';
   }
   const plan = await ownerPlan(services, ownerId);
-  await limits.take(request, reply, limits.plan(`visitor:${ownerId}:${request.ip}`, plan));
+  await limits.take(request, reply, limits.plan(`visitor:${ownerId}:${limits.client(request)}`, plan));
   return plan;
 }
 
@@ -25,5 +25,6 @@ export async function limitVisitor(services: Services, request: FastifyRequest, 
 export async function limitSubmissions(request: FastifyRequest, reply: FastifyReply, kind: Kind, id: string, settings: Settings, plan: Plan): Promise<void> {
   if (plan === 'free' || !settings.rate_limit) return;
   const { max, window_seconds } = settings.rate_limit;
-  await request.server.limits.take(request, reply, { key: `object:${kind}:${id}:${request.ip}`, max, windowMs: window_seconds * 1000 }, false);
+  const { limits } = request.server;
+  await limits.take(request, reply, { key: `object:${kind}:${id}:${limits.client(request)}`, max, windowMs: window_seconds * 1000 }, false);
 }

@@ -1,7 +1,7 @@
 import { ACCOUNTS } from '../../projections/accounts.js';
-import { FORMS, type FormDoc } from '../../projections/forms.js';
-import { POLLS, type PollDoc } from '../../projections/polls.js';
-import { WIDGETS, type WidgetDoc } from '../../projections/widgets.js';
+import { FORM_SUMMARIES, FORMS, type FormDoc } from '../../projections/forms.js';
+import { POLL_SUMMARIES, POLLS, type PollDoc } from '../../projections/polls.js';
+import { WIDGET_SUMMARIES, WIDGETS, type WidgetDoc } from '../../projections/widgets.js';
 import { Plan } from '../accounts/plans.js';
 import type { Doc } from '../infra/read-models/port.js';
 import type { Services } from '../services.js';
@@ -21,14 +21,16 @@ export interface EmbeddableDoc extends Doc {
 export interface Embeddable<D extends EmbeddableDoc> {
   kind: Kind;
   collection: string;
+  /** The collection of the same documents' small fields (see EmbeddableSummary). */
+  summaries: string;
   /** `/api/widgets` and the like. */
   path: string;
 }
 
 /** The three kinds of object a site owner embeds, where they are stored and served. */
-export const WIDGET: Embeddable<WidgetDoc & EmbeddableDoc> = { kind: 'widget', collection: WIDGETS, path: '/api/widgets' };
-export const FORM: Embeddable<FormDoc & EmbeddableDoc> = { kind: 'form', collection: FORMS, path: '/api/forms' };
-export const POLL: Embeddable<PollDoc & EmbeddableDoc> = { kind: 'poll', collection: POLLS, path: '/api/polls' };
+export const WIDGET: Embeddable<WidgetDoc & EmbeddableDoc> = { kind: 'widget', collection: WIDGETS, summaries: WIDGET_SUMMARIES.collection, path: '/api/widgets' };
+export const FORM: Embeddable<FormDoc & EmbeddableDoc> = { kind: 'form', collection: FORMS, summaries: FORM_SUMMARIES.collection, path: '/api/forms' };
+export const POLL: Embeddable<PollDoc & EmbeddableDoc> = { kind: 'poll', collection: POLLS, summaries: POLL_SUMMARIES.collection, path: '/api/polls' };
 
 export const EMBEDDABLES = { widget: WIDGET, form: FORM, poll: POLL } as const;
 
@@ -38,11 +40,28 @@ export async function findEmbeddable<D extends EmbeddableDoc>(services: Services
   return (await services.readModels.get(what.collection, id)) as D | null;
 }
 
-/** The caller's own object, or the kind's 404 (D5: another account's object does not exist for the caller). */
-export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<D> {
-  const doc = await findEmbeddable(services, what, id);
-  if (!doc || doc.account_id !== accountId) throw notFound(what.kind);
-  return doc;
+/**
+ * The fields of an object every public request is first checked against
+ * (owner, published, settings), read without its definition, whose questions
+ * may weigh half a megabyte: the rate, the publication and the token are
+ * checked on this before the whole object is read or loaded.
+ */
+export type EmbeddableSummary = Pick<EmbeddableDoc, 'id' | 'account_id' | 'published' | 'settings' | 'slots_taken'> & {
+  /** The revision of the object's stream its read model shows. */
+  revision: number;
+};
+
+/** An object's summary by id, or null; malformed ids never reach a store. */
+export async function findSummary<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<EmbeddableSummary | null> {
+  if (!ID.test(id)) return null;
+  return (await services.readModels.get(what.summaries, id)) as EmbeddableSummary | null;
+}
+
+/** The caller's own object's summary, or the kind's 404 (D5: another account's object does not exist for the caller). */
+export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<EmbeddableSummary> {
+  const summary = await findSummary(services, what, id);
+  if (!summary || summary.account_id !== accountId) throw notFound(what.kind);
+  return summary;
 }
 
 /** The plan of an object's owner now (D4, D10: rates and metadata follow it). */

@@ -11,11 +11,15 @@ import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.j
 import { embeddingHost, hostAllowed } from '../submissions/domains.js';
 import { CODES, domainNotAllowed, notFound, notPublished } from './errors.js';
 import { limitVisitor } from './limits.js';
+import { findEmbeddable, findSummary, type Embeddable, type EmbeddableDoc, type EmbeddableSummary } from './queries.js';
+import { RenderedViews } from './rendered-views.js';
 import { isClosed } from './rules.js';
-import { findEmbeddable, type Embeddable, type EmbeddableDoc } from './queries.js';
 import { ID, Params } from './schemas.js';
 
 /* The routes widgets, forms and polls share, each made for one kind. */
+
+/** Each kind's public views kept as sent (see RenderedViews). */
+const RENDERED_VIEWS_BYTES = 8 * 1024 * 1024;
 
 /**
  * GET <path>/:id: public for published objects. Anonymous callers get 403
@@ -40,6 +44,9 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
   const schema: z.ZodType<unknown> = view.schema;
   const render = (doc: D, owner: boolean): unknown => view.render(doc, owner);
   const readWithKey = requireKey(services, { scope: view.scope ?? 'forms:read' });
+  // The view alone changes with its object's stream and with the clock and the slots only through `closed`; anything with a suffix (results) is counted afresh.
+  const rendered = view.suffix === undefined ? new RenderedViews(RENDERED_VIEWS_BYTES) : null;
+  const version = (summary: EmbeddableSummary) => `${summary.revision}|${isClosed(summary, services.clock())}`;
   app.get(
     url,
     {
@@ -47,17 +54,28 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
       schema: { tags: [`${what.kind}s`], summary: view.summary ?? `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema } },
     },
     async (request, reply) => {
-      const doc = await findEmbeddable(services, what, request.params.id);
-      if (!request.headers.authorization) await limitVisitor(services, request, reply, doc?.account_id ?? null);
-      if (!doc) throw notFound(what.kind);
-      if (!request.headers.authorization) {
-        if (!doc.published) throw notPublished(what.kind);
-        return render(doc, false);
+      // The rate and the right to see it are checked on the summary, before the whole object is read.
+      const summary = await findSummary(services, what, request.params.id);
+      const anonymous = !request.headers.authorization;
+      if (anonymous) await limitVisitor(services, request, reply, summary?.account_id ?? null);
+      if (!summary) throw notFound(what.kind);
+      if (anonymous && !summary.published) throw notPublished(what.kind);
+      const sent = anonymous ? rendered?.get(summary.id, version(summary)) : undefined;
+      if (sent !== undefined) return reply.type('application/json; charset=utf-8').send(sent);
+      let owner = false;
+      if (!anonymous) {
+        await readWithKey.call(app, request, reply);
+        owner = callerOf(request).accountId === summary.account_id;
+        if (!owner && !summary.published) throw notFound(what.kind);
       }
-      await readWithKey.call(app, request, reply);
-      const owner = callerOf(request).accountId === doc.account_id;
-      if (!owner && !doc.published) throw notFound(what.kind);
-      return render(doc, owner);
+      const doc = await findEmbeddable(services, what, summary.id);
+      // Deleted, or unpublished, since the summary was read.
+      if (!doc || (!owner && !doc.published)) throw anonymous && doc ? notPublished(what.kind) : notFound(what.kind);
+      if (!anonymous || !rendered) return render(doc, owner);
+      const body = JSON.stringify(view.schema.parse(await render(doc, false)));
+      // Kept under the version the summary named: a change since then is a miss next time, never a stale view.
+      rendered.set(doc.id, version(summary), body);
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
   preflight(app, url, ['GET']);
@@ -79,9 +97,10 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
     { preHandler: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema } } },
     async (request): Promise<unknown> => {
       const { accountId } = callerOf(request);
+      // Summaries only: a page of whole definitions could weigh tens of megabytes.
       const [docs, total] = await Promise.all([
-        services.readModels.find(what.collection, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
-        services.readModels.count(what.collection, { account_id: accountId }),
+        services.readModels.find(what.summaries, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
+        services.readModels.count(what.summaries, { account_id: accountId }),
       ]);
       return { [key]: docs, pagination: pagination(request.query, total) };
     },
@@ -139,15 +158,15 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
       },
     },
     async (request, reply) => {
-      const doc = await findEmbeddable(services, what, request.params.id);
-      await limitVisitor(services, request, reply, doc?.account_id ?? null);
-      if (!doc) throw notFound(what.kind);
-      if (!doc.published) throw notPublished(what.kind);
+      const summary = await findSummary(services, what, request.params.id);
+      await limitVisitor(services, request, reply, summary?.account_id ?? null);
+      if (!summary) throw notFound(what.kind);
+      if (!summary.published) throw notPublished(what.kind);
       // Refused here, before the visitor fills anything in, so the embed can stay away. A
       // caller that names no site (a server, a script) still gets a token: submit checks again.
       const host = embeddingHost(request.headers);
-      if (host !== null && !hostAllowed(host, doc.settings.allowed_domains)) throw domainNotAllowed(what.kind, host);
-      return { token: issueEmbedToken(services.keys.embedTokens, what.kind, doc.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
+      if (host !== null && !hostAllowed(host, summary.settings.allowed_domains)) throw domainNotAllowed(what.kind, host);
+      return { token: issueEmbedToken(services.keys.embedTokens, what.kind, summary.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
     },
   );
   preflight(app, `${what.path}/:id/token`, ['GET']);

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
 import { checkTheme } from '../theme.js';
 import { checkReadOnly } from '../embeddables/read-only.js';
-import { AppError, invalidBody } from '../errors.js';
+import { definitionOverLimits } from '../definition-limits.js';
+import { AppError, invalidBody, type ErrorDetail } from '../errors.js';
 import { DEFAULT_THANK_YOU } from '../widgets/defaults.js';
 import type { FormEvent } from './events.js';
 import { FormConfig, type CreateFormBody, type UpdateFormBody } from './schemas.js';
@@ -41,6 +42,11 @@ export function evolve(state: FormState, event: FormEvent): FormState {
   }
 }
 
+/** Past DEFINITION_LIMITS: 400 with what is over. */
+function tooLarge(details: ErrorDetail[]): void {
+  if (details.length > 0) throw new AppError('validation_error', 'The form is too large', details);
+}
+
 const invalid = (error: z.ZodError) => invalidBody(error, 'The form is invalid');
 
 function owned(state: FormState, accountId: string): Form {
@@ -64,6 +70,7 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
+      tooLarge(definitionOverLimits(config.data));
       return [{ type: 'FormCreated', data: { ...config.data, form_id: command.form_id, account_id: command.account_id, version: 1, created_at: command.at } }];
     }
     case 'UpdateForm': {
@@ -79,6 +86,7 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         settings: { ...form.settings, ...fields.settings },
       };
       if (fields.theme && !sameJson(merged.theme, form.theme)) checkTheme(merged.theme);
+      tooLarge(definitionOverLimits(merged, form));
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {
         if (!sameJson(merged[key], form[key])) changes[key] = merged[key];

@@ -1,3 +1,4 @@
+import { DEFINITION_LIMITS_TEXT } from '../definition-limits.js';
 import { notFound } from '../embeddables/errors.js';
 import { FORM } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
@@ -58,6 +59,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       schema: {
         tags: ['forms'],
         summary: 'Create a form',
+        description: DEFINITION_LIMITS_TEXT,
         body: CreateFormBody,
         response: { 201: z.object({ id: z.string(), title: z.string(), published: z.literal(false), version: z.literal(1), created_at: z.string() }) },
       },
@@ -99,6 +101,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       schema: {
         tags: ['forms'],
         summary: 'Update a form (any subset; changing questions raises its version)',
+        description: DEFINITION_LIMITS_TEXT,
         params: Params,
         body: UpdateFormBody,
         response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), version: z.number().int(), updated_at: z.string() }) },

@@ -4,6 +4,7 @@ import type { Plan } from '../accounts/plans.js';
 import { AppError } from '../errors.js';
 import type { RedisLink } from '../infra/redis.js';
 import type { Services } from '../services.js';
+import { rateLimitedAddress } from './client-address.js';
 import type { App } from './instance.js';
 
 /** D4: requests a minute by the plan of the key's account, or of the public object's owner. */
@@ -40,7 +41,12 @@ export class Limits {
 
   /** A caller we cannot tie to an account (a refused key, an unknown object): its address, at the lowest rate. */
   address(request: FastifyRequest): Bucket {
-    return this.plan(`address:${request.ip}`, 'free');
+    return this.plan(`address:${this.client(request)}`, 'free');
+  }
+
+  /** The address every per-address limit counts the request under (IPv6: its /64). */
+  client(request: FastifyRequest): string {
+    return rateLimitedAddress(request.ip);
   }
 
   /**
@@ -70,22 +76,33 @@ interface Count {
   ttl: number;
 }
 
-/** A fixed window per key, started by the key's first request. */
+/**
+ * A fixed window per key, started by the key's first request. A live window
+ * is never dropped to make room, or a flood of requests from other addresses
+ * would flush a limited client's count (a 1-a-day object limit among them):
+ * memory is bounded by time instead, as ended windows are swept. What it holds
+ * is then at most the keys first seen within the longest window in use, so
+ * the sweep runs whenever the map has doubled since the last one, keeping its
+ * cost per request constant.
+ */
 export class MemoryCounters {
   readonly #windows = new Map<string, { count: number; endsAt: number }>();
+  #sweepAt = 1024;
 
   /** Windows follow real time, as Redis's expiries do, so either store counts the same. */
-  constructor(
-    private readonly now: () => number,
-    private readonly maxKeys = 100_000,
-  ) {}
+  constructor(private readonly now: () => number) {}
+
+  /** How many windows are held, ended ones not yet swept among them. */
+  get size(): number {
+    return this.#windows.size;
+  }
 
   incr(key: string, windowMs: number): Count {
     const now = this.now();
     let window = this.#windows.get(key);
     if (!window || window.endsAt <= now) {
       this.#windows.delete(key);
-      if (this.#windows.size >= this.maxKeys) this.#evict(now);
+      if (this.#windows.size >= this.#sweepAt) this.#sweep(now);
       window = { count: 0, endsAt: now + windowMs };
       this.#windows.set(key, window);
     }
@@ -93,13 +110,9 @@ export class MemoryCounters {
     return { current: window.count, ttl: window.endsAt - now };
   }
 
-  /** Ended windows first; then the oldest, so memory stays bounded under a flood of addresses. */
-  #evict(now: number): void {
+  #sweep(now: number): void {
     for (const [key, window] of this.#windows) if (window.endsAt <= now) this.#windows.delete(key);
-    for (const key of this.#windows.keys()) {
-      if (this.#windows.size < this.maxKeys) break;
-      this.#windows.delete(key);
-    }
+    this.#sweepAt = Math.max(1024, this.#windows.size * 2);
   }
 }
 

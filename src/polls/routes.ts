@@ -1,6 +1,6 @@
 import { answerErrors, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
-import { POLL } from '../embeddables/queries.js';
+import { findSummary, POLL } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
 import { ID, Params } from '../embeddables/schemas.js';
@@ -16,6 +16,7 @@ import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
 import { poll } from './poll.js';
 import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
+import { gateOnSummary } from '../submissions/gate.js';
 import { castVote, VoteBody } from './votes.js';
 
 
@@ -167,11 +168,15 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     '/api/polls/:id/vote',
     { config: { publicCors: true, errors: answerErrors('poll') }, schema: { tags: ['polls'], summary: 'Vote (embed token in `_token`); one vote per visitor', params: Params, body: VoteBody, response: { 200: z.object({ success: z.literal(true) }) } } },
     async (request, reply) => {
-      const state = ID.test(request.params.id) ? await load(services.commands, poll, request.params.id) : null;
-      const found = state?.status === 'active' ? state.poll : null;
-      const plan = await limitVisitor(services, request, reply, found?.account_id ?? null);
+      // Rate, publication and token on the summary first, as for submissions.
+      const summary = await findSummary(services, POLL, request.params.id);
+      const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
+      if (!summary) throw notFound('poll');
+      await limitSubmissions(request, reply, 'poll', summary.id, summary.settings, plan);
+      gateOnSummary(services, 'poll', summary, { token: request.body._token, headers: request.headers }, services.clock());
+      const state = await load(services.commands, poll, summary.id);
+      const found = state.status === 'active' ? state.poll : null;
       if (!found) throw notFound('poll');
-      await limitSubmissions(request, reply, 'poll', found.id, found.settings, plan);
       const vote = await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
       // A honeypot catch kept nothing, so there is nothing to look after.
       if (vote === undefined) return { success: true as const };

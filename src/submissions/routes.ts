@@ -1,7 +1,7 @@
 import { answerErrors, CODES, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
-import { ownEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
-import { ID, Params } from '../embeddables/schemas.js';
+import { findSummary, ownEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
+import { Params } from '../embeddables/schemas.js';
 import { z } from 'zod';
 import type { App } from '../http/instance.js';
 import { callerOf, requireKey } from '../http/auth.js';
@@ -9,6 +9,7 @@ import type { Services } from '../services.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { preflight } from '../http/cors.js';
 import { PaginationQuery } from '../http/pagination.js';
+import { gateOnSummary } from './gate.js';
 import { ClientMetadata } from './metadata.js';
 import { listResponses, ResponseList } from './responses.js';
 import { submitResponse, type SubmissionTarget } from './submit.js';
@@ -71,11 +72,15 @@ export function submitRoute<D extends EmbeddableDoc>(
       },
     },
     async (request, reply) => {
-      const target = ID.test(request.params.id) ? await loadTarget(request.params.id) : null;
-      const plan = await limitVisitor(services, request, reply, target?.accountId ?? null);
-      if (!target) throw notFound(what.kind);
-      await limitSubmissions(request, reply, target.kind, target.id, target.settings, plan);
       const { _token, _hp, answers, metadata } = request.body;
+      // Rate, publication and token on the summary first: the whole definition is loaded for a request that passed them.
+      const summary = await findSummary(services, what, request.params.id);
+      const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
+      if (!summary) throw notFound(what.kind);
+      await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
+      gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
+      const target = await loadTarget(summary.id);
+      if (!target) throw notFound(what.kind);
       const submitted = await submitResponse(
         services,
         target,

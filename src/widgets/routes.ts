@@ -1,3 +1,4 @@
+import { DEFINITION_LIMITS_TEXT } from '../definition-limits.js';
 import { notFound } from '../embeddables/errors.js';
 import { WIDGET } from '../embeddables/queries.js';
 import type { WidgetDoc } from '../../projections/widgets.js';
@@ -77,6 +78,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
       schema: {
         tags: ['widgets'],
         summary: 'Create a widget',
+        description: DEFINITION_LIMITS_TEXT,
         body: CreateWidgetBody,
         response: { 201: z.object({ id: z.string(), title: z.string(), widget_type: WidgetType, published: z.literal(false), created_at: z.string() }) },
       },
@@ -102,6 +104,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
       schema: {
         tags: ['widgets'],
         summary: 'Update a widget (any subset of its configuration, and publish or unpublish it)',
+        description: DEFINITION_LIMITS_TEXT,
         params: Params,
         body: UpdateWidgetBody,
         response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), updated_at: z.string() }) },

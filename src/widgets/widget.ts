@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { sameJson, type Aggregate } from '../aggregate.js';
 import { checkTheme } from '../theme.js';
 import { checkReadOnly } from '../embeddables/read-only.js';
-import { AppError, invalidBody } from '../errors.js';
+import { definitionOverLimits } from '../definition-limits.js';
+import { AppError, invalidBody, type ErrorDetail } from '../errors.js';
 import type { WidgetEvent } from './events.js';
 import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
 import { WidgetConfig, type CreateWidgetBody, type UpdateWidgetBody } from './schemas.js';
@@ -42,6 +43,11 @@ export function evolve(state: WidgetState, event: WidgetEvent): WidgetState {
   }
 }
 
+/** Past DEFINITION_LIMITS: 400 with what is over. */
+function tooLarge(details: ErrorDetail[]): void {
+  if (details.length > 0) throw new AppError('validation_error', 'The widget is too large', details);
+}
+
 const invalid = (error: z.ZodError) => invalidBody(error, 'The widget configuration is invalid');
 
 /** D5: another account's widget is answered exactly like a missing one. */
@@ -77,6 +83,7 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
+      tooLarge(definitionOverLimits(config.data));
       return [{ type: 'WidgetCreated', data: { ...config.data, widget_id: command.widget_id, account_id: command.account_id, created_at: command.at } }];
     }
     case 'UpdateWidget': {
@@ -96,6 +103,7 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
       if (merged.questions.length === 0) {
         throw new AppError('validation_error', 'A widget needs at least one question', [{ path: 'body.questions', message: 'must not be empty' }]);
       }
+      tooLarge(definitionOverLimits(merged, widget));
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {
         if (!sameJson(merged[key], widget[key])) changes[key] = merged[key];

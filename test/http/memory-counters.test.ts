@@ -12,17 +12,14 @@ t.test('a window counts from its first request and starts afresh once it ends', 
   t.same(counters.incr('a', 60_000), { current: 1, ttl: 60_000 }, 'the window ended: counted afresh');
 });
 
-t.test('memory stays bounded: ended windows go first, then the oldest', async (t) => {
+t.test('no flood of other keys evicts a live window; ended ones are swept', async (t) => {
   let now = 0;
-  const counters = new MemoryCounters(() => now, 3);
-  counters.incr('short', 10);
-  counters.incr('old', 1_000);
-  counters.incr('old', 1_000);
-  counters.incr('newer', 1_000);
-  now = 20;
-  counters.incr('fourth', 1_000);
-  t.same(counters.incr('old', 1_000).current, 3, 'the ended window made room; the live ones keep their counts');
-  counters.incr('fifth', 1_000);
-  t.same(counters.incr('newer', 1_000).current, 2, 'full of live windows: a newer one stays');
-  t.same(counters.incr('old', 1_000).current, 1, 'the oldest went, and counts afresh');
+  const counters = new MemoryCounters(() => now);
+  counters.incr('limited', 86_400_000);
+  for (let i = 0; i < 120_000; i++) counters.incr(`other-${i}`, 60_000);
+  t.equal(counters.incr('limited', 86_400_000).current, 2, 'a day-long window keeps its count under 120,000 other keys');
+  now = 60_000;
+  for (let i = 0; i < 120_000; i++) counters.incr(`later-${i}`, 60_000);
+  t.ok(counters.size <= 120_002, `the first flood's ended windows were swept (${counters.size} held)`);
+  t.equal(counters.incr('limited', 86_400_000).current, 3, 'and the live one stays');
 });
