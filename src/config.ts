@@ -6,6 +6,7 @@ const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 const PORT_RANGE = 'must be a whole number from 1 to 65535';
+const TIMEOUT_RANGE = 'must be a whole number of milliseconds from 10 to 5000';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -33,6 +34,8 @@ const Host = z.string().refine(
 );
 
 export const ConfigSchema = z.object({
+  /** Redis may take this long over one command before the request counts in memory instead. */
+  REDIS_TIMEOUT_MS: optional(z.coerce.number(TIMEOUT_RANGE).int(TIMEOUT_RANGE).min(10, TIMEOUT_RANGE).max(5000, TIMEOUT_RANGE)).default(100),
   PORT: optional(z.coerce.number(PORT_RANGE).int(PORT_RANGE).min(1, PORT_RANGE).max(65535, PORT_RANGE)).default(3000),
   HOST: optional(Host).default('127.0.0.1'),
   DATA_DIR: optional(z.string()).default('./data'),

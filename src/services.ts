@@ -165,7 +165,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   }
   let redis: RedisLink | undefined;
   try {
-    redis = config.REDIS_URL ? await openRedis(config.REDIS_URL, logger) : undefined;
+    redis = config.REDIS_URL ? await openRedis(config.REDIS_URL, logger, config.REDIS_TIMEOUT_MS) : undefined;
   } catch (error) {
     await Promise.allSettled([events.close(), readModels.close()]);
     throw new Error(`cannot reach Redis: ${(error as Error).message}`);

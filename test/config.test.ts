@@ -15,3 +15,11 @@ t.test('one process on the embedded store may generate its secret; several insta
     message: 'invalid configuration: SECRET must be set with EVENTSTORE_URL and MONGODB_URL: every instance must sign and hash with the same one',
   });
 });
+
+t.test('REDIS_TIMEOUT_MS: 100 ms unless set, from 10 to 5000', async (t) => {
+  t.equal(loadConfig({}).REDIS_TIMEOUT_MS, 100);
+  t.equal(loadConfig({ REDIS_TIMEOUT_MS: '750' }).REDIS_TIMEOUT_MS, 750);
+  for (const value of ['5', '5001', '1.5', 'soon']) {
+    t.throws(() => loadConfig({ REDIS_TIMEOUT_MS: value }), { message: /REDIS_TIMEOUT_MS must be a whole number of milliseconds from 10 to 5000/ }, value);
+  }
+});

@@ -2,8 +2,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 
 /**
- * At most this long for one command: a request counted in Redis must never
- * wait on it for long, and a command that takes longer means Redis is away.
+ * At most this long for one command by default (REDIS_TIMEOUT_MS): a request
+ * counted in Redis must never wait on it for long, and a command that takes
+ * longer means Redis is away.
  */
 export const REDIS_COMMAND_TIMEOUT_MS = 100;
 
@@ -75,11 +76,11 @@ export class RedisLink {
 }
 
 /** Connects to Redis at start (a wrong REDIS_URL stops the start); later outages are survived. */
-export async function openRedis(url: string, logger: Pick<FastifyBaseLogger, 'warn'>): Promise<RedisLink> {
+export async function openRedis(url: string, logger: Pick<FastifyBaseLogger, 'warn'>, commandTimeout = REDIS_COMMAND_TIMEOUT_MS): Promise<RedisLink> {
   const { Redis } = await import('ioredis');
   const client = new Redis(url, {
     connectTimeout: 500,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeout,
     // No offline queue: while the connection is down a command fails at once
     // instead of waiting for a reconnection (seconds) in the client.
     enableOfflineQueue: false,

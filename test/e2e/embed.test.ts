@@ -141,12 +141,17 @@ if (!existsSync(CHROMIUM)) {
     t.test('theme mode auto follows the visitor switching their system to dark and back', async (t) => {
       const { tab, close } = await visit(widget('nps'), { colorScheme: 'light' });
       await tab.locator('.launcher').click();
-      const background = () => tab.getByRole('dialog').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor as string);
-      t.equal(await background(), 'rgb(255, 255, 255)', 'light');
+      const read = () => tab.getByRole('dialog').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor as string);
+      // The page hears of the switch in a change event of its own, a moment after it: wait for the repaint, up to 2 s.
+      const background = async (expected: string) => {
+        for (let tries = 0; tries < 100 && (await read()) !== expected; tries++) await tab.waitForTimeout(20);
+        return read();
+      };
+      t.equal(await background('rgb(255, 255, 255)'), 'rgb(255, 255, 255)', 'light');
       await tab.emulateMedia({ colorScheme: 'dark' });
-      t.equal(await background(), 'rgb(17, 24, 39)', 'dark');
+      t.equal(await background('rgb(17, 24, 39)'), 'rgb(17, 24, 39)', 'dark');
       await tab.emulateMedia({ colorScheme: 'light' });
-      t.equal(await background(), 'rgb(255, 255, 255)', 'light again');
+      t.equal(await background('rgb(255, 255, 255)'), 'rgb(255, 255, 255)', 'light again');
       await close();
     });
 

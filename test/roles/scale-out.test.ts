@@ -60,7 +60,7 @@ t.test('1 projector (and 1 standing by) + 3 api processes on one DATA_DIR', asyn
   await setupApp.close();
   await setup.close();
 
-  const env = { DATA_DIR: dir, SECRET, TRUST_PROXY: 'true', ...(REDIS_URL ? { REDIS_URL } : {}) };
+  const env = { DATA_DIR: dir, SECRET, TRUST_PROXY: 'true', ...(REDIS_URL ? { REDIS_URL, REDIS_TIMEOUT_MS: '2000' } : {}) };
   const servers: Server[] = [];
   t.teardown(() => Promise.all(servers.map((server) => server.stop())));
   const start = async (role: string) => {
