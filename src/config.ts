@@ -34,6 +34,15 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
   PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
   ROLE: z.enum(['all', 'api', 'projector']).default('all'),
+  /** Lets webhooks reach loopback and private addresses (development and tests only). */
+  WEBHOOK_ALLOW_PRIVATE: optional(z.enum(['true', 'false'], 'must be true or false')).default('false').transform((value) => value === 'true'),
+  /** Seconds between webhook attempts, comma-separated; one attempt more than it has entries. */
+  WEBHOOK_RETRY_SCHEDULE: optional(
+    z
+      .string()
+      .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'must be seconds, comma-separated, such as 5,300,1800')
+      .transform((value) => value.split(',').map((seconds) => Math.round(Number(seconds) * 1000))),
+  ),
 }).superRefine((config, ctx) => {
   // A secret generated per DATA_DIR differs per instance: tokens issued by one
   // would fail on another, and visitor hashes (duplicate guards, vote streams)

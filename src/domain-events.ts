@@ -4,9 +4,10 @@ import { EventCatalog } from './event-catalog.js';
 import { formEvents, type FormEvent } from './forms/events.js';
 import { pollEvents, type PollEvent } from './polls/events.js';
 import { submissionEvents, type SubmissionEvent } from './submissions/events.js';
+import { webhookEvents, type WebhookEvent } from './webhooks/events.js';
 import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | WebhookEvent;
 
-export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents]);
+export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...webhookEvents]);

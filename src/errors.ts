@@ -22,6 +22,7 @@ export const STATUS = {
   widget_not_found: 404,
   form_not_found: 404,
   poll_not_found: 404,
+  webhook_not_found: 404,
   conflict: 409,
   account_exists: 409,
   duplicate_submission: 409,

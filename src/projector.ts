@@ -62,8 +62,15 @@ export function exited(holder: string): boolean {
   }
 }
 
+/** Another consumer of the feed that runs only under the lease, beside the projections (webhooks). */
+export interface LeasedProcess {
+  start(fence: Fence): void;
+  stop(): Promise<void>;
+}
+
 export interface ProjectorOptions {
   clock?: Clock;
+  beside?: LeasedProcess[];
   timing?: LeaseTiming;
   holder?: string;
 }
@@ -93,6 +100,7 @@ export class Projector {
   private stopped = false;
   /** The end of the lease by the last claim that succeeded, by this process's clock. */
   private heldUntil = 0;
+  private readonly beside: LeasedProcess[];
 
   constructor(
     private readonly readModels: ReadModelStore,
@@ -104,6 +112,7 @@ export class Projector {
     this.clock = options.clock ?? systemClock;
     this.timing = options.timing ?? LEASE_TIMING;
     this.holder = options.holder ?? holderId();
+    this.beside = options.beside ?? [];
   }
 
   private get fence(): Fence {
@@ -177,12 +186,14 @@ export class Projector {
     this.logger.info({ holder: this.holder }, 'holding the projector lease: applying the projections and running the erasure process');
     this.runner.start(this.fence);
     this.erasure.start(this.fence);
+    for (const process of this.beside) process.start(this.fence);
     // Only now: whoever sees `holding` may wait for the live loops, which exist from here on.
     this.holding = true;
   }
 
   private async stopWork(): Promise<void> {
     this.holding = false;
+    await Promise.all(this.beside.map((process) => process.stop()));
     // The erasure first: it waits for the projections to take what it erased.
     await this.erasure.stop();
     await this.runner.stop();

@@ -36,6 +36,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   widget_not_found: 'Widget not found',
   form_not_found: 'Form not found',
   poll_not_found: 'Poll not found',
+  webhook_not_found: 'Webhook not found',
   conflict: 'The object kept changing while this request ran; send it again',
   account_exists: 'account exists already',
   duplicate_submission: 'This visitor has voted in this poll already',
