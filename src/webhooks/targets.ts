@@ -13,7 +13,9 @@ export const systemResolve: Resolve = (host) => lookup(host, { all: true, verbat
  * embedded in IPv6 (mapped, NAT64, 6to4) is refused whole rather than
  * unpacked: no public endpoint needs it.
  */
-const REFUSED = new BlockList();
+const REFUSED_V4 = new BlockList();
+// Apart: a list holding ::ffff:0:0/96 matches every IPv4 address too.
+const REFUSED_V6 = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -31,7 +33,7 @@ for (const [network, prefix] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
-  REFUSED.addSubnet(network, prefix, 'ipv4');
+  REFUSED_V4.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
   ['::', 127],
@@ -47,13 +49,13 @@ for (const [network, prefix] of [
   ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
-  REFUSED.addSubnet(network, prefix, 'ipv6');
+  REFUSED_V6.addSubnet(network, prefix, 'ipv6');
 }
 
 export function refusedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
-  return REFUSED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return family === 4 ? REFUSED_V4.check(address, 'ipv4') : REFUSED_V6.check(address, 'ipv6');
 }
 
 export type TargetCheck = { ok: true; address: string; family: number } | { ok: false; reason: string };
