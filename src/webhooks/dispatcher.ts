@@ -228,6 +228,8 @@ export class WebhookDispatcher {
             continue;
           }
           pending.push(...this.endpointChange(event, drop));
+          // Enabled again: what waited behind its failed delivery goes out now.
+          if (event.type === 'WebhookEndpointUpdated') touched.add(event.data.endpoint_id);
           const created = createdObject(event);
           if (created) {
             owners.set(created.id, created.account_id);

@@ -155,15 +155,20 @@ t.test('an endpoint failing for the whole schedule is disabled, and says so; ena
   const widget = await publishedWidget(app, biz);
   const { id } = await endpoint(app, biz, hook.url);
   await submitted(app, widget, { rating: 1 });
+  const waiting = await submitted(app, widget, { rating: 2 });
   const get = async () => (await app.inject({ method: 'GET', url: `/api/webhooks/${id}`, headers: biz.headers })).json();
   t.ok(await eventually(async () => (await get()).enabled === false));
   t.match(await get(), { enabled: false, disabled_reason: 'failing' });
   t.equal(hook.received.length, 3, 'one attempt, then one per entry of the schedule');
-  t.match((await app.inject({ method: 'GET', url: `/api/webhooks/${id}/deliveries`, headers: biz.headers })).json().deliveries, [{ status: 'failed', attempts: 3, last_status: 500, next_attempt_at: null }]);
+  t.match((await app.inject({ method: 'GET', url: `/api/webhooks/${id}/deliveries`, headers: biz.headers })).json().deliveries, [
+    { status: 'pending', attempts: 0 },
+    { status: 'failed', attempts: 3, last_status: 500, next_attempt_at: null },
+  ]);
 
   hook.state.status = 200;
   const enabled = await app.inject({ method: 'PUT', url: `/api/webhooks/${id}`, headers: biz.headers, payload: { enabled: true } });
   t.match(enabled.json(), { enabled: true, disabled_reason: null });
+  t.ok(await eventually(() => hook.received.some((r) => JSON.parse(r.body).data.id === waiting)), 'what waited behind the failure goes out');
   const next = await submitted(app, widget, { rating: 5 });
   t.ok(await eventually(() => hook.received.some((r) => JSON.parse(r.body).data.id === next)));
 });
