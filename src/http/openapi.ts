@@ -49,6 +49,7 @@ export async function registerOpenApi(app: App, services: Services): Promise<voi
         { name: 'forms', description: 'Forms, with consent records' },
         { name: 'polls', description: 'Polls and their aggregated results' },
         { name: 'responses', description: 'Responses: reading and erasure' },
+        { name: 'webhooks', description: 'Signed webhooks from the event feed (Standard Webhooks), their delivery log and replay' },
       ],
     },
     transform: (input) => {
