@@ -3,6 +3,7 @@ import { formsProjection } from './forms.js';
 import { pollsProjection } from './polls.js';
 import type { Projection } from './projection.js';
 import { responsesProjection } from './responses.js';
+import { webhooksProjection } from './webhooks.js';
 import { widgetsProjection } from './widgets.js';
 
-export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection];
+export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection];

@@ -12,7 +12,8 @@ export const responsesProjection: Projection = {
   name: 'responses',
   // 3 ranks responses within their parent.
   version: 3,
-  collections: [{ name: RESPONSES, indexes: [], rankWithin: 'parent_id' }],
+  // The index serves cursor pages and date filters: a page after any response costs what the first costs.
+  collections: [{ name: RESPONSES, indexes: [['parent_id', 'submitted_at', 'id']], rankWithin: 'parent_id' }],
   project(event): ReadModelOp[] {
     switch (event.type) {
       case 'ResponseSubmitted': {

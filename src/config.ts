@@ -53,6 +53,15 @@ export const ConfigSchema = z.object({
   SEALS: optional(z.enum(['on', 'off'], 'must be on or off')).default('on'),
   /** The bearer token GET /metrics asks for; unset, /metrics answers no one. */
   METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')),
+  /** Lets webhooks reach loopback and private addresses (development and tests only). */
+  WEBHOOK_ALLOW_PRIVATE: optional(z.enum(['true', 'false'], 'must be true or false')).default('false').transform((value) => value === 'true'),
+  /** Seconds between webhook attempts, comma-separated; one attempt more than it has entries. */
+  WEBHOOK_RETRY_SCHEDULE: optional(
+    z
+      .string()
+      .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'must be seconds, comma-separated, such as 5,300,1800')
+      .transform((value) => value.split(',').map((seconds) => Math.round(Number(seconds) * 1000))),
+  ),
 }).superRefine((config, ctx) => {
   // A secret generated per DATA_DIR differs per instance: tokens issued by one
   // would fail on another, and visitor hashes (duplicate guards, vote streams)

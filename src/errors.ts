@@ -23,6 +23,7 @@ export const STATUS = {
   form_not_found: 404,
   poll_not_found: 404,
   request_timeout: 408,
+  webhook_not_found: 404,
   conflict: 409,
   account_exists: 409,
   duplicate_submission: 409,

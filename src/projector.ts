@@ -62,10 +62,17 @@ export function exited(holder: string): boolean {
   }
 }
 
+/** Another consumer of the feed that runs only under the lease, beside the projections (webhooks). */
+export interface LeasedProcess {
+  start(fence: Fence): void;
+  stop(): Promise<void>;
+}
+
 export interface ProjectorOptions {
   /** Runs under the lease beside the projections (the seals of the history). */
   sealing?: { start(): void; stop(): Promise<void> };
   clock?: Clock;
+  beside?: LeasedProcess[];
   timing?: LeaseTiming;
   holder?: string;
 }
@@ -96,6 +103,7 @@ export class Projector {
   /** The end of the lease by the last claim that succeeded, by this process's clock. */
   private heldUntil = 0;
   private readonly sealing: ProjectorOptions['sealing'];
+  private readonly beside: LeasedProcess[];
 
   constructor(
     private readonly readModels: ReadModelStore,
@@ -108,6 +116,7 @@ export class Projector {
     this.timing = options.timing ?? LEASE_TIMING;
     this.holder = options.holder ?? holderId();
     this.sealing = options.sealing;
+    this.beside = options.beside ?? [];
   }
 
   private get fence(): Fence {
@@ -182,6 +191,7 @@ export class Projector {
     this.runner.start(this.fence);
     this.erasure.start(this.fence);
     this.sealing?.start();
+    for (const process of this.beside) process.start(this.fence);
     // Only now: whoever sees `holding` may wait for the live loops, which exist from here on.
     this.holding = true;
   }
@@ -189,6 +199,7 @@ export class Projector {
   private async stopWork(): Promise<void> {
     this.holding = false;
     await this.sealing?.stop();
+    await Promise.all(this.beside.map((process) => process.stop()));
     // The erasure first: it waits for the projections to take what it erased.
     await this.erasure.stop();
     await this.runner.stop();

@@ -25,6 +25,8 @@ import { SealingProcess, type SealingOptions } from './seals/process.js';
 import { readPointInTime, type PointInTime } from './seals/point-in-time.js';
 import { StateCache } from './state-cache.js';
 import { StorageWatch } from './infra/storage.js';
+import { WebhookDispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
+import type { Resolve } from './webhooks/targets.js';
 
 /** Everything a command, a query or a route needs, built once per process. */
 export interface Services {
@@ -39,6 +41,10 @@ export interface Services {
   erasure: ErasureProcess;
   /** Seals the history (hash chain), under the projector lease beside the projections; on demand in the admin CLI. */
   seals: SealingProcess;
+  /** Delivers webhooks from the event feed; runs beside the projections, under the projector lease. */
+  webhooks: WebhookDispatcher;
+  /** How webhook targets resolve when checked at creation (tests inject it; else the system's resolver). */
+  webhookResolve?: Resolve;
   /** The holder of the projector lease, or a standby for it (`all` and `projector`); none in an `api` process. */
   projector: Projector | undefined;
   /**
@@ -104,6 +110,8 @@ export interface ServiceOptions {
   leaseTiming?: LeaseTiming;
   /** How often the history is sealed (tests change it). */
   sealing?: SealingOptions;
+  /** How webhooks resolve and send (tests inject both), and their retry schedule over WEBHOOK_RETRY_SCHEDULE. */
+  webhooks?: Pick<DispatcherOptions, 'resolve' | 'send' | 'schedule' | 'timeoutMs'>;
 }
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;
@@ -192,8 +200,33 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   await erasure.init();
   const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
   const seals = new SealingProcess(events, catalog, clock, logger, options.sealing);
+  const keys = deriveKeys(secret);
+  const states = new StateCache(options.stateCacheBytes ?? STATE_CACHE_BYTES);
+  const commands: CommandContext = {
+    events,
+    catalog,
+    states,
+    awaitProjections: async (position) => {
+      if (!(await reach.projections(position, waitMs))) {
+        logger.warn({ position: String(position) }, 'read models did not catch up in time; replying anyway');
+      }
+    },
+  };
+  const schedule = options.webhooks?.schedule ?? config.WEBHOOK_RETRY_SCHEDULE;
+  const webhooks = new WebhookDispatcher(events, readModels, catalog, commands, keys.webhookSecrets, clock, logger, {
+    ...options.webhooks,
+    ...(schedule ? { schedule } : {}),
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+  });
+  await webhooks.init();
   const projector =
-    config.ROLE === 'api' || readOnly ? undefined : new Projector(readModels, runner, erasure, logger, { ...(config.SEALS === 'on' ? { sealing: seals } : {}), ...(options.leaseTiming ? { timing: options.leaseTiming } : {}) });
+    config.ROLE === 'api' || readOnly
+      ? undefined
+      : new Projector(readModels, runner, erasure, logger, {
+          ...(config.SEALS === 'on' ? { sealing: seals } : {}),
+          ...(options.leaseTiming ? { timing: options.leaseTiming } : {}),
+          beside: [webhooks],
+        });
   const watch = new CheckpointWatch(readModels, logger);
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
   /** Set by start(): a server waits for the projections; the admin CLI runs them itself. */
@@ -235,21 +268,14 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       return { position, caughtUp: caughtUpStored, halted: undefined };
     },
     erasureWaitMs: options.erasureWaitMs ?? 10_000,
-    commands: {
-      events,
-      catalog,
-      states: new StateCache(options.stateCacheBytes ?? STATE_CACHE_BYTES),
-      awaitProjections: async (position) => {
-        if (!(await reach.projections(position, waitMs))) {
-          logger.warn({ position: String(position) }, 'read models did not catch up in time; replying anyway');
-        }
-      },
-    },
+    commands,
+    webhooks,
+    ...(options.webhooks?.resolve ? { webhookResolve: options.webhooks.resolve } : {}),
     keyUsage: new KeyUsage(readModels, clock, logger),
     clock,
     ids: options.ids ?? createIdGenerator(),
     random: options.random ?? secureRandom,
-    keys: deriveKeys(secret),
+    keys,
     geo: options.geo ?? offlineGeo(logger),
     catalog,
     logger,
@@ -267,6 +293,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       await watch.close();
       // Also started by hand in some tests, without the lease.
       await seals.stop();
+      await webhooks.stop();
       await erasure.stop();
       await runner.stop();
       await Promise.allSettled([events.close(), readModels.close(), redis?.close()]);

@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
 
 const Plan = z.enum(['free', 'pro', 'business']);
-const Scope = z.enum(['forms:read', 'forms:write', 'responses:read', 'responses:write']);
+/** Version 2 of ApiKeyIssued adds the webhook scopes; version 1 holds the first four only, and reads unchanged. */
+const Scope = z.enum(['forms:read', 'forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write']);
 
 export const AccountOpened = defineEvent(
   'AccountOpened',
@@ -37,6 +38,7 @@ export const ApiKeyIssued = defineEvent(
     scopes: z.array(Scope),
     issued_at: z.string(),
   }),
+  { version: 2, upcasters: { 1: (data) => data } },
 );
 
 export const ApiKeyRevoked = defineEvent(

@@ -19,6 +19,7 @@ import { widgetRoutes } from '../widgets/index.js';
 import { formRoutes } from '../forms/index.js';
 import { pollRoutes } from '../polls/index.js';
 import { erasureRoutes } from '../erasure/index.js';
+import { webhookRoutes } from '../webhooks/index.js';
 
 import type { App } from './instance.js';
 
@@ -120,5 +121,6 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(formRoutes, { services });
   await app.register(pollRoutes, { services });
   await app.register(erasureRoutes, { services });
+  await app.register(webhookRoutes, { services });
   return app;
 }

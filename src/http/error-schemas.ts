@@ -37,6 +37,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   form_not_found: 'Form not found',
   poll_not_found: 'Poll not found',
   request_timeout: 'The request was not received in time',
+  webhook_not_found: 'Webhook not found',
   conflict: 'The object kept changing while this request ran; send it again',
   account_exists: 'account exists already',
   duplicate_submission: 'This visitor has voted in this poll already',

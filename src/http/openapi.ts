@@ -112,6 +112,7 @@ export async function registerOpenApi(app: App, services: Services): Promise<voi
         { name: 'polls', description: 'Polls and their aggregated results' },
         { name: 'responses', description: 'Responses: reading and erasure' },
         { name: 'service', description: 'The service itself' },
+        { name: 'webhooks', description: 'Signed webhooks from the event feed (Standard Webhooks), their delivery log and replay' },
       ],
     },
     transform: (input) => {

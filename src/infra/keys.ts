@@ -7,11 +7,15 @@ import { createHmac } from 'node:crypto';
 export interface DerivedKeys {
   embedTokens: Buffer;
   hashes: Buffer;
+  /** Signs page cursors, so a client can hold one but not forge or alter it. */
+  cursors: Buffer;
+  /** Derives each webhook endpoint's signing secret from its stored salt. */
+  webhookSecrets: Buffer;
 }
 
 export function deriveKeys(secret: string): DerivedKeys {
   const derive = (purpose: string) => createHmac('sha256', secret).update(`feedback-service:${purpose}`).digest();
-  return { embedTokens: derive('embed-tokens'), hashes: derive('hashes') };
+  return { embedTokens: derive('embed-tokens'), hashes: derive('hashes'), cursors: derive('cursors'), webhookSecrets: derive('webhook-secrets') };
 }
 
 /** D10: HMAC-SHA-256 under the server secret, hex. */

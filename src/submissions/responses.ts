@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RESPONSES } from '../../projections/responses.js';
-import { Pagination, pagination, window, type PaginationQuery } from '../http/pagination.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import { Answers } from '../questions.js';
 import type { Services } from '../services.js';
 import { ConsentRecord } from './events.js';
@@ -17,10 +18,57 @@ export const ResponseRecord = z.object({
   consent_record: ConsentRecord.optional(),
 });
 
-export const ResponseList = z.object({ responses: z.array(ResponseRecord), pagination: Pagination });
+/** An ISO 8601 time, compared with `submitted_at` in UTC to the millisecond. */
+const Time = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 time such as 2026-11-22T10:00:00Z' })
+  .transform((value) => new Date(value).toISOString());
 
-/** D9: newest first, in the order the service recorded them; any page costs what page 1 costs. */
-export async function listResponses(services: Services, parentId: string, query: PaginationQuery): Promise<z.input<typeof ResponseList>> {
-  const { docs, total } = await services.readModels.newestFirst(RESPONSES, parentId, window(query));
-  return { responses: docs as unknown as z.input<typeof ResponseRecord>[], pagination: pagination(query, total) };
+export const ResponsesQuery = PaginationQuery.extend({
+  cursor: z.string().max(512).optional().describe('`pagination.next_cursor` of the page before; takes the place of `page`'),
+  since: Time.optional().describe('Only responses submitted at or after this time'),
+  until: Time.optional().describe('Only responses submitted at or before this time'),
+});
+export type ResponsesQuery = z.infer<typeof ResponsesQuery>;
+
+export const ResponsePagination = Pagination.extend({
+  next_cursor: z.string().nullable().describe('Pass as `cursor` for the page after this one; null on the last page'),
+});
+
+export const ResponseList = z.object({ responses: z.array(ResponseRecord), pagination: ResponsePagination });
+
+/** The order cursors walk: newest submission first, the id breaking ties. */
+const KEYSET = [['submitted_at', -1], ['id', -1]] satisfies Array<[string, -1]>;
+
+/**
+ * D9: newest first, in the order the service recorded them; any page costs
+ * what page 1 costs. With `cursor`, `since` or `until`, the list is read by
+ * (submitted_at, id) from where the cursor points, through the read model's
+ * index on (parent_id, submitted_at, id): a walk by `next_cursor` meets each
+ * response once however many arrive or are erased meanwhile.
+ */
+export async function listResponses(services: Services, parentId: string, query: ResponsesQuery): Promise<z.input<typeof ResponseList>> {
+  const next = (docs: Array<Record<string, unknown>>, more: boolean): string | null => {
+    const last = docs.at(-1);
+    return more && last ? encodeCursor(services.keys.cursors, [String(last.submitted_at), String(last.id)]) : null;
+  };
+  if (query.cursor === undefined && query.since === undefined && query.until === undefined) {
+    const { docs, total } = await services.readModels.newestFirst(RESPONSES, parentId, window(query));
+    const { offset } = window(query);
+    return { responses: docs as unknown as z.input<typeof ResponseRecord>[], pagination: { ...pagination(query, total), next_cursor: next(docs, offset + docs.length < total) } };
+  }
+  const after = query.cursor === undefined ? undefined : decodeCursor(services.keys.cursors, query.cursor);
+  const range = { field: 'submitted_at', ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) };
+  const page = after
+    ? { limit: query.limit + 1, after }
+    : { ...window(query), limit: query.limit + 1 };
+  const [found, total] = await Promise.all([
+    services.readModels.find(RESPONSES, { parent_id: parentId }, { sort: KEYSET, range, ...page }),
+    services.readModels.count(RESPONSES, { parent_id: parentId }, range),
+  ]);
+  // One more than the page asks for tells whether a page follows, without counting what remains.
+  const docs = found.slice(0, query.limit);
+  return {
+    responses: docs as unknown as z.input<typeof ResponseRecord>[],
+    pagination: { ...pagination(query, total), next_cursor: next(docs, found.length > query.limit) },
+  };
 }

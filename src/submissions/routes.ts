@@ -8,10 +8,9 @@ import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { preflight } from '../http/cors.js';
-import { PaginationQuery } from '../http/pagination.js';
 import { gateOnSummary } from './gate.js';
 import { ClientMetadata } from './metadata.js';
-import { listResponses, ResponseList } from './responses.js';
+import { listResponses, ResponseList, ResponsesQuery } from './responses.js';
 import { submitResponse, type SubmissionTarget } from './submit.js';
 
 /** D6: every submission carries its embed token as `_token`. Unknown keys are dropped, not refused (embeds evolve). */
@@ -106,8 +105,17 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
     `${what.path}/:id/responses`,
     {
       preHandler: requireKey(services, { scope: 'responses:read' }),
-      config: { errors: [CODES[what.kind].notFound] },
-      schema: { tags: ['responses'], summary: `List a ${what.kind}'s responses, newest first`, description: 'Newest first in the order the service recorded them (under concurrent submissions, `submitted_at` may be a millisecond out of that order). Every page costs the same, so paging through is the way to export.', params: Params, querystring: PaginationQuery, response: { 200: ResponseList } },
+      config: { errors: [CODES[what.kind].notFound, 'validation_error'] },
+      schema: {
+        tags: ['responses'],
+        summary: `List a ${what.kind}'s responses, newest first`,
+        description:
+          'Newest first in the order the service recorded them (under concurrent submissions, `submitted_at` may be a millisecond out of that order). Every page costs the same, so paging through is the way to export. ' +
+          '`since`/`until` keep the responses submitted in that span (both inclusive); `cursor` continues from `pagination.next_cursor` of the page before. With any of the three the list is ordered by `submitted_at`, then id, both descending, and a walk by `next_cursor` meets every response once, however many arrive meanwhile. A cursor that was altered is refused with 400 `validation_error`.',
+        params: Params,
+        querystring: ResponsesQuery,
+        response: { 200: ResponseList },
+      },
     },
     async (request) => {
       const doc = await ownEmbeddable(services, what, request.params.id, callerOf(request).accountId);

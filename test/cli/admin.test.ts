@@ -84,7 +84,7 @@ t.test('events prints the history as NDJSON for auditors; rebuild rebuilds', asy
   json(await admin(['set-plan', '--account', opened.account_id, '--plan', 'pro'], env));
   const all = (await admin(['events'], env)).stdout.trim().split('\n').map((line) => JSON.parse(line));
   t.same(all.map((e) => e.type), ['AccountOpened', 'ApiKeyIssued', 'AccountPlanChanged']);
-  t.match(all[1], { position: '2', stream: `account-${opened.account_id}`, revision: 1, id: String, recorded_at: String, data: { key_id: opened.key_id, prefix: String }, metadata: { schema_version: 1, actor: 'cli', occurred_at: String } });
+  t.match(all[1], { position: '2', stream: `account-${opened.account_id}`, revision: 1, id: String, recorded_at: String, data: { key_id: opened.key_id, prefix: String }, metadata: { schema_version: 2, actor: 'cli', occurred_at: String } });
   t.notMatch(JSON.stringify(all), new RegExp(opened.api_key), 'the history never holds a key');
   const lines = async (args: string[]) => (await admin(['events', ...args], env)).stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
   t.same(await lines(['--after', all[0].position]), all.slice(1), '--after a printed position: the events after it');

@@ -126,6 +126,24 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     t.same(await store.find(items, { owner: 'o1' }, { offset: 10 }), []);
   });
 
+  t.test('a range bounds one field inclusively; a keyset page starts strictly after its document', async (t) => {
+    // Ties on created_at, so the second sort field decides.
+    const docs = ['a1', 'a2', 'b3', 'b4', 'c5', 'c6'].map((id) => ({ id, owner: 'o1', created_at: `2026-01-0${id[0] === 'a' ? 1 : id[0] === 'b' ? 2 : 3}T00:00:00.000Z`, n: 0 }));
+    await store.write([...docs, { ...docs[0]!, id: 'x9', owner: 'o2' }].map((doc) => ({ op: 'put' as const, collection: items, doc })));
+    const sort: Array<[string, 1 | -1]> = [['created_at', -1], ['id', -1]];
+    const ids = async (options: Parameters<ReadModelStore['find']>[2]) => (await store.find(items, { owner: 'o1' }, options)).map((doc) => doc.id);
+    t.strictSame(await ids({ sort }), ['c6', 'c5', 'b4', 'b3', 'a2', 'a1']);
+    const range = { field: 'created_at', gte: '2026-01-02T00:00:00.000Z', lte: '2026-01-03T00:00:00.000Z' };
+    t.strictSame(await ids({ sort, range }), ['c6', 'c5', 'b4', 'b3'], 'both bounds inclusive');
+    t.strictSame(await ids({ sort, range: { field: 'created_at', lte: '2026-01-01T00:00:00.000Z' } }), ['a2', 'a1'], 'one bound');
+    t.equal(await store.count(items, { owner: 'o1' }, range), 4, 'count takes the range');
+    t.strictSame(await ids({ sort, after: ['2026-01-03T00:00:00.000Z', 'c5'], limit: 2 }), ['b4', 'b3'], 'after a document, ties broken by the next field');
+    t.strictSame(await ids({ sort, after: ['2026-01-02T00:00:00.000Z', 'b4'] }), ['b3', 'a2', 'a1']);
+    t.strictSame(await ids({ sort, range, after: ['2026-01-02T00:00:00.000Z', 'b4'] }), ['b3'], 'with a range');
+    t.strictSame(await ids({ sort: [['created_at', 1], ['id', 1]], after: ['2026-01-02T00:00:00.000Z', 'b3'] }), ['b4', 'c5', 'c6'], 'ascending');
+    t.strictSame(await ids({ sort, after: ['2026-01-01T00:00:00.000Z', 'a1'] }), [], 'after the last');
+  });
+
   t.test('null matches a missing field and a null one', async (t) => {
     await store.write([
       { op: 'put', collection: items, doc: { id: 'a', revoked_at: null } },

@@ -51,6 +51,7 @@ import {
   type FindOptions,
   type ReadModelOp,
   type RankedPage,
+  type Range,
   type ReadModelStore,
   type CheckpointMove,
   type Fence,
@@ -504,7 +505,7 @@ class MongoReadModels implements ReadModelStore {
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
     const coll = this.coll(collection);
-    const query = toFilter(filter);
+    const query = withKeyset(toFilter(filter), options);
     const { sort, offset, limit } = options;
     // A total order, so offset/limit pages are stable.
     const sortSpec = sort === undefined ? undefined : sortKey(sort);
@@ -554,9 +555,9 @@ class MongoReadModels implements ReadModelStore {
     }
   }
 
-  async count(collection: string, filter: Filter): Promise<number> {
+  async count(collection: string, filter: Filter, range?: Range): Promise<number> {
     const coll = this.coll(collection);
-    const query = toFilter(filter);
+    const query = withKeyset(toFilter(filter), { range });
     return this.read(() => coll.countDocuments(query));
   }
 
@@ -999,6 +1000,35 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * only. MongoDB equality is type-aware (a string never equals a number) and
  * `{field: null}` matches a null or missing field, as the port wants.
  */
+/** The filter with a FindOptions range and keyset start added, each field checked as filters are. */
+function withKeyset(query: Document, options: Pick<FindOptions, 'range' | 'after' | 'sort'>): Document {
+  const terms: Document[] = [];
+  const { range, after, sort } = options;
+  if (range) {
+    assertName('field', range.field);
+    const bounds: Document = {};
+    if (range.gte !== undefined) bounds.$gte = checkedBound(range.gte);
+    if (range.lte !== undefined) bounds.$lte = checkedBound(range.lte);
+    if (Object.keys(bounds).length > 0) terms.push({ [storedField(range.field)]: bounds });
+  }
+  if (after !== undefined) {
+    if (!sort || sort.length === 0 || after.length !== sort.length) throw new Error('after needs one value per sort field');
+    const keys = sort.map(([field, direction], i) => {
+      assertName('field', field);
+      return { field: storedField(field), op: direction === -1 ? '$lt' : '$gt', value: checkedBound(after[i]) };
+    });
+    terms.push({
+      $or: keys.map((key, i) => ({ ...Object.fromEntries(keys.slice(0, i).map((before) => [before.field, before.value])), [key.field]: { [key.op]: key.value } })),
+    });
+  }
+  return terms.length === 0 ? query : { $and: [query, ...terms] };
+}
+
+function checkedBound(value: unknown): string | number {
+  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return value;
+  throw new Error('range and after values must be strings or finite numbers');
+}
+
 function toFilter(where: Filter): Document {
   if (!isPlainObject(where)) throw new Error('a filter must be an object of field: scalar');
   const out: Document = {};

@@ -80,10 +80,25 @@ export class LeaseLost extends Error {
   }
 }
 
+/** Inclusive bounds on one top-level field; strings compare as stored, so ISO times compare in time order. */
+export interface Range {
+  field: string;
+  gte?: string | number;
+  lte?: string | number;
+}
+
 export interface FindOptions {
   sort?: SortSpec;
   offset?: number;
   limit?: number;
+  range?: Range;
+  /**
+   * Keyset paging: only the documents strictly after this one in `sort`
+   * order, named by its values of the sort's fields, in order (one per
+   * field). With an index on the filter's fields then the sort's, a page
+   * after any document costs what the first page costs.
+   */
+  after?: Scalar[];
 }
 
 /** A page of a ranked collection's group, and how many documents the group holds. */
@@ -116,7 +131,7 @@ export interface ReadModelStore {
   checkpoints(): Promise<Map<string, bigint>>;
   get(collection: string, id: string): Promise<Doc | null>;
   find(collection: string, filter: Filter, options?: FindOptions): Promise<Doc[]>;
-  count(collection: string, filter: Filter): Promise<number>;
+  count(collection: string, filter: Filter, range?: Range): Promise<number>;
   /**
    * The documents of one group of a ranked collection, highest rank (last
    * put) first, skipping `offset` and returning at most `limit`, read with the

@@ -16,6 +16,7 @@ import {
   type LeaseClaim,
   type ReadModelOp,
   type RankedPage,
+  type Range,
   type ReadModelStore,
   type Scalar,
   type ShadowReadModels,
@@ -270,7 +271,7 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
-    const where = whereClause(filter);
+    const where = whereClause(filter, options.range, keyset(options));
     const order = options.sort?.length
       ? `ORDER BY ${options.sort.map(([field, direction]) => `${column(field)} ${direction === -1 ? 'DESC' : 'ASC'}`).join(', ')}`
       : '';
@@ -297,8 +298,8 @@ export class SqliteReadModels implements ReadModelStore {
     return this.db.transaction(this.rankedPage).deferred(this.table(collection), group, window.offset, window.limit);
   }
 
-  async count(collection: string, filter: Filter): Promise<number> {
-    const where = whereClause(filter);
+  async count(collection: string, filter: Filter, range?: Range): Promise<number> {
+    const where = whereClause(filter, range);
     const row = this.statement(`SELECT count(*) AS n FROM ${this.table(collection)} ${where.sql}`).get(
       ...where.params,
     ) as { n: number };
@@ -445,7 +446,23 @@ function column(field: string): string {
   return field === 'id' ? 'id' : `json_extract(doc, ${jsonPath(field)})`;
 }
 
-function whereClause(filter: Filter): { sql: string; params: Array<string | number> } {
+/** The sort fields and the values a keyset page starts after, checked against each other. */
+function keyset(options: FindOptions): Array<{ field: string; direction: 1 | -1; value: string | number }> | undefined {
+  if (options.after === undefined) return undefined;
+  const sort = options.sort ?? [];
+  if (sort.length === 0 || options.after.length !== sort.length) throw new Error('after needs one value per sort field');
+  return sort.map(([field, direction], i) => {
+    const value = bindable(options.after![i]!);
+    if (value === null) throw new Error('after values cannot be null');
+    return { field, direction, value };
+  });
+}
+
+function whereClause(
+  filter: Filter,
+  range?: Range,
+  after?: Array<{ field: string; direction: 1 | -1; value: string | number }>,
+): { sql: string; params: Array<string | number> } {
   const terms: string[] = [];
   const params: Array<string | number> = [];
   for (const [field, value] of Object.entries(filter)) {
@@ -456,6 +473,29 @@ function whereClause(filter: Filter): { sql: string; params: Array<string | numb
       terms.push(`${column(field)} = ?`);
       params.push(bound);
     }
+  }
+  if (range?.gte !== undefined) {
+    terms.push(`${column(range.field)} >= ?`);
+    params.push(range.gte);
+  }
+  if (range?.lte !== undefined) {
+    terms.push(`${column(range.field)} <= ?`);
+    params.push(range.lte);
+  }
+  if (after) {
+    // The bound on the first field alone lets the index start where the page starts.
+    const [first] = after;
+    terms.push(`${column(first!.field)} ${first!.direction === -1 ? '<=' : '>='} ?`);
+    params.push(first!.value);
+    const alternatives = after.map((key, i) => {
+      const equal = after.slice(0, i).map((before) => {
+        params.push(before.value);
+        return `${column(before.field)} = ?`;
+      });
+      params.push(key.value);
+      return `(${[...equal, `${column(key.field)} ${key.direction === -1 ? '<' : '>'} ?`].join(' AND ')})`;
+    });
+    terms.push(`(${alternatives.join(' OR ')})`);
   }
   return { sql: terms.length ? `WHERE ${terms.join(' AND ')}` : '', params };
 }

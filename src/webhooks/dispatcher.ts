@@ -1,0 +1,471 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { DELETED_PARENTS, deletedParent, parentKey } from '../../projections/erasure.js';
+import type { Halt } from '../../projections/halt.js';
+import { checkpointKey } from '../../projections/projection.js';
+import { checkStore } from '../../projections/store-identity.js';
+import {
+  WEBHOOK_DELIVERIES,
+  WEBHOOK_OWNERS,
+  WEBHOOK_TARGETS,
+  webhookDispatchState,
+  type WebhookDelivery,
+  type WebhookTarget,
+} from '../../projections/webhooks.js';
+import { execute, type CommandContext } from '../aggregate.js';
+import type { DomainEvent } from '../domain-events.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
+import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-store/port.js';
+import type { Clock } from '../infra/ids.js';
+import { LeaseLost, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
+import { endpointAggregate } from './endpoint.js';
+import { createdObject, messageOf, type WebhookMessage } from './feed.js';
+import { sendOverHttp, type SendWebhook } from './http.js';
+import { endpointSecret, messageId, signatureHeaders } from './signing.js';
+import { checkTarget, systemResolve, type Resolve } from './targets.js';
+import { subscribed } from './types.js';
+
+const CHECKPOINT = checkpointKey(webhookDispatchState);
+const CATCH_UP_BATCH = 5000;
+/** Ops per write while a replay queues history; the checkpoint moves with the last. */
+const REPLAY_CHUNK = 1000;
+
+/**
+ * The delays between attempts, as Standard Webhooks senders commonly use:
+ * 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, about 28 hours from the first
+ * attempt to the last. An endpoint that fails them all is disabled.
+ */
+export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+export interface DispatcherOptions {
+  /** Delays before each retry, in ms; one attempt more than it has entries. */
+  schedule?: number[];
+  /** WEBHOOK_ALLOW_PRIVATE: deliver to loopback and private addresses too. */
+  allowPrivate?: boolean;
+  resolve?: Resolve;
+  send?: SendWebhook;
+  timeoutMs?: number;
+  batchSize?: number;
+  retryMs?: number;
+}
+
+class CheckpointMoved extends Error {}
+
+type Outcome = { kind: 'delivered'; status: number } | { kind: 'failed'; status: number | null; error: string } | { kind: 'dropped'; reason: string };
+
+const pad = (position: bigint): string => position.toString().padStart(20, '0');
+
+/**
+ * Webhooks as a process beside the projections, under the projector lease.
+ * It follows the event feed from its own checkpoint and, in the transaction
+ * that moves it, queues a delivery for every endpoint the event concerns (in
+ * feed order per endpoint) and drops what an erasure names. Each endpoint
+ * then sends its queue head on its own, so a failing endpoint holds up no
+ * other; an attempt's outcome (attempts, last status, next attempt) is
+ * stored after the attempt, so a crash means the attempt runs again:
+ * at-least-once, which the stable `webhook-id` lets receivers absorb.
+ */
+export class WebhookDispatcher {
+  private checkpoint = 0n;
+  private targets = new Map<string, WebhookTarget>();
+  private subscription: EventSubscription | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = true;
+  private fence: Fence | undefined;
+  /** Endpoints whose queue is being sent, and those to look at again once it is. */
+  private readonly busy = new Set<string>();
+  private readonly again = new Set<string>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly sending = new Set<Promise<void>>();
+  private readonly schedule: number[];
+  private readonly allowPrivate: boolean;
+  private readonly resolve: Resolve;
+  private readonly send: SendWebhook;
+  private readonly timeoutMs: number;
+  private readonly batchSize: number;
+  private readonly retryMs: number;
+  halted: Halt | undefined;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly catalog: EventCatalog<DomainEvent>,
+    private readonly commands: CommandContext,
+    /** Derives each endpoint's signing secret (see signing.ts). */
+    private readonly secretKey: Buffer,
+    private readonly clock: Clock,
+    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
+    options: DispatcherOptions = {},
+  ) {
+    this.schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
+    this.allowPrivate = options.allowPrivate ?? false;
+    this.resolve = options.resolve ?? systemResolve;
+    this.send = options.send ?? sendOverHttp;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.batchSize = options.batchSize ?? 500;
+    this.retryMs = options.retryMs ?? 1000;
+  }
+
+  async init(): Promise<void> {
+    await this.readModels.ensureCollections(webhookDispatchState.collections);
+    await this.reload();
+    const otherStore = await checkStore(this.events, this.readModels, this.checkpoint);
+    if (otherStore) {
+      this.halted = { cause: 'event_store_changed', position: 0n, reason: otherStore };
+      this.logger.error({ reason: otherStore }, 'webhooks halted: its state is of another event store');
+    }
+  }
+
+  get position(): bigint {
+    return this.checkpoint;
+  }
+
+  start(fence?: Fence): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.fence = fence;
+    this.loop = this.follow();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await this.subscription?.close();
+    await this.loop;
+    await Promise.allSettled([...this.sending]);
+  }
+
+  /** Queues what the feed holds now (tests and the admin CLI; a server follows the feed instead). */
+  async catchUp(): Promise<void> {
+    while (!this.halted) {
+      const batch = await this.events.readAll({ after: this.checkpoint, limit: CATCH_UP_BATCH });
+      if (batch.length === 0) return;
+      try {
+        await this.handle(batch);
+      } catch (error) {
+        if (!(error instanceof CheckpointMoved)) throw error;
+        await this.reload();
+      }
+    }
+  }
+
+  private async follow(): Promise<void> {
+    let loaded = false;
+    while (!this.stopped && !this.halted) {
+      try {
+        if (!loaded) {
+          await this.reload();
+          // Whatever a stop or a crash left queued goes out first.
+          this.kick(this.targets.keys());
+        }
+        loaded = true;
+        await this.catchUp();
+        if (this.halted || this.stopped) break;
+        this.subscription = this.events.subscribe({ after: this.checkpoint, batchSize: this.batchSize });
+        for await (const batch of this.subscription) {
+          await this.handle(batch);
+          if (this.stopped || this.halted) break;
+        }
+      } catch (error) {
+        if (this.stopped) break;
+        if (error instanceof LeaseLost) {
+          this.logger.warn({ lease: error.lease }, 'another process took the projector lease over: webhooks stop here');
+          break;
+        }
+        if (error instanceof CheckpointMoved) {
+          await this.reload();
+          continue;
+        }
+        this.logger.error({ err: error, position: String(this.checkpoint) }, 'webhooks stopped; trying again');
+        await new Promise((resolve) => setTimeout(resolve, this.retryMs));
+      } finally {
+        await this.subscription?.close().catch(() => undefined);
+        this.subscription = undefined;
+      }
+    }
+  }
+
+  private async reload(): Promise<void> {
+    this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
+    this.targets = new Map((await this.readModels.find(WEBHOOK_TARGETS, {})).map((doc) => [doc.id, doc as WebhookTarget]));
+  }
+
+  private async handle(batch: StoredEvent[]): Promise<void> {
+    let pending: ReadModelOp[] = [];
+    let previous = this.checkpoint;
+    const touched = new Set<string>();
+    const owners = new Map<string, string>();
+    const commit = async (position: bigint) => {
+      if (position <= this.checkpoint && pending.length === 0) return;
+      const ops = pending;
+      pending = [];
+      if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: position }], this.fence))) throw new CheckpointMoved();
+      this.checkpoint = position;
+    };
+    const drop = (where: Record<string, string>, reason: string): ReadModelOp => ({
+      op: 'patch',
+      collection: WEBHOOK_DELIVERIES,
+      where: { ...where, status: 'pending' },
+      set: { status: 'dropped', last_error: reason, next_attempt_at: null },
+    });
+
+    try {
+      for (const stored of batch) {
+        if (stored.position <= this.checkpoint) continue;
+        const event = this.read(stored);
+        if (event instanceof UnreadableEvent) {
+          await commit(previous);
+          this.halted = { cause: 'unreadable_event', position: event.position, streamId: event.streamId, type: event.type, reason: event.reason };
+          this.logger.error({ position: String(event.position), type: event.type, reason: event.reason }, 'webhooks halted before an event this version of the service cannot read');
+          return;
+        }
+        if (event) {
+          if (event.type === 'WebhookReplayRequested') {
+            await commit(previous);
+            await this.replay(stored, event.data);
+            touched.add(event.data.endpoint_id);
+            previous = stored.position;
+            continue;
+          }
+          pending.push(...this.endpointChange(event, drop));
+          // Enabled again: what waited behind its failed delivery goes out now.
+          if (event.type === 'WebhookEndpointUpdated') touched.add(event.data.endpoint_id);
+          const created = createdObject(event);
+          if (created) {
+            owners.set(created.id, created.account_id);
+            pending.push({ op: 'put', collection: WEBHOOK_OWNERS, doc: created });
+          }
+          // An erasure drops what is still queued of what it erases: nothing erased is sent after it.
+          const deleted = deletedParent(event);
+          if (deleted) pending.push(drop({ parent_id: deleted.id }, 'erased'));
+          if (event.type === 'ErasureRequested' || event.type === 'ResponsesErased') {
+            pending.push(...event.data.response_ids.map((id) => drop({ subject_id: id }, 'erased')));
+          }
+          const message = messageOf(event);
+          if (message && this.targets.size > 0) {
+            for (const target of await this.recipients(message, owners)) {
+              pending.push({ op: 'put', collection: WEBHOOK_DELIVERIES, doc: this.delivery(target, stored, message, pad(stored.position), false) });
+              touched.add(target.id);
+            }
+          }
+        }
+        previous = stored.position;
+      }
+      await commit(previous);
+    } finally {
+      this.kick(touched);
+    }
+  }
+
+  /** Keeps the dispatcher's copy of the endpoints as of its position in the feed. */
+  private endpointChange(event: Recorded<DomainEvent>, drop: (where: Record<string, string>, reason: string) => ReadModelOp): ReadModelOp[] {
+    switch (event.type) {
+      case 'WebhookEndpointCreated': {
+        const { endpoint_id, account_id, url, events, secret_salt } = event.data;
+        const target: WebhookTarget = { id: endpoint_id, account_id, url, events, secret_salt, enabled: true };
+        this.targets.set(target.id, target);
+        return [{ op: 'put', collection: WEBHOOK_TARGETS, doc: target }];
+      }
+      case 'WebhookEndpointUpdated':
+      case 'WebhookEndpointDisabled': {
+        const current = this.targets.get(event.data.endpoint_id);
+        if (!current) return [];
+        const target = { ...current, ...(event.type === 'WebhookEndpointUpdated' ? event.data.changes : { enabled: false }) };
+        this.targets.set(target.id, target);
+        return [{ op: 'put', collection: WEBHOOK_TARGETS, doc: target }];
+      }
+      case 'WebhookEndpointDeleted':
+        this.targets.delete(event.data.endpoint_id);
+        return [{ op: 'delete', collection: WEBHOOK_TARGETS, where: { id: event.data.endpoint_id } }, drop({ endpoint_id: event.data.endpoint_id }, 'endpoint deleted')];
+      default:
+        return [];
+    }
+  }
+
+  /** The enabled endpoints of the message's account that subscribed to its type. */
+  private async recipients(message: WebhookMessage, owners: Map<string, string>): Promise<WebhookTarget[]> {
+    let account = message.account_id;
+    if (account === undefined && message.object_id !== undefined) {
+      account = owners.get(message.object_id) ?? ((await this.readModels.get(WEBHOOK_OWNERS, message.object_id))?.account_id as string | undefined);
+    }
+    if (account === undefined) return [];
+    return [...this.targets.values()].filter((target) => target.account_id === account && target.enabled && subscribed(target.events, message.type));
+  }
+
+  private delivery(target: WebhookTarget, stored: StoredEvent, message: WebhookMessage, seq: string, replay: boolean): WebhookDelivery {
+    const now = this.clock().toISOString();
+    return {
+      id: `${target.id}:${seq}`,
+      endpoint_id: target.id,
+      seq,
+      event_id: `evt_${stored.id.replaceAll('-', '')}`,
+      type: message.type,
+      stream: stored.streamId,
+      revision: String(stored.revision),
+      position: String(stored.position),
+      subject_id: message.subject_id,
+      parent_id: message.parent_id,
+      status: 'pending',
+      attempts: 0,
+      last_status: null,
+      last_error: null,
+      next_attempt_at: now,
+      last_attempt_at: null,
+      created_at: now,
+      replay,
+    };
+  }
+
+  /**
+   * Queues again every event of the endpoint's account recorded from
+   * `since` up to the request, read from the history (erased events are no
+   * longer in it), after everything queued before the request.
+   */
+  private async replay(request: StoredEvent, data: { endpoint_id: string; account_id: string; since: string }): Promise<void> {
+    const target = this.targets.get(data.endpoint_id);
+    const since = Date.parse(data.since);
+    let ops: ReadModelOp[] = [];
+    if (target && target.account_id === data.account_id) {
+      let after = 0n;
+      for (let done = false; !done; ) {
+        const batch = await this.events.readAll({ after, limit: CATCH_UP_BATCH });
+        if (batch.length === 0) break;
+        for (const stored of batch) {
+          if (stored.position >= request.position) {
+            done = true;
+            break;
+          }
+          if (Date.parse(stored.recordedAt) < since) continue;
+          const event = this.read(stored);
+          const message = event && !(event instanceof UnreadableEvent) ? messageOf(event) : undefined;
+          if (!message || !subscribed(target.events, message.type)) continue;
+          if (!(await this.recipients(message, new Map())).some((t) => t.id === target.id)) continue;
+          ops.push({ op: 'put', collection: WEBHOOK_DELIVERIES, doc: this.delivery(target, stored, message, `${pad(request.position)}.${pad(stored.position)}`, true) });
+          if (ops.length >= REPLAY_CHUNK) {
+            // Queued again after a crash: a put replaces, so nothing is queued twice.
+            await this.readModels.write(ops, [], this.fence);
+            ops = [];
+          }
+        }
+        after = batch.at(-1)!.position;
+      }
+    }
+    if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: request.position }], this.fence))) throw new CheckpointMoved();
+    this.checkpoint = request.position;
+  }
+
+  /** Sends the queues of these endpoints, each on its own. */
+  private kick(endpoints: Iterable<string>): void {
+    for (const id of endpoints) {
+      if (this.stopped) return;
+      if (this.busy.has(id)) {
+        this.again.add(id);
+        continue;
+      }
+      this.busy.add(id);
+      clearTimeout(this.timers.get(id));
+      this.timers.delete(id);
+      const run: Promise<void> = this.drain(id)
+        .catch((error: unknown) => {
+          if (error instanceof LeaseLost) return;
+          this.logger.error({ err: error, endpoint: id }, 'webhook delivery stopped; trying again');
+          this.wake(id, this.clock().getTime() + this.retryMs);
+        })
+        .finally(() => {
+          this.busy.delete(id);
+          this.sending.delete(run);
+          if (this.again.delete(id)) this.kick([id]);
+        });
+      this.sending.add(run);
+    }
+  }
+
+  private wake(id: string, at: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timers.get(id));
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      this.kick([id]);
+    }, Math.max(0, at - this.clock().getTime()));
+    timer.unref();
+    this.timers.set(id, timer);
+  }
+
+  /** Sends the endpoint's queue in order until it is empty, or its head must wait. */
+  private async drain(id: string): Promise<void> {
+    while (!this.stopped) {
+      const target = this.targets.get(id);
+      if (!target?.enabled) return;
+      const [head] = (await this.readModels.find(WEBHOOK_DELIVERIES, { endpoint_id: id, status: 'pending' }, { sort: [['seq', 1]], limit: 1 })) as WebhookDelivery[];
+      if (!head) return;
+      const due = Date.parse(head.next_attempt_at ?? '');
+      if (due > this.clock().getTime()) return this.wake(id, due);
+      await this.attempt(target, head);
+    }
+  }
+
+  private async attempt(target: WebhookTarget, delivery: WebhookDelivery): Promise<void> {
+    const now = this.clock();
+    const outcome = await this.deliver(target, delivery, now);
+    const attempts = delivery.attempts + (outcome.kind === 'dropped' ? 0 : 1);
+    const exhausted = outcome.kind === 'failed' && attempts > this.schedule.length;
+    let set: Partial<WebhookDelivery>;
+    if (outcome.kind === 'dropped') {
+      set = { status: 'dropped', last_error: outcome.reason, next_attempt_at: null };
+    } else if (outcome.kind === 'delivered') {
+      set = { status: 'delivered', attempts, last_status: outcome.status, last_error: null, next_attempt_at: null, last_attempt_at: now.toISOString() };
+    } else {
+      set = {
+        status: exhausted ? 'failed' : 'pending',
+        attempts,
+        last_status: outcome.status,
+        last_error: outcome.error,
+        next_attempt_at: exhausted ? null : new Date(now.getTime() + this.schedule[attempts - 1]!).toISOString(),
+        last_attempt_at: now.toISOString(),
+      };
+    }
+    // Still pending: an erasure or a deletion that dropped it meanwhile stands.
+    await this.readModels.write([{ op: 'patch', collection: WEBHOOK_DELIVERIES, where: { id: delivery.id, status: 'pending' }, set }], [], this.fence);
+    if (exhausted) {
+      target.enabled = false;
+      this.logger.warn({ endpoint: target.id }, 'a webhook failed for its whole retry schedule: the endpoint is disabled');
+      await execute(this.commands, endpointAggregate, target.id, { type: 'DisableEndpoint', reason: 'failing', at: now.toISOString() }, { actor: 'service', at: now });
+    }
+  }
+
+  private async deliver(target: WebhookTarget, delivery: WebhookDelivery, now: Date): Promise<Outcome> {
+    // Read from the history at send time: an erased response's stream is gone, and so is its payload.
+    const [stored] = await this.events.readStream(delivery.stream, { fromRevision: BigInt(delivery.revision), maxCount: 1 });
+    if (!stored || String(stored.position) !== delivery.position) return { kind: 'dropped', reason: 'erased' };
+    const event = this.read(stored);
+    const message = event && !(event instanceof UnreadableEvent) ? messageOf(event) : undefined;
+    if (!event || event instanceof UnreadableEvent || !message) return { kind: 'dropped', reason: 'unreadable' };
+    if (message.parent_id !== null && (await this.parentDeleted(message))) return { kind: 'dropped', reason: 'erased' };
+    const checked = await checkTarget(target.url, { allowPrivate: this.allowPrivate, resolve: this.resolve });
+    if (!checked.ok) return { kind: 'failed', status: null, error: `refused: ${checked.reason}` };
+    const body = JSON.stringify({ type: message.type, id: delivery.event_id, created_at: event.metadata.occurred_at, data: message.data });
+    const headers = signatureHeaders(endpointSecret(this.secretKey, target.id, target.secret_salt), messageId(target.id, delivery.event_id), now, body);
+    try {
+      const { status } = await this.send({ url: target.url, address: checked.address, family: checked.family, headers, body, timeoutMs: this.timeoutMs });
+      return status >= 200 && status < 300 ? { kind: 'delivered', status } : { kind: 'failed', status, error: `answered ${status}` };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
+      return { kind: 'failed', status: null, error: code === 'AbortError' || code === 'TimeoutError' ? 'no answer within the timeout' : `no answer (${code})` };
+    }
+  }
+
+  /** Whether the erasure process has recorded the deletion of the message's parent (it may be ahead of this process). */
+  private async parentDeleted(message: WebhookMessage): Promise<boolean> {
+    const parent = message.type === 'vote.cast' ? 'poll' : message.data.widget_id !== undefined ? 'widget' : 'form';
+    return (await this.readModels.get(DELETED_PARENTS, parentKey(parent, message.parent_id!))) !== null;
+  }
+
+  private read(stored: StoredEvent): Recorded<DomainEvent> | undefined | UnreadableEvent {
+    try {
+      return this.catalog.parse(stored);
+    } catch (error) {
+      if (error instanceof UnreadableEvent) return error;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,189 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { WEBHOOK_DELIVERIES } from '../../projections/webhooks.js';
+import { WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
+import { execute } from '../aggregate.js';
+import { ID, Params } from '../embeddables/schemas.js';
+import { AppError } from '../errors.js';
+import { callerOf, requireKey } from '../http/auth.js';
+import { PaginationQuery, pagination, window } from '../http/pagination.js';
+import type { Services } from '../services.js';
+import { endpointAggregate } from './endpoint.js';
+import { CreatedWebhook, CreateWebhookBody, DeliveryList, ReplayAccepted, ReplayBody, UpdateWebhookBody, WebhookList, WebhookView } from './schemas.js';
+import { endpointSecret } from './signing.js';
+import { checkTarget, systemResolve } from './targets.js';
+
+const notFound = () => new AppError('webhook_not_found', 'Webhook not found');
+
+const view = (doc: WebhookDoc): z.output<typeof WebhookView> => ({
+  id: doc.id,
+  url: doc.url,
+  events: doc.events,
+  description: doc.description,
+  enabled: doc.enabled,
+  disabled_reason: doc.disabled_reason ?? null,
+  created_at: doc.created_at,
+  updated_at: doc.updated_at,
+});
+
+/** Webhook endpoints (Business): a plugin the app registers with its services. */
+export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  const read = requireKey(services, { scope: 'webhooks:read' });
+  const write = requireKey(services, { scope: 'webhooks:write' });
+  const resolve = services.webhookResolve ?? systemResolve;
+
+  /** Refuses a target that resolves where webhooks may not go; checked again at every delivery. */
+  const checkUrl = async (url: string) => {
+    const checked = await checkTarget(url, { allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE, resolve });
+    if (!checked.ok) throw new AppError('validation_error', 'The webhook URL is refused', [{ path: 'body.url', message: checked.reason }]);
+  };
+
+  const own = async (id: string, accountId: string): Promise<WebhookDoc> => {
+    const doc = ID.test(id) ? ((await services.readModels.get(WEBHOOKS, id)) as WebhookDoc | null) : null;
+    if (!doc || doc.account_id !== accountId) throw notFound();
+    return doc;
+  };
+
+  app.post(
+    '/api/webhooks',
+    {
+      preHandler: write,
+      config: { errors: ['validation_error', 'conflict'] },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Create a webhook endpoint',
+        description: 'The reply holds the signing secret, shown this once. Targets that resolve to loopback, private, link-local or metadata addresses are refused.',
+        body: CreateWebhookBody,
+        response: { 201: CreatedWebhook },
+      },
+    },
+    async (request, reply) => {
+      const { accountId, keyId } = callerOf(request);
+      await checkUrl(request.body.url);
+      const id = services.ids('whk');
+      const salt = services.random(16).toString('hex');
+      const at = services.clock();
+      const { state } = await execute(
+        services.commands,
+        endpointAggregate,
+        id,
+        { type: 'CreateEndpoint', endpoint_id: id, account_id: accountId, url: request.body.url, events: request.body.events, description: request.body.description ?? '', secret_salt: salt, at: at.toISOString() },
+        { actor: keyId, at, requestId: request.id },
+      );
+      if (state.status !== 'active') throw new Error('webhook was not created');
+      const { url, events, description } = state.endpoint;
+      return reply.code(201).send({ id, url, events, description, secret: endpointSecret(services.keys.webhookSecrets, id, salt), enabled: true as const, created_at: at.toISOString() });
+    },
+  );
+
+  app.get(
+    '/api/webhooks',
+    { preHandler: read, schema: { tags: ['webhooks'], summary: 'List webhook endpoints', querystring: PaginationQuery, response: { 200: WebhookList } } },
+    async (request) => {
+      const { accountId } = callerOf(request);
+      const [docs, total] = await Promise.all([
+        services.readModels.find(WEBHOOKS, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
+        services.readModels.count(WEBHOOKS, { account_id: accountId }),
+      ]);
+      return { webhooks: (docs as WebhookDoc[]).map(view), pagination: pagination(request.query, total) };
+    },
+  );
+
+  app.get(
+    '/api/webhooks/:id',
+    { preHandler: read, config: { errors: ['webhook_not_found'] }, schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: Params, response: { 200: WebhookView } } },
+    async (request) => view(await own(request.params.id, callerOf(request).accountId)),
+  );
+
+  app.put(
+    '/api/webhooks/:id',
+    {
+      preHandler: write,
+      config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'event_unreadable'] },
+      schema: { tags: ['webhooks'], summary: 'Change a webhook endpoint, or turn it off or on', params: Params, body: UpdateWebhookBody, response: { 200: WebhookView } },
+    },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      await own(request.params.id, accountId);
+      if (request.body.url !== undefined) await checkUrl(request.body.url);
+      const at = services.clock();
+      await execute(services.commands, endpointAggregate, request.params.id, { type: 'UpdateEndpoint', account_id: accountId, changes: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      return view(await own(request.params.id, accountId));
+    },
+  );
+
+  app.delete(
+    '/api/webhooks/:id',
+    {
+      preHandler: write,
+      config: { errors: ['webhook_not_found', 'conflict', 'event_unreadable'] },
+      schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint (what is still queued for it is dropped)', params: Params, response: { 200: z.object({ success: z.literal(true) }) } },
+    },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      await own(request.params.id, accountId);
+      const at = services.clock();
+      await execute(services.commands, endpointAggregate, request.params.id, { type: 'DeleteEndpoint', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      return { success: true as const };
+    },
+  );
+
+  app.get(
+    '/api/webhooks/:id/deliveries',
+    {
+      preHandler: read,
+      config: { errors: ['webhook_not_found'] },
+      schema: {
+        tags: ['webhooks'],
+        summary: "List a webhook endpoint's deliveries, newest first",
+        description: 'What was sent or is queued, with attempts and outcomes; never a payload, a secret or an answer.',
+        params: Params,
+        querystring: PaginationQuery,
+        response: { 200: DeliveryList },
+      },
+    },
+    async (request) => {
+      const doc = await own(request.params.id, callerOf(request).accountId);
+      const [docs, total] = await Promise.all([
+        services.readModels.find(WEBHOOK_DELIVERIES, { endpoint_id: doc.id }, { sort: [['seq', -1]], ...window(request.query) }),
+        services.readModels.count(WEBHOOK_DELIVERIES, { endpoint_id: doc.id }),
+      ]);
+      const deliveries = docs.map((d) => ({
+        event_id: String(d.event_id),
+        type: String(d.type),
+        status: d.status as 'pending' | 'delivered' | 'failed' | 'dropped',
+        attempts: Number(d.attempts),
+        last_status: (d.last_status as number | null) ?? null,
+        last_error: (d.last_error as string | null) ?? null,
+        next_attempt_at: (d.next_attempt_at as string | null) ?? null,
+        last_attempt_at: (d.last_attempt_at as string | null) ?? null,
+        created_at: String(d.created_at),
+        replay: Boolean(d.replay),
+      }));
+      return { deliveries, pagination: pagination(request.query, total) };
+    },
+  );
+
+  app.post(
+    '/api/webhooks/:id/replay',
+    {
+      preHandler: write,
+      config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'event_unreadable'] },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Deliver again every matching event recorded since a time',
+        description: 'Read from the event history: every event of the subscribed types recorded from `since` until now is queued again, after what is queued already, and sent with its original `webhook-id`. Erased responses are not in the history any more and are not sent.',
+        params: Params,
+        body: ReplayBody,
+        response: { 202: ReplayAccepted },
+      },
+    },
+    async (request, reply) => {
+      const { accountId, keyId } = callerOf(request);
+      await own(request.params.id, accountId);
+      const at = services.clock();
+      await execute(services.commands, endpointAggregate, request.params.id, { type: 'RequestReplay', account_id: accountId, since: request.body.since, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      return reply.code(202).send({ replay: true as const, since: request.body.since });
+    },
+  );
+};
