@@ -10,20 +10,20 @@ import {
   type Parent,
 } from '../../projections/erasure.js';
 import { checkpointKey } from '../../projections/projection.js';
-import { nextTurn, Progress } from '../../projections/progress.js';
+import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../../projections/follow.js';
+import { Progress } from '../../projections/progress.js';
 import { haltMessage, type EventStoreChangedHalt, type Halt } from '../../projections/halt.js';
 import { checkStore } from '../../projections/store-identity.js';
 import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
-import { LeaseLost, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
+import type { Fence, ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
 
 /** Ids one `ResponsesErased` names at most, so an audit event stays a reasonable size. */
 const CHUNK = 1000;
 const CHECKPOINT = checkpointKey(erasureState);
 /** Events read at once when catching up (the live feed comes in smaller batches). */
-const CATCH_UP_BATCH = 5000;
 
 /** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
 export const erasureStream = {
@@ -31,9 +31,6 @@ export const erasureStream = {
   parent: (parent: Parent, id: string) => `erasure-${parent}-${id}`,
   late: (submissionId: string) => `erasure-late-${submissionId}`,
 };
-
-/** Another process moved the checkpoint: read it again and go on from there. */
-class CheckpointMoved extends Error {}
 
 interface Job {
   stream: string;
@@ -86,6 +83,7 @@ export class ErasureProcess {
   private readonly batchSize: number;
   private readonly retryMs: number;
   private readonly afterErasure: (position: bigint) => Promise<void>;
+  private readonly consumer: FeedConsumer;
   /**
    * Set when the feed holds an event this code cannot read: the process stops
    * before it, as the projections do, rather than miss an erasure it names.
@@ -103,6 +101,18 @@ export class ErasureProcess {
     this.batchSize = options.batchSize ?? 500;
     this.retryMs = options.retryMs ?? 1000;
     this.afterErasure = options.afterErasure ?? (async () => undefined);
+    this.consumer = {
+      label: 'the erasure process',
+      events,
+      logger,
+      batchSize: this.batchSize,
+      retryMs: this.retryMs,
+      position: () => this.checkpoint,
+      halted: () => this.halted !== undefined,
+      stopping: () => this.stopped,
+      reload: () => this.reload(),
+      handle: (batch) => this.handle(batch),
+    };
   }
 
   async init(): Promise<void> {
@@ -158,52 +168,11 @@ export class ErasureProcess {
 
   /** Handles everything stored now. */
   async catchUp(): Promise<void> {
-    while (!this.halted) {
-      const batch = await this.events.readAll({ after: this.checkpoint, limit: CATCH_UP_BATCH });
-      if (batch.length === 0) return;
-      try {
-        await this.handle(batch);
-      } catch (error) {
-        if (!(error instanceof CheckpointMoved)) throw error;
-        await this.reload();
-      }
-      if (this.halted) return;
-      await nextTurn();
-    }
+    await catchUpFeed(this.consumer);
   }
 
-  private async follow(): Promise<void> {
-    // Another process may have moved the checkpoint while this one was stopped.
-    let loaded = false;
-    while (!this.stopped && !this.halted) {
-      try {
-        if (!loaded) await this.reload();
-        loaded = true;
-        await this.catchUp();
-        // A stop() during the catch-up found no subscription to close: none may open after it.
-        if (this.halted || this.stopped) break;
-        this.subscription = this.events.subscribe({ after: this.checkpoint, batchSize: this.batchSize });
-        for await (const batch of this.subscription) {
-          await this.handle(batch);
-          if (this.stopped || this.halted) break;
-        }
-      } catch (error) {
-        if (this.stopped) break;
-        if (error instanceof LeaseLost) {
-          this.logger.warn({ lease: error.lease }, 'another process took the projector lease over: the erasure process stops here');
-          break;
-        }
-        if (error instanceof CheckpointMoved) {
-          await this.reload();
-          continue;
-        }
-        this.logger.error({ err: error, position: String(this.checkpoint) }, 'erasure stopped; trying again');
-        await new Promise((resolve) => setTimeout(resolve, this.retryMs));
-      } finally {
-        await this.subscription?.close().catch(() => undefined);
-        this.subscription = undefined;
-      }
-    }
+  private follow(): Promise<void> {
+    return followFeed(this.consumer, (subscription) => (this.subscription = subscription));
   }
 
   private async reload(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { DELETED_PARENTS, deletedParent, parentKey } from '../../projections/erasure.js';
+import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../../projections/follow.js';
 import type { Halt } from '../../projections/halt.js';
 import { checkpointKey } from '../../projections/projection.js';
 import { checkStore } from '../../projections/store-identity.js';
@@ -48,8 +49,6 @@ export interface DispatcherOptions {
   retryMs?: number;
 }
 
-class CheckpointMoved extends Error {}
-
 type Outcome = { kind: 'delivered'; status: number } | { kind: 'failed'; status: number | null; error: string } | { kind: 'dropped'; reason: string };
 
 const pad = (position: bigint): string => position.toString().padStart(20, '0');
@@ -83,6 +82,7 @@ export class WebhookDispatcher {
   private readonly timeoutMs: number;
   private readonly batchSize: number;
   private readonly retryMs: number;
+  private readonly consumer: FeedConsumer;
   halted: Halt | undefined;
 
   constructor(
@@ -103,6 +103,20 @@ export class WebhookDispatcher {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.batchSize = options.batchSize ?? 500;
     this.retryMs = options.retryMs ?? 1000;
+    this.consumer = {
+      label: 'the webhook dispatcher',
+      events,
+      logger,
+      batchSize: this.batchSize,
+      retryMs: this.retryMs,
+      position: () => this.checkpoint,
+      halted: () => this.halted !== undefined,
+      stopping: () => this.stopped,
+      reload: () => this.reload(),
+      // Whatever a stop or a crash left queued goes out first.
+      loaded: () => this.kick(this.targets.keys()),
+      handle: (batch) => this.handle(batch),
+    };
   }
 
   async init(): Promise<void> {
@@ -137,52 +151,11 @@ export class WebhookDispatcher {
 
   /** Queues what the feed holds now (tests and the admin CLI; a server follows the feed instead). */
   async catchUp(): Promise<void> {
-    while (!this.halted) {
-      const batch = await this.events.readAll({ after: this.checkpoint, limit: CATCH_UP_BATCH });
-      if (batch.length === 0) return;
-      try {
-        await this.handle(batch);
-      } catch (error) {
-        if (!(error instanceof CheckpointMoved)) throw error;
-        await this.reload();
-      }
-    }
+    await catchUpFeed(this.consumer);
   }
 
-  private async follow(): Promise<void> {
-    let loaded = false;
-    while (!this.stopped && !this.halted) {
-      try {
-        if (!loaded) {
-          await this.reload();
-          // Whatever a stop or a crash left queued goes out first.
-          this.kick(this.targets.keys());
-        }
-        loaded = true;
-        await this.catchUp();
-        if (this.halted || this.stopped) break;
-        this.subscription = this.events.subscribe({ after: this.checkpoint, batchSize: this.batchSize });
-        for await (const batch of this.subscription) {
-          await this.handle(batch);
-          if (this.stopped || this.halted) break;
-        }
-      } catch (error) {
-        if (this.stopped) break;
-        if (error instanceof LeaseLost) {
-          this.logger.warn({ lease: error.lease }, 'another process took the projector lease over: webhooks stop here');
-          break;
-        }
-        if (error instanceof CheckpointMoved) {
-          await this.reload();
-          continue;
-        }
-        this.logger.error({ err: error, position: String(this.checkpoint) }, 'webhooks stopped; trying again');
-        await new Promise((resolve) => setTimeout(resolve, this.retryMs));
-      } finally {
-        await this.subscription?.close().catch(() => undefined);
-        this.subscription = undefined;
-      }
-    }
+  private follow(): Promise<void> {
+    return followFeed(this.consumer, (subscription) => (this.subscription = subscription));
   }
 
   private async reload(): Promise<void> {
