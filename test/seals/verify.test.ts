@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { SEAL_STREAM } from '../../src/seals/chain.js';
+import { catalog } from '../../src/domain-events.js';
 import { verifyHistory } from '../../src/seals/verify.js';
+import { testServices } from '../support/services.js';
 import { admin } from '../support/processes.js';
 import { publishedWidget } from '../support/app.js';
 import { live, openFile, rows, sealedHistory, submit } from './support.js';
@@ -180,4 +182,26 @@ t.test('lawful erasure keeps the chain whole: exit 0, the erased events counted'
   const tampered = await verifyRun(dir);
   t.equal(tampered.code, 1, 'a deletion no erasure records is a break');
   t.match(tampered.result.break, { position: String(victim.position), problem: /no recorded erasure/ });
+});
+
+t.test('a backlog sealed at once (seals after all the events they cover) verifies, and a change deep in it is found', async (t) => {
+  const services = await testServices(t, { sealing: { everyEvents: 1000, everyMs: 3_600_000 } });
+  const meta = { occurred_at: '2026-11-01T00:00:00.000Z', actor: 'test' };
+  const count = 12_000;
+  for (let done = 0; done < count; done += 1000) {
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        services.events.append(`account-backlog${done + i}`, [catalog.serialize({ type: 'AccountOpened', data: { account_id: `acc_backlog${done + i}`, name: 'Backlog', plan: 'free', opened_at: meta.occurred_at } } as never, meta)], 'no_stream'),
+      ),
+    );
+  }
+  t.equal(await services.seals.sealAll(), 12, 'twelve seals, all after the 12,000 events');
+  const whole = await verifyHistory(services.events);
+  t.match(whole, { firstBreak: undefined, events: count + 12, sealed: count, unsealed: 12 });
+
+  const db = openFile(services.config.DATA_DIR);
+  t.teardown(() => db.close());
+  const target = db.prepare('SELECT position, data FROM events WHERE position = ?').get(11_500) as { position: number; data: string };
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(flipped(target.data), target.position);
+  t.equal((await verifyHistory(services.events)).firstBreak?.position, 11_500n, 'a change in the eleventh seal’s range is named at its position');
 });
