@@ -62,15 +62,13 @@ export function exited(holder: string): boolean {
   }
 }
 
-/** Another consumer of the feed that runs only under the lease, beside the projections (webhooks). */
+/** A process that runs only under the lease, beside the projections (webhooks, the seals of the history). */
 export interface LeasedProcess {
   start(fence: Fence): void;
   stop(): Promise<void>;
 }
 
 export interface ProjectorOptions {
-  /** Runs under the lease beside the projections (the seals of the history). */
-  sealing?: { start(): void; stop(): Promise<void> };
   clock?: Clock;
   beside?: LeasedProcess[];
   timing?: LeaseTiming;
@@ -102,7 +100,6 @@ export class Projector {
   private stopped = false;
   /** The end of the lease by the last claim that succeeded, by this process's clock. */
   private heldUntil = 0;
-  private readonly sealing: ProjectorOptions['sealing'];
   private readonly beside: LeasedProcess[];
 
   constructor(
@@ -115,7 +112,6 @@ export class Projector {
     this.clock = options.clock ?? systemClock;
     this.timing = options.timing ?? LEASE_TIMING;
     this.holder = options.holder ?? holderId();
-    this.sealing = options.sealing;
     this.beside = options.beside ?? [];
   }
 
@@ -190,7 +186,6 @@ export class Projector {
     this.logger.info({ holder: this.holder }, 'holding the projector lease: applying the projections and running the erasure process');
     this.runner.start(this.fence);
     this.erasure.start(this.fence);
-    this.sealing?.start();
     for (const process of this.beside) process.start(this.fence);
     // Only now: whoever sees `holding` may wait for the live loops, which exist from here on.
     this.holding = true;
@@ -198,7 +193,6 @@ export class Projector {
 
   private async stopWork(): Promise<void> {
     this.holding = false;
-    await this.sealing?.stop();
     await Promise.all(this.beside.map((process) => process.stop()));
     // The erasure first: it waits for the projections to take what it erased.
     await this.erasure.stop();

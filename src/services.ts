@@ -223,9 +223,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     config.ROLE === 'api' || readOnly
       ? undefined
       : new Projector(readModels, runner, erasure, logger, {
-          ...(config.SEALS === 'on' ? { sealing: seals } : {}),
           ...(options.leaseTiming ? { timing: options.leaseTiming } : {}),
-          beside: [webhooks],
+          beside: config.SEALS === 'on' ? [webhooks, seals] : [webhooks],
         });
   const watch = new CheckpointWatch(readModels, logger);
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
