@@ -45,13 +45,13 @@ export interface SealContent {
 /** The SHA-256 of an event's data as stored: what erasure removes and the seals keep. */
 export const payloadDigest = (data: string): string => hash('sha256', data, 'hex');
 
-export function leafOf(event: FeedRecord): string {
-  return hash(
-    'sha256',
-    `${event.position}\n${event.streamId}\n${event.type}\n${event.id}\n${event.recordedAt}\n${payloadDigest(event.data)}\n${event.metadata}`,
-    'base64url',
-  );
-}
+const leafText = (event: FeedRecord): string =>
+  `${event.position}\n${event.streamId}\n${event.type}\n${event.id}\n${event.recordedAt}\n${payloadDigest(event.data)}\n${event.metadata}`;
+
+export const leafOf = (event: FeedRecord): string => hash('sha256', leafText(event), 'base64url');
+
+/** The leaf's 32 bytes, for a verifier that keeps many of them. */
+export const leafBytes = (event: FeedRecord): Buffer => hash('sha256', leafText(event), 'buffer');
 
 /** Tabs and line ends would split a line; stream names from elsewhere (KurrentDB) may hold them. */
 const escape = (text: string): string => (/[%\t\n\r]/.test(text) ? text.replace(/[%\t\n\r]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`) : text);

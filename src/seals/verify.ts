@@ -1,5 +1,5 @@
 import type { EventStore, FeedRecord } from '../infra/event-store/port.js';
-import { leafOf, parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
+import { leafBytes, parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
 import { LogSealed } from './events.js';
 
 /** The first place where the history is not what was sealed. */
@@ -37,13 +37,73 @@ interface Seen {
   position: bigint;
   stream: string;
   type: string;
-  leaf: string;
 }
 
 function changed(line: SealLine, event: Seen): string {
   if (event.stream !== line.stream) return `sealed as an event of ${line.stream} (${line.type}), it is now one of ${event.stream} (${event.type}): events were moved, swapped or replaced`;
   if (event.type !== line.type) return `sealed as ${line.type}, it is now ${event.type}`;
   return 'its data, metadata, id or recording time changed since it was sealed';
+}
+
+/**
+ * The events read since the last seal met, in feed order: what the next
+ * seals must cover. A backlog sealed at once (`admin seal`) puts every seal
+ * after all the events, so this may hold the whole history: each event is
+ * kept as its position and its leaf's 32 bytes in flat arrays rather than as
+ * objects and strings, which the garbage collector would copy and mark
+ * again and again. Its stream and type are read back from the store only
+ * for an event found broken.
+ */
+class Pending {
+  private positions = new BigUint64Array(4096);
+  private leaves = Buffer.alloc(4096 * 32);
+  /** Where the next seal's events start: the covered ones before it are dropped only once most of the arrays are behind. */
+  start = 0;
+  end = 0;
+
+  push(position: bigint, leaf: Buffer): void {
+    if (this.end === this.positions.length) {
+      const positions = new BigUint64Array(this.positions.length * 2);
+      positions.set(this.positions);
+      this.positions = positions;
+      const leaves = Buffer.alloc(this.leaves.length * 2);
+      this.leaves.copy(leaves);
+      this.leaves = leaves;
+    }
+    this.positions[this.end] = position;
+    leaf.copy(this.leaves, this.end * 32);
+    this.end++;
+  }
+
+  position(i: number): bigint {
+    return this.positions[i]!;
+  }
+
+  /** The leaf as the seals write it (base64url). */
+  leaf(i: number): string {
+    return this.leaves.toString('base64url', i * 32, i * 32 + 32);
+  }
+
+  /** Drops the events before `start` once they are most of what is held. */
+  compact(): void {
+    if (this.start <= 4096 || this.start * 2 <= this.end) return;
+    this.positions.copyWithin(0, this.start, this.end);
+    this.leaves.copy(this.leaves, 0, this.start * 32, this.end * 32);
+    this.end -= this.start;
+    this.start = 0;
+  }
+}
+
+/** A break at an event read earlier, told in full once its stream and type are read back. */
+type Found = Break | { position: bigint; problem: (event: Seen) => string };
+
+/** The break with the stream and type of its event, read back from the store. */
+async function described(store: EventStore, found: Found): Promise<Break> {
+  if (typeof found.problem === 'string') return found as Break;
+  const [record] = await store.readFeed({ after: found.position - 1n, limit: 1 });
+  // Gone since it was read (an erasure running beside the verify): its seal line says what it was.
+  const event: Seen = record?.position === found.position ? { position: found.position, stream: record.streamId, type: record.type } : { position: found.position, stream: '(no longer stored)', type: '(no longer stored)' };
+  return { ...event, problem: found.problem(event) };
 }
 
 const INSERTED = 'inserted: no seal covers this event, though it lies inside a sealed range';
@@ -61,22 +121,14 @@ const INSERTED = 'inserted: no seal covers this event, though it lies inside a s
  * missing event is a break.
  */
 export async function verifyHistory(store: EventStore, options: VerifyOptions = {}): Promise<Verification> {
-  const pageSize = options.pageSize ?? 10_000;
+  const pageSize = options.pageSize ?? 1000;
   const erasedIds = new Set<string>();
-  let firstBreak: Break | undefined;
-  const report = (found: Break) => {
+  let firstBreak: Found | undefined;
+  const report = (found: Found) => {
     if (!firstBreak || found.position < firstBreak.position) firstBreak = found;
   };
   const missing: SealLine[] = [];
-  /** Events read since the last seal, in feed order: what the next seal must cover. */
-  let pending: Seen[] = [];
-  /**
-   * Where the next seal's events start in `pending`. Seals made of a backlog
-   * (`admin seal`) all follow the events they cover, so dropping the covered
-   * ones by copying the rest at every seal would be quadratic: the array is
-   * compacted only once most of it is behind.
-   */
-  let start = 0;
+  const pending = new Pending();
   let events = 0;
   let sealed = 0;
   let seals = 0;
@@ -107,33 +159,29 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     const seal = parsed.data;
     const from = BigInt(seal.from);
     const end = BigInt(seal.through);
-    let i = start;
+    let i = pending.start;
     if (seal.seal !== seals || seal.previous !== previous || from !== through) {
       report({ ...at, problem: `seal ${seal.seal} does not follow seal ${seals - 1}: a seal was removed, inserted or changed` });
       // Covered by the seals that are gone: the removed seal is the break (its line here is missing), not these.
-      while (i < pending.length && pending[i]!.position <= from) i++;
+      while (i < pending.end && pending.position(i) <= from) i++;
     } else if (sealHash({ seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) !== seal.hash) {
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: its hash does not match its contents` });
     }
     if (seal.hash === options.expect) expectFound = true;
 
     for (const line of lines) {
-      while (i < pending.length && pending[i]!.position < line.position) report({ ...pending[i++]!, problem: INSERTED });
-      const event = pending[i];
-      if (event && event.position === line.position) {
-        if (event.leaf === line.leaf) sealed++;
-        else report({ ...event, problem: changed(line, event) });
+      while (i < pending.end && pending.position(i) < line.position) report({ position: pending.position(i++), problem: () => INSERTED });
+      if (i < pending.end && pending.position(i) === line.position) {
+        if (pending.leaf(i) === line.leaf) sealed++;
+        else report({ position: line.position, problem: (event) => changed(line, event) });
         i++;
       } else {
         missing.push(line);
       }
     }
-    while (i < pending.length && pending[i]!.position <= end) report({ ...pending[i++]!, problem: INSERTED });
-    start = i;
-    if (start > 4096 && start * 2 > pending.length) {
-      pending = pending.slice(start);
-      start = 0;
-    }
+    while (i < pending.end && pending.position(i) <= end) report({ position: pending.position(i++), problem: () => INSERTED });
+    pending.start = i;
+    pending.compact();
     previous = seal.hash;
     through = end;
     seals++;
@@ -154,7 +202,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
         }
       }
       if (record.streamId === SEAL_STREAM) checkSeal(record);
-      pending.push({ position: record.position, stream: record.streamId, type: record.type, leaf: leafOf(record) });
+      pending.push(record.position, leafBytes(record));
     }
   }
 
@@ -171,5 +219,5 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
   if (!expectFound) {
     report({ position: through, stream: SEAL_STREAM, type: LogSealed.type, problem: `the chain no longer holds the seal ${options.expect}: seals were removed or rewritten` });
   }
-  return { firstBreak, events, sealed, erased, unsealed: pending.length - start, seals, lastSealedPosition: through, lastSealHash: previous };
+  return { firstBreak: firstBreak && (await described(store, firstBreak)), events, sealed, erased, unsealed: pending.end - pending.start, seals, lastSealedPosition: through, lastSealHash: previous };
 }
