@@ -10,10 +10,10 @@ export const RESPONSES = 'responses';
  */
 export const responsesProjection: Projection = {
   name: 'responses',
-  // 3 ranks responses within their parent.
-  version: 3,
+  // 3 ranks responses within their parent; 4 keeps the indexed fields in columns (a rebuild puts a million of them).
+  version: 4,
   // The index serves cursor pages and date filters: a page after any response costs what the first costs.
-  collections: [{ name: RESPONSES, indexes: [['parent_id', 'submitted_at', 'id']], rankWithin: 'parent_id' }],
+  collections: [{ name: RESPONSES, indexes: [['parent_id', 'submitted_at', 'id']], rankWithin: 'parent_id', indexedColumns: true }],
   project(event): ReadModelOp[] {
     switch (event.type) {
       case 'ResponseSubmitted': {

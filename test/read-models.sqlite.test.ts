@@ -9,6 +9,7 @@ const dir = mkdtempSync(join(tmpdir(), 'read-models-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 readModelContract(t, async () => openSqliteReadModels(dir));
+t.test('indexed fields in columns', async (t) => readModelContract(t, async () => openSqliteReadModels(dir), { indexedColumns: true }));
 
 t.test('indexes follow the declaration: one no longer declared is dropped', async (t) => {
   const Database = (await import('better-sqlite3')).default;
@@ -20,6 +21,25 @@ t.test('indexes follow the declaration: one no longer declared is dropped', asyn
   t.teardown(() => db.close());
   const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_shrinking' ORDER BY name").pluck().all();
   t.same(names, ['ix_shrinking_c', 'ix_shrinking_rank']);
+});
+
+t.test('a collection that moves its indexed fields into columns gets its indexes on the columns, and queries use them', async (t) => {
+  const Database = (await import('better-sqlite3')).default;
+  const store = openSqliteReadModels(dir);
+  t.teardown(() => store.close());
+  await store.ensureCollections([{ name: 'moved', indexes: [['p', 'at', 'id']], rankWithin: 'p' }]);
+  await store.write([{ op: 'put', collection: 'moved', doc: { id: 'm1', p: 'g', at: '2026-01-01' } }]);
+  await store.ensureCollections([{ name: 'moved', indexes: [['p', 'at', 'id']], rankWithin: 'p', indexedColumns: true }]);
+  const db = new Database(join(dir, 'feedback.db'), { readonly: true });
+  t.teardown(() => db.close());
+  const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE '%moved_p_at_id'").pluck().all() as string[];
+  t.equal(sql.length, 1, 'one index for the fields, not one per layout');
+  t.match(sql[0], /\(grp, f_at, id\)$/, 'on the group and the column');
+  await store.reset(['moved'], []);
+  await store.write([{ op: 'put', collection: 'moved', doc: { id: 'm2', p: 'g', at: '2026-01-02' } }]);
+  t.same((await store.find('moved', { p: 'g' }, { sort: [['at', 1], ['id', 1]], range: { field: 'at', gte: '2026-01-02' } })).map((d) => d.id), ['m2']);
+  const plan = db.prepare("EXPLAIN QUERY PLAN SELECT doc FROM rm_moved WHERE grp = 'g' AND f_at >= '2026' ORDER BY f_at, id").all() as Array<{ detail: string }>;
+  t.match(plan.map((row) => row.detail).join(), /moved_p_at_id/, 'the columns are what the index covers');
 });
 
 t.test('a swapped-in table carries its indexes, under names ensureCollections keeps', async (t) => {

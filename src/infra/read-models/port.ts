@@ -26,6 +26,14 @@ export interface CollectionSpec {
    * costs what page 1 costs. The field cannot change once a document is in.
    */
   rankWithin?: string;
+  /**
+   * Keeps every field the indexes name in a column of its own beside the
+   * document, where the store has columns (SQLite): a put then indexes the
+   * values it was handed instead of reading them back out of the JSON, which
+   * a collection filled by the million (responses, in a rebuild) pays for at
+   * every put. A store of documents (MongoDB) has nothing to change for it.
+   */
+  indexedColumns?: boolean;
 }
 
 export type ReadModelOp =

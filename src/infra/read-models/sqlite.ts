@@ -74,6 +74,8 @@ export class SqliteReadModels implements ReadModelStore {
   private readonly cache = new Map<string, Statement>();
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
+  /** Collections that keep their indexed fields in columns (`indexedColumns`), by name. */
+  private readonly columns = new Map<string, FieldColumns>();
 
   constructor(
     protected readonly db: SqliteDatabase,
@@ -105,31 +107,64 @@ export class SqliteReadModels implements ReadModelStore {
         this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
         /** Index columns by base name (the index name without its prefix). */
         const wanted = new Map<string, string>();
+        const existing = new Set((this.db.pragma(`table_info(${table})`) as Array<{ name: string }>).map((c) => c.name));
+        const addColumn = (name: string, type: string) => {
+          if (!existing.has(name)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+        };
         if (spec.rankWithin !== undefined) {
           assertName('field', spec.rankWithin);
           // Real columns, so the rank index is read and renumbered without touching the JSON.
-          const columns = new Set((this.db.pragma(`table_info(${table})`) as Array<{ name: string }>).map((c) => c.name));
-          if (!columns.has('grp')) this.db.exec(`ALTER TABLE ${table} ADD COLUMN grp TEXT`);
-          if (!columns.has('rank')) this.db.exec(`ALTER TABLE ${table} ADD COLUMN rank INTEGER`);
+          addColumn('grp', 'TEXT');
+          addColumn('rank', 'INTEGER');
           wanted.set(`${spec.name}_rank`, 'grp, rank');
           this.ranked.set(spec.name, spec.rankWithin);
         }
+        if (spec.indexedColumns) {
+          const own: FieldColumns = { byField: new Map(), extra: [] };
+          for (const field of new Set(spec.indexes.flat())) {
+            if (field === 'id') continue;
+            assertName('field', field);
+            // The group of a ranked collection has its column already.
+            const name = field === spec.rankWithin ? 'grp' : `f_${field}`;
+            own.byField.set(field, name);
+            if (name === 'grp') continue;
+            own.extra.push({ field, column: name });
+            // No type: a column without one keeps each value as bound, as json_extract would give it.
+            addColumn(name, '');
+          }
+          this.columns.set(spec.name, own);
+        } else {
+          this.columns.delete(spec.name);
+        }
+        const columnOf = this.columnResolver(spec.name);
         for (const fields of spec.indexes) {
           const base = `${spec.name}_${fields.join('_')}`;
           for (const prefix of INDEX_PREFIXES) assertName('index', `${prefix}${base}`);
-          wanted.set(base, fields.map(column).join(', '));
+          wanted.set(base, fields.map(columnOf).join(', '));
         }
-        const present = new Set(this.statement(OUR_INDEXES).pluck().all(table) as string[]);
+        const present = new Map((this.db.prepare(OUR_INDEXES).all(table) as Array<{ name: string; sql: string }>).map((row) => [row.name, row.sql]));
         for (const [base, columns] of wanted) {
-          if (INDEX_PREFIXES.some((prefix) => present.has(`${prefix}${base}`))) continue;
+          const held = INDEX_PREFIXES.map((prefix) => `${prefix}${base}`).find((name) => present.has(name));
+          if (held !== undefined) {
+            if (indexedExpressions(present.get(held)!) === columns) continue;
+            // The same fields in another layout (columns rather than the JSON, or back): this one serves no query now.
+            this.db.exec(`DROP INDEX ${held}`);
+            present.delete(held);
+          }
           const free = INDEX_PREFIXES.map((prefix) => `${prefix}${base}`).find((name) => this.statement(INDEX_NAMED).get(name) === undefined);
           if (free === undefined) throw new Error(`index ${base} on ${table}: both of its names are held by other tables`);
           this.db.exec(`CREATE INDEX ${free} ON ${table} (${columns})`);
         }
         // An index an older version declared costs every insert and serves no query now.
-        for (const index of present) if (!wanted.has(index.slice(3)) && NAME.test(index)) this.db.exec(`DROP INDEX ${index}`);
+        for (const index of present.keys()) if (!wanted.has(index.slice(3)) && NAME.test(index)) this.db.exec(`DROP INDEX ${index}`);
       }
     }).immediate();
+  }
+
+  /** The SQL expression of a field of the collection: its own column, or the value in the JSON. */
+  private columnResolver(collection: string): (field: string) => string {
+    const own = this.columns.get(collection)?.byField;
+    return own ? (field) => own.get(field) ?? column(field) : column;
   }
 
   private readonly writeTransaction = (ops: ReadModelOp[], checkpoints: CheckpointMove[], fence: Fence | undefined): boolean => {
@@ -176,34 +211,41 @@ export class SqliteReadModels implements ReadModelStore {
   private apply(op: ReadModelOp, changes: RankChanges): void {
     const table = this.table(op.collection);
     const within = this.ranked.get(op.collection);
+    const own = this.columns.get(op.collection);
+    const columnOf = this.columnResolver(op.collection);
     switch (op.op) {
-      case 'put':
-        if (within !== undefined) return this.putRanked(table, within, op.doc, changes);
+      case 'put': {
+        if (within !== undefined) return this.putRanked(table, within, op.doc, changes, own?.extra ?? []);
+        const extra = own?.extra ?? [];
         this.statement(
-          `INSERT INTO ${table} (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
-        ).run(op.doc.id, JSON.stringify(op.doc));
+          `INSERT INTO ${table} (id, doc${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${extra.map((c) => `, ${c.column} = excluded.${c.column}`).join('')}`,
+        ).run(op.doc.id, JSON.stringify(op.doc), ...extra.map((c) => columnValue(op.doc[c.field])));
         return;
+      }
       case 'patch': {
         const fields = Object.keys(op.set);
         if (fields.length === 0) return;
         if (within !== undefined && fields.includes(within)) throw new Error(`patch on ${op.collection}: ${within} ranks the documents and cannot change`);
-        const where = whereClause(op.where);
+        const where = whereClause(columnOf, op.where);
         const assignments = fields.map((field) => `${jsonPath(field)}, json(?)`).join(', ');
-        this.statement(`UPDATE ${table} SET doc = json_set(doc, ${assignments}) ${where.sql}`).run(
+        const columns = (own?.extra ?? []).filter((c) => fields.includes(c.field));
+        this.statement(`UPDATE ${table} SET doc = json_set(doc, ${assignments})${columns.map((c) => `, ${c.column} = ?`).join('')} ${where.sql}`).run(
           ...fields.map((field) => JSON.stringify(op.set[field] ?? null)),
+          ...columns.map((c) => columnValue(op.set[c.field])),
           ...where.params,
         );
         return;
       }
       case 'increment': {
         const path = jsonPath(op.field);
+        const counter = own?.extra.find((c) => c.field === op.field)?.column;
         this.statement(
-          `UPDATE ${table} SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?) WHERE id = ?`,
-        ).run(op.by, op.id);
+          `UPDATE ${table} SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?)${counter ? `, ${counter} = coalesce(json_extract(doc, ${path}), 0) + ?` : ''} WHERE id = ?`,
+        ).run(...(counter ? [op.by, op.by] : [op.by]), op.id);
         return;
       }
       case 'delete': {
-        const where = whereClause(op.where);
+        const where = whereClause(columnOf, op.where);
         if (within !== undefined) {
           const rows = this.statement(`SELECT grp, rank FROM ${table} ${where.sql}`).all(...where.params) as Array<{ grp: string; rank: number }>;
           for (const row of rows) {
@@ -220,7 +262,7 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   /** A new document takes the group's next rank; a replaced one keeps its own. */
-  private putRanked(table: string, within: string, doc: Doc, changes: RankChanges): void {
+  private putRanked(table: string, within: string, doc: Doc, changes: RankChanges, extra: FieldColumns['extra']): void {
     const group = doc[within];
     if (typeof group !== 'string') throw new Error(`put on ${table}: ${within} must be a string`);
     const json = JSON.stringify(doc);
@@ -228,7 +270,10 @@ export class SqliteReadModels implements ReadModelStore {
     // Ranks freed in this write close up at its end, so new ones count on from the highest ever given.
     const top = changes.top.get(key) ?? this.topRank(table, group);
     // Most puts are new documents: try the insert first rather than looking the id up.
-    const inserted = this.statement(`INSERT INTO ${table} (id, doc, grp, rank) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(doc.id, json, group, top + 1);
+    const values = extra.map((c) => columnValue(doc[c.field]));
+    const inserted = this.statement(
+      `INSERT INTO ${table} (id, doc, grp, rank${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?, ?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO NOTHING`,
+    ).run(doc.id, json, group, top + 1, ...values);
     if (inserted.changes === 1) {
       changes.top.set(key, top + 1);
       return;
@@ -236,7 +281,7 @@ export class SqliteReadModels implements ReadModelStore {
     changes.top.set(key, top);
     const existing = this.statement(`SELECT grp FROM ${table} WHERE id = ?`).get(doc.id) as { grp: string };
     if (existing.grp !== group) throw new Error(`put on ${table}: ${within} ranks the documents and cannot change`);
-    this.statement(`UPDATE ${table} SET doc = ? WHERE id = ?`).run(json, doc.id);
+    this.statement(`UPDATE ${table} SET doc = ?${extra.map((c) => `, ${c.column} = ?`).join('')} WHERE id = ?`).run(json, ...values, doc.id);
   }
 
   private topRank(table: string, group: string): number {
@@ -271,9 +316,10 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
-    const where = whereClause(filter, options.range, keyset(options));
+    const columnOf = this.columnResolver(collection);
+    const where = whereClause(columnOf, filter, options.range, keyset(options));
     const order = options.sort?.length
-      ? `ORDER BY ${options.sort.map(([field, direction]) => `${column(field)} ${direction === -1 ? 'DESC' : 'ASC'}`).join(', ')}`
+      ? `ORDER BY ${options.sort.map(([field, direction]) => `${columnOf(field)} ${direction === -1 ? 'DESC' : 'ASC'}`).join(', ')}`
       : '';
     const sql = `SELECT doc FROM ${this.table(collection)} ${where.sql} ${order} LIMIT ? OFFSET ?`;
     const rows = this.statement(sql).all(...where.params, options.limit ?? -1, options.offset ?? 0) as Array<{
@@ -299,7 +345,7 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   async count(collection: string, filter: Filter, range?: Range): Promise<number> {
-    const where = whereClause(filter, range);
+    const where = whereClause(this.columnResolver(collection), filter, range);
     const row = this.statement(`SELECT count(*) AS n FROM ${this.table(collection)} ${where.sql}`).get(
       ...where.params,
     ) as { n: number };
@@ -355,7 +401,7 @@ export class SqliteReadModels implements ReadModelStore {
 }
 
 /** The swappable indexes of one table. */
-const OUR_INDEXES = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND substr(name, 1, 3) IN ('ix_', 'iy_')";
+const OUR_INDEXES = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND substr(name, 1, 3) IN ('ix_', 'iy_')";
 const INDEX_NAMED = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?";
 
 /** One transaction a table: dropping a large one takes a while, and appends wait for the lock meanwhile. */
@@ -459,6 +505,7 @@ function keyset(options: FindOptions): Array<{ field: string; direction: 1 | -1;
 }
 
 function whereClause(
+  column: (field: string) => string,
   filter: Filter,
   range?: Range,
   after?: Array<{ field: string; direction: 1 | -1; value: string | number }>,
@@ -498,6 +545,25 @@ function whereClause(
     terms.push(`(${alternatives.join(' OR ')})`);
   }
   return { sql: terms.length ? `WHERE ${terms.join(' AND ')}` : '', params };
+}
+
+/** The fields of a collection kept in columns: each one's column, and those besides `grp` that a put fills. */
+interface FieldColumns {
+  byField: Map<string, string>;
+  extra: Array<{ field: string; column: string }>;
+}
+
+/** What an index covers, as its CREATE statement lists it (a rename of its table changes only the table's name). */
+function indexedExpressions(sql: string): string {
+  return sql.slice(sql.indexOf('(') + 1, sql.lastIndexOf(')'));
+}
+
+/** A field's value as json_extract gives it from the document: a column holds the same, so a filter finds the same documents. */
+function columnValue(value: unknown): string | number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'string' || typeof value === 'number') return value;
+  return JSON.stringify(value);
 }
 
 /** json_extract yields 1/0 for JSON booleans, so booleans are bound that way. */
