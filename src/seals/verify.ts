@@ -1,5 +1,5 @@
 import type { EventStore, FeedRecord } from '../infra/event-store/port.js';
-import { leafBytes, parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
+import { leafOf, parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
 import { LogSealed } from './events.js';
 
 /** The first place where the history is not what was sealed. */
@@ -61,7 +61,8 @@ class Pending {
   start = 0;
   end = 0;
 
-  push(position: bigint, leaf: Buffer): void {
+  /** Takes the leaf as the seals write it (base64url), as its bytes: a string per event would be one more object to keep. */
+  push(position: bigint, leaf: string): void {
     if (this.end === this.positions.length) {
       const positions = new BigUint64Array(this.positions.length * 2);
       positions.set(this.positions);
@@ -71,7 +72,7 @@ class Pending {
       this.leaves = leaves;
     }
     this.positions[this.end] = position;
-    leaf.copy(this.leaves, this.end * 32);
+    this.leaves.write(leaf, this.end * 32, 32, 'base64url');
     this.end++;
   }
 
@@ -202,7 +203,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
         }
       }
       if (record.streamId === SEAL_STREAM) checkSeal(record);
-      pending.push(record.position, leafBytes(record));
+      pending.push(record.position, leafOf(record));
     }
   }
 
