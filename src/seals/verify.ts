@@ -101,7 +101,7 @@ type Found = Break | { position: bigint; problem: (event: Seen) => string };
 /** The break with the stream and type of its event, read back from the store. */
 async function described(store: EventStore, found: Found): Promise<Break> {
   if (typeof found.problem === 'string') return found as Break;
-  const [record] = await store.readFeed({ after: found.position - 1n, limit: 1 });
+  const [record] = await store.readFeed({ after: found.position > 0n ? found.position - 1n : 0n, limit: 1 });
   // Gone since it was read (an erasure running beside the verify): its seal line says what it was.
   const event: Seen = record?.position === found.position ? { position: found.position, stream: record.streamId, type: record.type } : { position: found.position, stream: '(no longer stored)', type: '(no longer stored)' };
   return { ...event, problem: found.problem(event) };
