@@ -94,14 +94,14 @@ export class SqliteEventStore implements EventStore {
     markDeleted: Statement<[string]>;
     end: Statement<[], { seq: number }>;
     insert: Statement<[string, string, number, string, string, string, string]>;
-    readStream: Statement<[string, number, number], EventRow>;
-    readAll: Statement<[number, number], EventRow>;
     readFeed: Statement<[number, number], [number, string, string, number, string, string, string, string]>;
     deleteStream: Statement<[string]>;
     head: Statement<[], { position: number | null }>;
   };
 
   private readonly maxAppendBytes: number;
+  /** Reads by their LIMIT, see `limited`. */
+  private readonly byLimit = new Map<string, Statement>();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -131,10 +131,6 @@ export class SqliteEventStore implements EventStore {
       insert: db.prepare(
         'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      readStream: db.prepare(
-        'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
-      ),
-      readAll: db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       readFeed: db
         .prepare<[number, number], [number, string, string, number, string, string, string, string]>(
           'SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position LIMIT ?',
@@ -236,9 +232,27 @@ export class SqliteEventStore implements EventStore {
     this.appended.emit('append');
   };
 
+  /**
+   * The statement with its LIMIT written in: SQLite plans a statement anew
+   * at every run whose LIMIT is a bound parameter, which costs several times
+   * the read itself, and every submission reads its object's stream. The
+   * limits the code asks for are few; the map is emptied should they not be.
+   */
+  private limited<P extends unknown[]>(sql: string, limit: number | undefined): Statement<P, EventRow> {
+    const n = limit !== undefined && Number.isSafeInteger(limit) && limit >= 0 ? limit : -1;
+    const key = `${sql} LIMIT ${n}`;
+    let statement = this.byLimit.get(key);
+    if (!statement) {
+      if (this.byLimit.size >= 64) this.byLimit.clear();
+      statement = this.db.prepare(key);
+      this.byLimit.set(key, statement);
+    }
+    return statement as Statement<P, EventRow>;
+  }
+
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = Number(options.fromRevision ?? 0n);
-    return this.statements.readStream.all(streamId, from, options.maxCount ?? -1).map(toStored);
+    return this.limited<[string, number]>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision', options.maxCount).all(streamId, from).map(toStored);
   }
 
   async streamState(streamId: string): Promise<StreamState> {
@@ -266,7 +280,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readAllNow(after: bigint, limit: number): StoredEvent[] {
-    return this.statements.readAll.all(Number(after), limit).map(toStored);
+    return this.limited<[number]>('SELECT * FROM events WHERE position > ? ORDER BY position', limit).all(Number(after)).map(toStored);
   }
 
   subscribe({ after, batchSize }: SubscribeOptions): EventSubscription {
