@@ -183,7 +183,8 @@ export async function captureMetadata(input: MetadataInput, deps: MetadataDeps):
   if (plan === 'pro') return metadata;
 
   const geo = await deps.geo(request.ip);
-  const utm = (name: string) => pageUrl?.searchParams.get(name) || null;
+  const query = pageUrl?.searchParams;
+  const utm = (name: string) => query?.get(name) || null;
   Object.assign(metadata, {
     country: geo?.country ?? null,
     region: geo?.region ?? null,
