@@ -491,7 +491,8 @@ const loadAverage = () => loadavg()[0]!.toFixed(2);
  * service's submit is the Business widget of `prepare` with its default
  * settings: one response, no duplicate guard, no slots, as the peer's. A
  * submit to a widget that guards against duplicates (the guard, the
- * network's count and the response) follows, for the record.
+ * network's count and the response) follows, for the record. Each server
+ * takes two unmeasured seconds of submits first.
  */
 async function beside(responses: number): Promise<{ submit: Scenario; list: Scenario; peer: Scenario[]; guarded: Scenario; load: string[] }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
@@ -512,6 +513,14 @@ async function beside(responses: number): Promise<{ submit: Scenario; list: Scen
       JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, _token: token, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: fingerprint() } });
     const plain = submitBody(await tokenOf(fixture.widget), () => 'fp');
     let n = 0;
+    // Two unmeasured seconds of submits to each first: the service's first Business submit reads the
+    // geolocation database (45 MB) and both warm their code, which would otherwise land in whichever runs first.
+    const warm = (url: string, options: Partial<autocannon.Options> & { requestFactory?: () => Partial<autocannon.Request> }) => {
+      const { requestFactory, ...rest } = options;
+      return autocannon({ url, connections: CONNECTIONS, duration: 2, ...(requestFactory ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, ...requestFactory() }) }] } : {}), ...rest });
+    };
+    await warm(`${base}/api/widgets/${fixture.widget}/submit`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body: plain() }) });
+    await warm(`${peerBase}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: PEER_SUBMIT });
     const submit = await load('widget submit', `${base}/api/widgets/${fixture.widget}/submit`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body: plain() }) });
     loads.push(loadAverage());
     const peerSubmit = await load('CRUD peer: submit', `${peerBase}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: PEER_SUBMIT });
