@@ -13,12 +13,13 @@
  * only the auditors' figures: rebuild, seal and verify of BENCH_EVENTS
  * events, and the service beside the CRUD peer on submit and list-100;
  * `npm run bench -- tenant-flood` only another tenant's public reads while
- * one tenant floods.
+ * one tenant floods; `npm run bench -- crud-peer` only the service beside
+ * the CRUD peer, their runs alternating (see `beside`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { pino } from 'pino';
@@ -298,13 +299,15 @@ async function prepare(dataDir: string, deepResponses = 100_000) {
   };
   const widget = await make('/api/widgets', { widget_type: 'feedback', title: 'Bench' });
   const deep = await make('/api/widgets', { widget_type: 'feedback', title: 'Deep' });
+  // One response per visitor: a submit records the guard, the network's count and the response.
+  const guarded = await make('/api/widgets', { widget_type: 'feedback', title: 'Guarded', settings: { prevent_duplicates: true } });
   const poll = await make('/api/polls', { question: 'Bench?', options: [{ text: 'A' }, { text: 'B' }, { text: 'C' }] });
   const option = (await app.inject({ method: 'GET', url: `/api/polls/${poll}` })).json().options[0].id as string;
   await seedResponses(services, account.account_id, deep, deepResponses, 0);
   await services.projections.catchUp();
   await app.close();
   await services.close();
-  return { accountId: account.account_id, keys, widget, deep, poll, option };
+  return { accountId: account.account_id, keys, widget, guarded, deep, poll, option };
 }
 
 const METADATA = { browser: 'Chrome', browser_version: '126.0', device: 'Desktop' as const, os: 'Linux', ip_hash: 'a'.repeat(64), language: 'en', completion_time_ms: 4200, page_url: 'https://shop.example/', page_title: 'Shop' };
@@ -457,6 +460,8 @@ async function main() {
   rmSync(bigDir, { recursive: true, force: true });
 }
 
+const PEER_SUBMIT = JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: 'fp' } });
+
 /** The CRUD peer's submit and list-100 (page 1 of `rows` responses), on a store of its own. */
 async function peerScenarios(rows: number): Promise<Scenario[]> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-peer-'));
@@ -464,15 +469,82 @@ async function peerScenarios(rows: number): Promise<Scenario[]> {
   const peer = startPeer(dir, port, rows);
   try {
     await waitFor(`http://127.0.0.1:${port}/widgets/deep/responses?limit=1`, 300_000);
-    const body = JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: 'fp' } });
     return [
-      await load('CRUD peer: submit', `http://127.0.0.1:${port}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+      await load('CRUD peer: submit', `http://127.0.0.1:${port}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: PEER_SUBMIT }),
       await load('CRUD peer: GET responses, page 1 of 100', `http://127.0.0.1:${port}/widgets/deep/responses?page=1&limit=100`),
     ];
   } finally {
     peer.kill('SIGTERM');
     if (peer.exitCode === null) await once(peer, 'exit');
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The load average of the machine (1 minute), as `uptime` shows it: what else ran beside the bench. */
+const loadAverage = () => loadavg()[0]!.toFixed(2);
+
+/**
+ * The service and the CRUD peer side by side: both servers up at once, idle
+ * but for the scenario that drives one of them, in the order service submit,
+ * peer submit, service list-100, peer list-100, so that each pair runs
+ * back to back on the machine as it is then (the machine is shared). The
+ * service's submit is the Business widget of `prepare` with its default
+ * settings: one response, no duplicate guard, no slots, as the peer's. A
+ * submit to a widget that guards against duplicates (the guard, the
+ * network's count and the response) follows, for the record. Each server
+ * takes two unmeasured seconds of submits first.
+ */
+async function beside(responses: number): Promise<{ submit: Scenario; list: Scenario; peer: Scenario[]; guarded: Scenario; load: string[] }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  const peerDir = mkdtempSync(join(tmpdir(), 'bench-peer-'));
+  const fixture = await prepare(dataDir, responses);
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true', SECRET });
+  const peerPort = freePort();
+  const peerBase = `http://127.0.0.1:${peerPort}`;
+  const peerServer = startPeer(peerDir, peerPort, responses);
+  try {
+    await waitFor(`${base}/readyz`);
+    await waitFor(`${peerBase}/widgets/deep/responses?limit=1`, 300_000);
+    const loads = [loadAverage()];
+    const tokenOf = async (widget: string) => ((await (await fetch(`${base}/api/widgets/${widget}/token`)).json()) as { token: string }).token;
+    const submitBody = (token: string, fingerprint: () => string) => () =>
+      JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, _token: token, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: fingerprint() } });
+    const plain = submitBody(await tokenOf(fixture.widget), () => 'fp');
+    let n = 0;
+    // Two unmeasured seconds of submits to each first: the service's first Business submit reads the
+    // geolocation database (45 MB) and both warm their code, which would otherwise land in whichever runs first.
+    const warm = (url: string, options: Partial<autocannon.Options> & { requestFactory?: () => Partial<autocannon.Request> }) => {
+      const { requestFactory, ...rest } = options;
+      return autocannon({ url, connections: CONNECTIONS, duration: 2, ...(requestFactory ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, ...requestFactory() }) }] } : {}), ...rest });
+    };
+    await warm(`${base}/api/widgets/${fixture.widget}/submit`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body: plain() }) });
+    await warm(`${peerBase}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: PEER_SUBMIT });
+    const submit = await load('widget submit', `${base}/api/widgets/${fixture.widget}/submit`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body: plain() }) });
+    loads.push(loadAverage());
+    const peerSubmit = await load('CRUD peer: submit', `${peerBase}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: PEER_SUBMIT });
+    loads.push(loadAverage());
+    const list = await load('GET responses, page 1 of 100', base, {
+      requestFactory: () => ({ path: `/api/widgets/${fixture.deep}/responses?page=1&limit=100`, headers: { authorization: `Bearer ${fixture.keys[n++ % fixture.keys.length]}`, 'x-forwarded-for': randomAddress() } }),
+    });
+    loads.push(loadAverage());
+    const peerList = await load('CRUD peer: GET responses, page 1 of 100', `${peerBase}/widgets/deep/responses?page=1&limit=100`);
+    loads.push(loadAverage());
+    // A visitor each: a random address and fingerprint, so none is a duplicate.
+    const visitor = submitBody(await tokenOf(fixture.guarded), () => `fp-${n++}`);
+    const guarded = await load('widget submit, prevent_duplicates (guard, network count, response)', `${base}/api/widgets/${fixture.guarded}/submit`, {
+      method: 'POST',
+      requestFactory: () => ({ headers: visitorHeaders(), body: visitor() }),
+    });
+    loads.push(loadAverage());
+    return { submit, list, peer: [peerSubmit, peerList], guarded, load: loads };
+  } finally {
+    server.kill('SIGTERM');
+    peerServer.kill('SIGTERM');
+    await Promise.all([server, peerServer].map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(peerDir, { recursive: true, force: true });
   }
 }
 
@@ -502,34 +574,32 @@ async function auditorsOnly() {
   log(`  rebuild: ${rebuilt.events} events in ${rebuilt.seconds} s; seal: ${audit.seal.seals} seals in ${audit.seal.seconds} s; verify: ${audit.verify.events} events in ${audit.verify.seconds} s`);
   rmSync(bigDir, { recursive: true, force: true });
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
-  const fixture = await prepare(dataDir, responses);
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = start('src/main.ts', { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', TRUST_PROXY: 'true', SECRET });
-  await waitFor(`${base}/readyz`);
-  const token = ((await (await fetch(`${base}/api/widgets/${fixture.widget}/token`)).json()) as { token: string }).token;
-  const body = JSON.stringify({ answers: { rating: 4, comment: 'Quick and clear' }, _token: token, metadata: { pageUrl: 'https://shop.example/p', pageTitle: 'Shop', fingerprint: 'fp' } });
-  let n = 0;
-  const submit = await load('widget submit', `${base}/api/widgets/${fixture.widget}/submit`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body }) });
-  const list = await load('GET responses, page 1 of 100', base, {
-    requestFactory: () => ({ path: `/api/widgets/${fixture.deep}/responses?page=1&limit=100`, headers: { authorization: `Bearer ${fixture.keys[n++ % fixture.keys.length]}`, 'x-forwarded-for': randomAddress() } }),
-  });
-  server.kill('SIGTERM');
-  await once(server, 'exit');
-  rmSync(dataDir, { recursive: true, force: true });
-  const peer = await peerScenarios(responses);
+  const { submit, list, peer, guarded, load: loads } = await beside(responses);
   const rebuildRate = Math.round(rebuilt.events / rebuilt.seconds);
   const goals = [
     { figure: 'rebuild', value: `${rebuildRate.toLocaleString('en')} events/s`, goal: '≥ 100,000 events/s', met: rebuildRate >= 100_000 },
     { figure: 'verify', value: `${audit.verify.events_per_second.toLocaleString('en')} events/s`, goal: '≥ 200,000 events/s', met: audit.verify.events_per_second >= 200_000 },
     ...peerGoals(submit, list, peer),
   ];
-  const rows = [submit, list, ...peer].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
+  const rows = [submit, ...peer.slice(0, 1), list, ...peer.slice(1), guarded].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
   process.stdout.write(
-    `\nmachine: ${machine}; ${EVENTS.toLocaleString('en')} events; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
+    `\nmachine: ${machine}; ${EVENTS.toLocaleString('en')} events; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario; load average ${loads.join(' → ')}\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
   );
-  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), events: EVENTS, responses, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, ...audit, scenarios: [submit, list, ...peer], goals })}\n`);
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), events: EVENTS, responses, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, ...audit, scenarios: [submit, list, ...peer, guarded], loadAverage: loads, goals })}\n`);
+}
+
+/** Only the service beside the CRUD peer (see `beside`), on BENCH_RESPONSES listed responses (default 100,000). */
+async function crudPeerOnly() {
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  log(`machine: ${machine}`);
+  const responses = Number(process.env.BENCH_RESPONSES ?? 100_000);
+  const { submit, list, peer, guarded, load: loads } = await beside(responses);
+  const goals = peerGoals(submit, list, peer);
+  const rows = [submit, ...peer.slice(0, 1), list, ...peer.slice(1), guarded].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
+  process.stdout.write(
+    `\nmachine: ${machine}; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario; load average ${loads.join(' → ')}\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
+  );
+  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), responses, scenarios: [submit, list, ...peer, guarded], loadAverage: loads, goals })}\n`);
 }
 
 const PROPAGATION_ROUNDS = 5;
@@ -589,5 +659,6 @@ async function scaleOutOnly() {
 if (process.argv.includes('propagation')) await propagationOnly();
 else if (process.argv.includes('scale-out')) await scaleOutOnly();
 else if (process.argv.includes('auditors')) await auditorsOnly();
+else if (process.argv.includes('crud-peer')) await crudPeerOnly();
 else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
 else await main();

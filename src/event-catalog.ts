@@ -81,15 +81,25 @@ export class UnreadableEvent extends Error {
 const issues = (error: z.ZodError): string =>
   error.issues.map((issue) => `${issue.path.map(String).join('.') || '(the whole object)'}: ${issue.message}`).join('; ');
 
-/** The object paths the parsed value lacks but the input holds: fields the schema does not know. */
-function dropped(input: unknown, output: unknown, path = ''): string[] {
-  if (Array.isArray(input) && Array.isArray(output)) return input.flatMap((item, i) => dropped(item, output[i], `${path}.${i}`));
-  if (!input || !output || typeof input !== 'object' || typeof output !== 'object' || Array.isArray(output)) return [];
-  return Object.entries(input).flatMap(([key, value]) => {
-    if (value === undefined) return [];
-    if (!Object.hasOwn(output, key)) return [`${path}.${key}`.slice(1)];
-    return dropped(value, (output as Record<string, unknown>)[key], `${path}.${key}`);
-  });
+/**
+ * The object paths the parsed value lacks but the input holds: fields the
+ * schema does not know. Walked in place into one list: every append of
+ * every event comes through here.
+ */
+function dropped(input: unknown, output: unknown, path = '', found: string[] = []): string[] {
+  if (Array.isArray(input) && Array.isArray(output)) {
+    for (let i = 0; i < input.length; i++) dropped(input[i], output[i], `${path}.${i}`, found);
+    return found;
+  }
+  if (!input || !output || typeof input !== 'object' || typeof output !== 'object' || Array.isArray(output)) return found;
+  for (const key in input) {
+    if (!Object.hasOwn(input, key)) continue;
+    const value = (input as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if (!Object.hasOwn(output, key)) found.push(`${path}.${key}`.slice(1));
+    else dropped(value, (output as Record<string, unknown>)[key], `${path}.${key}`, found);
+  }
+  return found;
 }
 
 export class EventCatalog<E extends { type: string; data: unknown } = { type: string; data: unknown }> {

@@ -7,9 +7,13 @@ const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 /** Half of a UTF-16 pair without its other half: not a character, and no UTF-8 encoding exists for it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const STRIPPED = new RegExp(`${CONTROL.source}|[\\t\\n\\r]|${LONE_SURROGATE.source}`, 'g');
+/** Either problem, in one look: most texts have neither, and every string of every request is looked at. */
+const ANY_PROBLEM = new RegExp(`${CONTROL.source}|${LONE_SURROGATE.source}`);
+const ANY_STRIPPED = new RegExp(STRIPPED.source);
 
 /** What is wrong with a text, if anything. */
 export function textProblem(value: string): string | undefined {
+  if (!ANY_PROBLEM.test(value)) return undefined;
   if (CONTROL.test(value)) return 'contains a control character (only tab, line feed and carriage return are allowed)';
   if (LONE_SURROGATE.test(value)) return 'contains an unpaired surrogate, which is not a character';
   return undefined;
@@ -17,5 +21,5 @@ export function textProblem(value: string): string | undefined {
 
 /** Page facts an embed collects are one line each: every control character goes, tab and line breaks too. */
 export function stripControls(value: string): string {
-  return value.replace(STRIPPED, '');
+  return ANY_STRIPPED.test(value) ? value.replace(STRIPPED, '') : value;
 }

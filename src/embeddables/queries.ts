@@ -64,8 +64,11 @@ export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services,
   return summary;
 }
 
+/** Built once: every public request reads its owner's plan through it. */
+const StoredPlan = Plan.catch('free');
+
 /** The plan of an object's owner now (D4, D10: rates and metadata follow it). */
 export async function ownerPlan(services: Services, accountId: string): Promise<Plan> {
   const owner = await services.readModels.get(ACCOUNTS, accountId);
-  return Plan.catch('free').parse(owner?.plan);
+  return StoredPlan.parse(owner?.plan);
 }

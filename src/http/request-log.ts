@@ -5,6 +5,9 @@ import type { App } from './instance.js';
 /** A caller's id is logged only when it cannot forge a log line or carry a payload. */
 export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/** Levels at which the `info` lines are not written. */
+const QUIETER_THAN_INFO = new Set(['warn', 'error', 'fatal', 'silent']);
+
 const errorCodes = new WeakMap<FastifyReply, string>();
 
 /**
@@ -19,7 +22,8 @@ export class RequestLog extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest): void {
-    if (this.isLogDisabled(request)) return;
+    // The address's hash is worked out only for a line that is written.
+    if (this.isLogDisabled(request) || QUIETER_THAN_INFO.has(request.log.level)) return;
     request.log.info({ req: request, ip_hash: keyedHash(this.hashKey, request.ip) }, 'incoming request');
   }
 

@@ -3,20 +3,21 @@ import { stripControls, textProblem } from '../text.js';
 import type { App } from './instance.js';
 
 /** Every string and key in a parsed JSON value that textProblem refuses, by its path; a loop, as bodies may nest deeper than the stack. */
-export function textProblems(root: unknown, rootPath: string): ErrorDetail[] {
-  const found: ErrorDetail[] = [];
-  const pending: Array<[unknown, string]> = [[root, rootPath]];
+export function textProblems(root: unknown, rootPath: string, found: ErrorDetail[] = []): ErrorDetail[] {
+  // Each value with its parent's path and its key: a path is written out only when it is shown or its value has children.
+  const pending: Array<[unknown, string, string | undefined]> = [[root, rootPath, undefined]];
   for (let next = pending.pop(); next; next = pending.pop()) {
-    const [value, path] = next;
+    const [value, parent, key] = next;
     if (typeof value === 'string') {
       const problem = textProblem(value);
-      if (problem) found.push({ path, message: problem });
+      if (problem) found.push({ path: key === undefined ? parent : `${parent}.${key}`, message: problem });
     } else if (value !== null && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
-        const problem = textProblem(key);
+      const here = key === undefined ? parent : `${parent}.${key}`;
+      for (const [name, item] of Object.entries(value)) {
+        const problem = textProblem(name);
         // The key itself is the bad text: it is shown escaped.
-        if (problem) found.push({ path: `${path}.${JSON.stringify(key).slice(1, -1)}`, message: `has a key that ${problem}` });
-        pending.push([item, `${path}.${key}`]);
+        if (problem) found.push({ path: `${here}.${JSON.stringify(name).slice(1, -1)}`, message: `has a key that ${problem}` });
+        pending.push([item, here, name]);
       }
     }
   }
@@ -41,7 +42,7 @@ export function refuseControlCharacters(app: App): void {
   app.addHook('preValidation', async (request) => {
     const body = request.body as Record<string, unknown> | null | undefined;
     if (body && typeof body === 'object' && !Array.isArray(body) && 'metadata' in body) body.metadata = stripFacts(body.metadata);
-    const problems = [...textProblems(request.params, 'params'), ...textProblems(request.query, 'querystring'), ...textProblems(body, 'body')];
+    const problems = textProblems(body, 'body', textProblems(request.query, 'querystring', textProblems(request.params, 'params')));
     if (problems.length > 0) throw new AppError('validation_error', 'The request holds control characters', problems);
   });
 }

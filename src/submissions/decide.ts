@@ -140,8 +140,8 @@ export interface SubmitResponse {
   /** Captured by the owner's plan at this moment; used only once every check passed. */
   metadata: ResponseMetadata;
   userAgent: string;
-  /** The visitor's guard stream under `prevent_duplicates`. */
-  guard: string;
+  /** The visitor's guard stream: given under `prevent_duplicates`. */
+  guard?: string;
 }
 
 /** What the store holds that a response is decided on; the visitor facts count under `prevent_duplicates` only. */
@@ -194,7 +194,7 @@ export function decideSubmission(command: SubmitResponse, state: SubmissionState
         metadata: command.metadata,
         submitted_at: command.now.toISOString(),
         ...(consent ? { consent_record: consent } : {}),
-        ...(guarded ? { duplicate_guard: command.guard } : {}),
+        ...(guarded && command.guard ? { duplicate_guard: command.guard } : {}),
       },
     },
   ];

@@ -32,7 +32,11 @@ export function verifyEmbedToken(key: Buffer, token: unknown, target: EmbedTarge
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   const issuedAt = Number.parseInt(parts[3]!, 36);
   if (!Number.isSafeInteger(issuedAt)) return null;
-  const age = now.getTime() - issuedAt;
-  if (age > TOKEN_TTL_SECONDS * 1000 || age < -SKEW_MS) return null;
-  return new Date(issuedAt);
+  return withinLifetime(new Date(issuedAt), now);
+}
+
+/** The issue time of a genuine token while it is still valid at `now`; otherwise null. */
+export function withinLifetime(issuedAt: Date, now: Date): Date | null {
+  const age = now.getTime() - issuedAt.getTime();
+  return age > TOKEN_TTL_SECONDS * 1000 || age < -SKEW_MS ? null : issuedAt;
 }

@@ -12,6 +12,8 @@ import { verifyEmbedToken, type EmbedTarget } from './embed-token.js';
  * a place in the state cache. The decision checks them again on the loaded
  * state and the quota stream, which are exact; the summary's count of slots
  * may lag a moment behind, which only lets a request through to that check.
+ * Answers the token's issue time, so that the decision need not check its
+ * signature again (only its lifetime, at its own moment).
  */
 export function gateOnSummary(
   services: Pick<Services, 'keys'>,
@@ -19,9 +21,9 @@ export function gateOnSummary(
   summary: EmbeddableSummary,
   request: { token: unknown; headers: IncomingHttpHeaders },
   now: Date,
-): void {
+): Date {
   const max = summary.settings.max_responses;
-  checkAccess(
+  return checkAccess(
     { kind, id: summary.id, published: summary.published, settings: summary.settings },
     {
       now,

@@ -99,7 +99,29 @@ export function preferredLanguage(accept: string | undefined): string | null {
 
 const DEVICES = { mobile: 'Mobile', tablet: 'Tablet', desktop: 'Desktop', tv: 'Desktop' } as const;
 
-function device(userAgent: string): Pick<ResponseMetadata, 'browser' | 'browser_version' | 'os' | 'device'> {
+type Device = Pick<ResponseMetadata, 'browser' | 'browser_version' | 'os' | 'device'>;
+
+/**
+ * Parsing a user agent tries a long list of patterns, and most visitors
+ * send one of a few common ones: the latest answers are kept (a bounded
+ * number, of agents of a common length), oldest out first.
+ */
+const devices = new Map<string, Device>();
+const DEVICES_KEPT = 1000;
+const AGENT_KEPT_LENGTH = 512;
+
+function device(userAgent: string): Device {
+  const known = devices.get(userAgent);
+  if (known) return { ...known };
+  const found = parseDevice(userAgent);
+  if (userAgent.length <= AGENT_KEPT_LENGTH) {
+    if (devices.size >= DEVICES_KEPT) devices.delete(devices.keys().next().value!);
+    devices.set(userAgent, found);
+  }
+  return { ...found };
+}
+
+function parseDevice(userAgent: string): Device {
   const parsed = Bowser.parse(userAgent);
   const type = parsed.platform.type as keyof typeof DEVICES | undefined;
   return {
@@ -161,7 +183,8 @@ export async function captureMetadata(input: MetadataInput, deps: MetadataDeps):
   if (plan === 'pro') return metadata;
 
   const geo = await deps.geo(request.ip);
-  const utm = (name: string) => pageUrl?.searchParams.get(name) || null;
+  const query = pageUrl?.searchParams;
+  const utm = (name: string) => query?.get(name) || null;
   Object.assign(metadata, {
     country: geo?.country ?? null,
     region: geo?.region ?? null,

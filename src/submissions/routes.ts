@@ -77,13 +77,13 @@ export function submitRoute<D extends EmbeddableDoc>(
       const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
-      gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
+      const tokenIssuedAt = gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
       const target = await loadTarget(summary.id);
       if (!target) throw notFound(what.kind);
       const submitted = await submitResponse(
         services,
         target,
-        { plan, token: _token, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
+        { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } },
         request.id,
       );
       // A honeypot catch kept nothing, so there is nothing to look after.

@@ -23,6 +23,8 @@ export interface SubmissionInput {
   /** The owner's plan now: metadata and the honeypot follow it. */
   plan: Plan;
   token: unknown;
+  /** The token's issue time when its signature and object were verified already (on the summary). */
+  tokenIssuedAt?: Date;
   /** The honeypot field as sent. */
   honeypot?: string | undefined;
   answers: Record<string, unknown>;
@@ -46,11 +48,16 @@ export async function submitResponse(
   const now = services.clock();
   const { plan, request } = input;
   const userAgent = userAgentOf(request.headers);
-  const guard = visitorStream(services, `guard-${target.kind}-${target.id}`, { fingerprint: request.client.fingerprint, ip: request.ip });
-  const network = networkStream(services, target, { ip: request.ip, userAgent }, now);
-  const [facts, visitor] = await Promise.all([
-    accessFacts(services, target, input.token, request.headers, now),
-    guardsDuplicates(target.settings) ? visitorFacts(services, { visitor: guard, network }) : { visited: false, fromNetwork: 0 },
+  // The visitor's streams (two keyed hashes) only where duplicates are guarded against.
+  const visitor = guardsDuplicates(target.settings)
+    ? {
+        guard: visitorStream(services, `guard-${target.kind}-${target.id}`, { fingerprint: request.client.fingerprint, ip: request.ip }),
+        network: networkStream(services, target, { ip: request.ip, userAgent }, now),
+      }
+    : undefined;
+  const [facts, seen] = await Promise.all([
+    accessFacts(services, target, input.token, request.headers, now, input.tokenIssuedAt),
+    visitor ? visitorFacts(services, { visitor: visitor.guard, network: visitor.network }) : { visited: false, fromNetwork: 0 },
   ]);
   // The cheap refusals first, before the request's metadata is worked out (the decision checks them again).
   checkAccess(target, facts);
@@ -66,9 +73,9 @@ export async function submitResponse(
       host: facts.host,
       metadata: await captureMetadata({ plan, request, issuedAt: facts.issuedAt ?? now, now }, { hashKey: services.keys.hashes, geo: services.geo }),
       userAgent,
-      guard,
+      ...(visitor ? { guard: visitor.guard } : {}),
     },
-    { target, full: facts.full, ...visitor },
+    { target, full: facts.full, ...seen },
   );
   if (events.length === 0) {
     countHoneypotCatch(services, target.kind);
@@ -79,9 +86,9 @@ export async function submitResponse(
       case 'SubmissionSlotReserved':
         return slotPlacement(target);
       case 'SubmissionGuarded':
-        return firstVisitPlacement(target.kind, guard);
+        return firstVisitPlacement(target.kind, visitor!.guard);
       case 'NetworkSubmissionCounted':
-        return networkPlacement(target.kind, network);
+        return networkPlacement(target.kind, visitor!.network);
       case 'ResponseSubmitted':
         return { stream: `response-${responseId}`, expected: 'no_stream' };
     }

@@ -6,7 +6,7 @@ import { keyedHash } from '../infra/keys.js';
 import type { Services } from '../services.js';
 import { embeddingHost } from './domains.js';
 import { duplicate, NETWORK_ALLOWANCE, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
-import { verifyEmbedToken, type EmbedTarget as Kind } from './embed-token.js';
+import { verifyEmbedToken, withinLifetime, type EmbedTarget as Kind } from './embed-token.js';
 import type { SubmissionRequest } from './metadata.js';
 import { closed } from '../embeddables/errors.js';
 
@@ -94,11 +94,23 @@ async function slotsFull(services: Services, target: Gate): Promise<boolean> {
   return slot.length > 0;
 }
 
-/** The facts of a request about an object, read from the token, the headers and the quota stream. */
-export async function accessFacts(services: Services, target: Gate, token: unknown, headers: SubmissionRequest['headers'], now: Date): Promise<AccessFacts> {
+/**
+ * The facts of a request about an object, read from the token, the headers
+ * and the quota stream. `verified` is the issue time of the same token when
+ * its signature and object were checked already (on the summary): only its
+ * lifetime is checked again, at `now`.
+ */
+export async function accessFacts(
+  services: Services,
+  target: Gate,
+  token: unknown,
+  headers: SubmissionRequest['headers'],
+  now: Date,
+  verified?: Date,
+): Promise<AccessFacts> {
   return {
     now,
-    issuedAt: verifyEmbedToken(services.keys.embedTokens, token, target.kind, target.id, now),
+    issuedAt: verified ? withinLifetime(verified, now) : verifyEmbedToken(services.keys.embedTokens, token, target.kind, target.id, now),
     host: embeddingHost(headers),
     full: await slotsFull(services, target),
   };

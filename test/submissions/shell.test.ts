@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import type { EventStore, ReadStreamOptions } from '../../src/infra/event-store/port.js';
 import { castVote } from '../../src/polls/votes.js';
 import type { Services } from '../../src/services.js';
-import { issueEmbedToken } from '../../src/submissions/embed-token.js';
+import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../../src/submissions/embed-token.js';
 import type { Settings } from '../../src/submissions/settings.js';
 import { submitResponse, type SubmissionInput, type SubmissionTarget } from '../../src/submissions/submit.js';
 import { manualClock } from '../support/app.js';
@@ -25,8 +25,7 @@ function readingBefore(services: Services, prefix: string): Services {
   return { ...services, events };
 }
 
-async function setUp(t: Test) {
-  const clock = manualClock();
+async function setUp(t: Test, clock = manualClock()) {
   const services = await testServices(t, { clock });
   services.projections.start();
   const input: SubmissionInput = {
@@ -54,6 +53,17 @@ t.test('a slot numbered past max_responses closes the object, though the read be
   await t.rejects(submitResponse(readingBefore(services, 'quota-'), limited, input), { code: 'widget_closed' });
   const responses = (await services.events.readAll({ limit: 100 })).filter((event) => event.type === 'ResponseSubmitted');
   t.equal(responses.length, 1, 'the second response was not recorded');
+});
+
+t.test('a token verified on the summary is still refused at the decision once its lifetime has run out', async (t) => {
+  const clock = manualClock();
+  const { services, input } = await setUp(t, clock);
+  const verified = { ...input, tokenIssuedAt: clock() };
+  t.equal((await submitResponse(services, target({}), verified)).kept, true, 'within its lifetime');
+  clock.advance(TOKEN_TTL_SECONDS * 1000 + 1);
+  await t.rejects(submitResponse(services, target({}), verified), { code: 'invalid_token' });
+  const responses = (await services.events.readAll({ limit: 100 })).filter((event) => event.type === 'ResponseSubmitted');
+  t.equal(responses.length, 1, 'the late one was not recorded');
 });
 
 t.test('a honeypot catch records nothing and is counted', async (t) => {

@@ -8,7 +8,7 @@ import {
   AppendTooLarge,
   MAX_APPEND_BYTES,
   WrongExpectedRevision,
-  appendSize,
+  encodedSize,
   type AppendResult,
   type EventStore,
   type EventSubscription,
@@ -66,9 +66,16 @@ const feedToStored = ([position, id, streamId, revision, type, data, metadata, r
   recordedAt,
 });
 
+/** An event to append with its data and metadata as JSON, written once for the size check and the row. */
+interface EncodedEvent {
+  type: string;
+  data: string;
+  metadata: string;
+}
+
 interface PendingAppend {
   streamId: string;
-  events: NewEvent[];
+  events: EncodedEvent[];
   expected: ExpectedRevision;
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
@@ -101,20 +108,22 @@ export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter();
   private pending: PendingAppend[] = [];
   /** One append in a savepoint of the batch's transaction. */
-  private readonly appendOne: (streamId: string, events: NewEvent[], expected: ExpectedRevision) => AppendResult;
+  private readonly appendOne: (streamId: string, events: EncodedEvent[], expected: ExpectedRevision) => AppendResult;
   private readonly statements: {
     lastRevision: Statement<[string], { revision: number | null }>;
+    streamNow: Statement<{ stream: string }, { deleted: number | null; revision: number | null }>;
     deleted: Statement<[string], { stream_id: string }>;
     markDeleted: Statement<[string]>;
     end: Statement<[], { seq: number }>;
     insert: Statement<[string, string, number, string, string, string, string]>;
-    readStream: Statement<[string, number, number], EventRow>;
     readFeed: Statement<[number, number], FeedRow>;
     deleteStream: Statement<[string]>;
     head: Statement<[], { position: number | null }>;
   };
 
   private readonly maxAppendBytes: number;
+  /** Reads by their LIMIT, see `limited`. */
+  private readonly byLimit = new Map<string, Statement>();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -138,14 +147,15 @@ export class SqliteEventStore implements EventStore {
       CREATE TABLE IF NOT EXISTS deleted_streams (stream_id TEXT PRIMARY KEY)`);
     this.statements = {
       lastRevision: db.prepare('SELECT max(revision) AS revision FROM events WHERE stream_id = ?'),
+      // Both facts an append checks, in one step: every append runs it under the write lock.
+      streamNow: db.prepare(
+        'SELECT (SELECT 1 FROM deleted_streams WHERE stream_id = :stream) AS deleted, (SELECT max(revision) FROM events WHERE stream_id = :stream) AS revision',
+      ),
       deleted: db.prepare('SELECT stream_id FROM deleted_streams WHERE stream_id = ?'),
       markDeleted: db.prepare('INSERT OR IGNORE INTO deleted_streams (stream_id) VALUES (?)'),
       end: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
       insert: db.prepare(
         'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      readStream: db.prepare(
-        'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
       ),
       // Rows as arrays: the projections and verify read the whole history through here, and named rows cost a third of the read.
       readFeed: db
@@ -175,9 +185,10 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  private readonly appendTransaction = (streamId: string, events: NewEvent[], expected: ExpectedRevision) => {
-    if (this.statements.deleted.get(streamId)) throw new WrongExpectedRevision(streamId, expected, 'deleted');
-    const last = this.statements.lastRevision.get(streamId)?.revision ?? null;
+  private readonly appendTransaction = (streamId: string, events: EncodedEvent[], expected: ExpectedRevision) => {
+    const now = this.statements.streamNow.get({ stream: streamId });
+    if (now?.deleted) throw new WrongExpectedRevision(streamId, expected, 'deleted');
+    const last = now?.revision ?? null;
     const actual = last === null ? ('no_stream' as const) : BigInt(last);
     if (expected === 'no_stream' ? actual !== 'no_stream' : expected !== 'any' && actual !== expected) {
       throw new WrongExpectedRevision(streamId, expected, actual);
@@ -187,15 +198,7 @@ export class SqliteEventStore implements EventStore {
     let position = 0;
     for (const event of events) {
       revision += 1;
-      const info = this.statements.insert.run(
-        randomUUID(),
-        streamId,
-        revision,
-        event.type,
-        JSON.stringify(event.data),
-        JSON.stringify(event.metadata),
-        recordedAt,
-      );
+      const info = this.statements.insert.run(randomUUID(), streamId, revision, event.type, event.data, event.metadata, recordedAt);
       position = Number(info.lastInsertRowid);
     }
     return { nextRevision: BigInt(revision), position: BigInt(position) };
@@ -203,9 +206,16 @@ export class SqliteEventStore implements EventStore {
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
-    if (appendSize(events) > this.maxAppendBytes) return Promise.reject(new AppendTooLarge(streamId, this.maxAppendBytes));
+    const encoded: EncodedEvent[] = [];
+    let size = 0;
+    for (const event of events) {
+      const row = { type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) };
+      size += encodedSize(row);
+      encoded.push(row);
+    }
+    if (size > this.maxAppendBytes) return Promise.reject(new AppendTooLarge(streamId, this.maxAppendBytes));
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ streamId, events, expected: expectedRevision, resolve, reject }) === 1) setImmediate(this.flush);
+      if (this.pending.push({ streamId, events: encoded, expected: expectedRevision, resolve, reject }) === 1) setImmediate(this.flush);
     });
   }
 
@@ -249,9 +259,27 @@ export class SqliteEventStore implements EventStore {
     this.appended.emit('append');
   };
 
+  /**
+   * The statement with its LIMIT written in: SQLite plans a statement anew
+   * at every run whose LIMIT is a bound parameter, which costs several times
+   * the read itself, and every submission reads its object's stream. The
+   * limits the code asks for are few; the map is emptied should they not be.
+   */
+  private limited<P extends unknown[]>(sql: string, limit: number | undefined): Statement<P, EventRow> {
+    const n = limit !== undefined && Number.isSafeInteger(limit) && limit >= 0 ? limit : -1;
+    const key = `${sql} LIMIT ${n}`;
+    let statement = this.byLimit.get(key);
+    if (!statement) {
+      if (this.byLimit.size >= 64) this.byLimit.clear();
+      statement = this.db.prepare(key);
+      this.byLimit.set(key, statement);
+    }
+    return statement as Statement<P, EventRow>;
+  }
+
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = Number(options.fromRevision ?? 0n);
-    return this.statements.readStream.all(streamId, from, options.maxCount ?? -1).map(toStored);
+    return this.limited<[string, number]>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision', options.maxCount).all(streamId, from).map(toStored);
   }
 
   async streamState(streamId: string): Promise<StreamState> {
