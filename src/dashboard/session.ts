@@ -5,6 +5,8 @@ import type { DashboardEvent } from './events.js';
 /** However active, a session ends this long after its sign-in. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 
+export const linkUsed = () => new AppError('login_link_used', 'This login link has been used already: ask for a new one');
+
 export type SessionCommand =
   | { type: 'SignIn'; session_id: string; account_id: string; link_id: string; at: string }
   | { type: 'SignOut'; session_id: string; reason: 'signed_out' | 'expired'; at: string };
@@ -28,7 +30,7 @@ export function decide(command: SessionCommand, state: SessionState): DashboardE
   switch (command.type) {
     case 'SignIn': {
       // A link's stream holds at most one session: the second use finds it.
-      if (state.status !== 'none') throw new AppError('login_link_used', 'This login link has been used already: ask for a new one');
+      if (state.status !== 'none') throw linkUsed();
       const { session_id, account_id, link_id, at } = command;
       return [{ type: 'DashboardSignedIn', data: { session_id, account_id, link_id, signed_in_at: at } }];
     }
