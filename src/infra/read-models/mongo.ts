@@ -731,7 +731,7 @@ async function writePlain(write: CollectionWrite, session: ClientSession): Promi
   const tally = (id: string, field: string, by: number, insert: Document | undefined) => {
     const inc: Document = { [field]: by };
     models.push({ updateOne: { filter: { _id: id }, update: { $inc: inc, ...(insert ? { $setOnInsert: insert } : {}) }, upsert: insert !== undefined } });
-    models.push({ deleteOne: { filter: { _id: id, [field]: { $lte: 0 } } } });
+    if (by < 0) models.push({ deleteOne: { filter: { _id: id, [field]: { $lte: 0 } } } });
   };
   for (const op of write.ops) {
     switch (op.op) {

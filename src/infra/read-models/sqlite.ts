@@ -243,7 +243,8 @@ export class SqliteReadModels implements ReadModelStore {
     } else {
       this.statement(`UPDATE ${table} SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?) WHERE id = ?`).run(by, doc.id);
     }
-    this.statement(`DELETE FROM ${table} WHERE id = ? AND json_extract(doc, ${path}) <= 0`).run(doc.id);
+    // Only a negative tally can bring a counter to zero: the common case, a count up, skips the check.
+    if (by < 0) this.statement(`DELETE FROM ${table} WHERE id = ? AND json_extract(doc, ${path}) <= 0`).run(doc.id);
   }
 
   /** A new document takes the group's next rank; a replaced one keeps its own. */
