@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -70,7 +71,11 @@ function shell(csrfToken: string): string {
 
 const ASSETS = fileURLToPath(new URL('./assets/', import.meta.url));
 const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
-const VENDOR_FILES = new Set(['/uplot.esm.js', '/uplot.min.css']);
+/** The chart library's two files, under the names the front end imports them by. */
+const VENDOR = [
+  { url: '/dashboard/assets/vendor/uplot.esm.js', file: 'uPlot.esm.js', type: 'application/javascript; charset=utf-8' },
+  { url: '/dashboard/assets/vendor/uplot.min.css', file: 'uPlot.min.css', type: 'text/css; charset=utf-8' },
+];
 
 /** The HTML shell of every dashboard page, and the files it loads. */
 export async function pageRoutes(app: App, services: Services): Promise<void> {
@@ -83,6 +88,9 @@ export async function pageRoutes(app: App, services: Services): Promise<void> {
     });
   }
   const noCache = (res: { setHeader(name: string, value: string): unknown }) => res.setHeader('cache-control', 'no-cache');
-  await app.register(fastifyStatic, { root: UPLOT, prefix: '/dashboard/assets/vendor/', decorateReply: false, cacheControl: false, index: false, setHeaders: noCache, allowedPath: (path) => VENDOR_FILES.has(path) });
+  for (const { url, file, type } of VENDOR) {
+    const body = readFileSync(join(UPLOT, file));
+    app.get(url, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-cache').send(body));
+  }
   await app.register(fastifyStatic, { root: ASSETS, prefix: '/dashboard/assets/', decorateReply: false, cacheControl: false, index: false, setHeaders: noCache });
 }
