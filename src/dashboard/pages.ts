@@ -71,11 +71,8 @@ function shell(csrfToken: string): string {
 
 const ASSETS = fileURLToPath(new URL('./assets/', import.meta.url));
 const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
-/** The chart library's two files, under the names the front end imports them by. */
-const VENDOR = [
-  { url: '/dashboard/assets/vendor/uplot.esm.js', file: 'uPlot.esm.js', type: 'application/javascript; charset=utf-8' },
-  { url: '/dashboard/assets/vendor/uplot.min.css', file: 'uPlot.min.css', type: 'text/css; charset=utf-8' },
-];
+// The contract's lower-case names for uPlot's files, which its package spells uPlot.*.
+const VENDOR_FILES = { 'uplot.esm.js': ['uPlot.esm.js', 'text/javascript; charset=utf-8'], 'uplot.min.css': ['uPlot.min.css', 'text/css; charset=utf-8'] } as const;
 
 /** The HTML shell of every dashboard page, and the files it loads. */
 export async function pageRoutes(app: App, services: Services): Promise<void> {
@@ -88,9 +85,9 @@ export async function pageRoutes(app: App, services: Services): Promise<void> {
     });
   }
   const noCache = (res: { setHeader(name: string, value: string): unknown }) => res.setHeader('cache-control', 'no-cache');
-  for (const { url, file, type } of VENDOR) {
-    const body = readFileSync(join(UPLOT, file));
-    app.get(url, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-cache').send(body));
+  for (const [name, [file, type]] of Object.entries(VENDOR_FILES)) {
+    const content = readFileSync(join(UPLOT, file));
+    app.get(`/dashboard/assets/vendor/${name}`, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-cache').send(content));
   }
   await app.register(fastifyStatic, { root: ASSETS, prefix: '/dashboard/assets/', decorateReply: false, cacheControl: false, index: false, setHeaders: noCache });
 }
