@@ -143,7 +143,7 @@ function renderSummary(area, insights, kind, summary, results) {
           'div',
           { class: 'grid-3' },
           breakdowns.map(([name, items]) =>
-            h('div', { class: 'breakdown' }, h('h3', {}, labels[name] ?? name), categoryChart(items.slice(0, 8).map((item) => ({ label: item.value || 'Unknown', count: item.count })), { caption: `${labels[name] ?? name} of the responses`, height: 160 })),
+            h('div', { class: 'breakdown' }, h('h3', {}, labels[name] ?? name), categoryChart(items.slice(0, 8).map((item) => ({ label: labelOf(item), count: item.count })), { caption: `${labels[name] ?? name} of the responses`, height: 160 })),
           ),
         ),
       ),
@@ -153,8 +153,16 @@ function renderSummary(area, insights, kind, summary, results) {
   insights.hidden = sections.length === 0;
 }
 
+function labelOf(item) {
+  if (item.label) return item.label;
+  if (item.value === null || item.value === undefined || item.value === '') return 'Unknown';
+  if (typeof item.value === 'boolean') return item.value ? 'Yes' : 'No';
+  return String(item.value);
+}
+
 function questionCard(question) {
-  const heading = h('div', { class: 'card-header' }, h('h2', {}, question.title || question.question_id), h('p', { class: 'card-subtitle' }, questionType(question.type)));
+  const answered = typeof question.answered === 'number' ? ` · ${number(question.answered)} ${question.answered === 1 ? 'answer' : 'answers'}` : '';
+  const heading = h('div', { class: 'card-header' }, h('h2', {}, question.title || question.question_id), h('p', { class: 'card-subtitle' }, `${questionType(question.type)}${answered}`));
   if (question.nps) {
     const { score, promoters, passives, detractors } = question.nps;
     const all = promoters + passives + detractors;
@@ -163,7 +171,7 @@ function questionCard(question) {
       'section',
       { class: 'card' },
       heading,
-      h('div', { class: 'big-figure' }, h('span', { class: 'big-number' }, score > 0 ? `+${score}` : String(score)), h('span', { class: 'big-label' }, 'NPS')),
+      h('div', { class: 'big-figure' }, h('span', { class: 'big-number' }, score === null || score === undefined ? '—' : score > 0 ? `+${score}` : String(score)), h('span', { class: 'big-label' }, 'NPS')),
       h(
         'dl',
         { class: 'figures' },
@@ -180,16 +188,16 @@ function questionCard(question) {
       { class: 'card' },
       heading,
       h('div', { class: 'big-figure' }, h('span', { class: 'big-number' }, average === null || average === undefined ? '—' : Number(average).toFixed(2)), h('span', { class: 'big-label' }, 'average')),
-      categoryChart(distribution.map((item) => ({ label: String(item.value), count: item.count })), { caption: `Ratings of “${question.title}”`, height: 150 }),
+      categoryChart(distribution.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `Ratings of “${question.title}”`, height: 150 }),
     );
   }
   if (question.choices) {
-    return h('section', { class: 'card' }, heading, categoryChart(question.choices.map((item) => ({ label: String(item.value), count: item.count })), { caption: `Answers to “${question.title}”`, height: 170 }));
+    return h('section', { class: 'card' }, heading, categoryChart(question.choices.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `Answers to “${question.title}”`, height: 170 }));
   }
   return null;
 }
 
-const QUESTION_TYPES = { star_rating: 'Star rating', nps: 'NPS', rating: 'Rating', single_choice: 'Single choice', multiple_choice: 'Multiple choice', choice: 'Choice', poll: 'Poll' };
+const QUESTION_TYPES = { star_rating: 'Star rating', nps: 'NPS, 0–10', single_choice: 'Single choice', severity: 'Severity', consent: 'Consent', short_text: 'Short text', long_text: 'Long text', email: 'Email' };
 const questionType = (type) => QUESTION_TYPES[type] ?? (type ? type.replaceAll('_', ' ') : '');
 
 function pollResults(results) {
