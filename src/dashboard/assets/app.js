@@ -84,6 +84,8 @@ function shell(session) {
 }
 
 async function start() {
+  // Set before the page loads, so the browser asks for this icon rather than /favicon.ico.
+  if (!document.querySelector('link[rel="icon"]')) document.head.append(h('link', { rel: 'icon', href: '/dashboard/assets/icon.svg', type: 'image/svg+xml' }));
   const root = document.getElementById('app');
   clear(root, loading('Loading your dashboard…'));
   let session;
