@@ -55,6 +55,8 @@ export const ConfigSchema = z.object({
   METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')),
   /** Lets webhooks reach loopback and private addresses (development and tests only). */
   WEBHOOK_ALLOW_PRIVATE: optional(z.enum(['true', 'false'], 'must be true or false')).default('false').transform((value) => value === 'true'),
+  /** Minutes without a request after which a dashboard session ends. */
+  DASHBOARD_IDLE_MINUTES: optional(z.string().regex(/^\d+$/, 'must be a whole number of minutes').transform(Number).refine((n) => n >= 1 && n <= 1440, 'must be from 1 to 1440')).default(30),
   /** Seconds between webhook attempts, comma-separated; one attempt more than it has entries. */
   WEBHOOK_RETRY_SCHEDULE: optional(
     z

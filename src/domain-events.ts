@@ -1,4 +1,5 @@
 import { accountEvents, type AccountEvent } from './accounts/events.js';
+import { dashboardEvents, type DashboardEvent } from './dashboard/events.js';
 import { erasureEvents, type ErasureEvent } from './erasure/events.js';
 import { EventCatalog } from './event-catalog.js';
 import { formEvents, type FormEvent } from './forms/events.js';
@@ -9,6 +10,6 @@ import { webhookEvents, type WebhookEvent } from './webhooks/events.js';
 import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent;
 
-export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents]);
+export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents]);

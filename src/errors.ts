@@ -5,7 +5,12 @@
 export const STATUS = {
   validation_error: 400,
   unauthorized: 401,
+  session_required: 401,
+  login_link_invalid: 401,
+  login_link_expired: 401,
+  login_link_used: 401,
   forbidden: 403,
+  csrf_rejected: 403,
   plan_required: 403,
   insufficient_scope: 403,
   invalid_token: 403,

@@ -18,6 +18,7 @@ import { haltMessage, haltView } from '../../projections/halt.js';
 import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
+import { issueLoginLink } from '../dashboard/commands.js';
 import type { StoredEvent } from '../infra/event-store/port.js';
 import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-scavenge.js';
 import { PROJECTOR_LEASE } from '../projector.js';
@@ -183,6 +184,16 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
     ],
     schema: z.object({ account: Id, plan: PlanOption }),
     job: async (v, { stores, out }) => out(JSON.stringify(await changePlan(await stores(), v.account, v.plan))),
+  }),
+  command({
+    name: 'login-link',
+    description: 'a one-time link that signs in to the dashboard as the account, valid 15 minutes',
+    options: [
+      { flags: '--account <id>', description: 'the account id (acc_…)' },
+      { flags: '--base <url>', description: 'where the service is reached (default PUBLIC_BASE_URL)' },
+    ],
+    schema: z.object({ account: Id, base: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() }),
+    job: async (v, { stores, out }) => out(JSON.stringify(await issueLoginLink(await stores(), { accountId: v.account, ...(v.base ? { base: v.base } : {}) }))),
   }),
   command({
     name: 'events',

@@ -1,12 +1,16 @@
-/*! Feedback service embed: <script src="{base}/embed.js" data-widget="ID" async></script> (or data-form, data-poll). Optional: data-mode="light|dark|auto", data-remember="off". No dependencies. */
+/*! Feedback service embed: <script src="{base}/embed.js" data-widget="ID" async></script> (or data-form, data-poll). Optional: data-mode="light|dark|auto", data-remember="off". With data-preview it draws definitions handed to FeedbackEmbed.preview (or posted by the same-origin parent) and sends nothing. No dependencies. */
 (function () {
   'use strict';
   var script = document.currentScript;
   if (!script) return;
   var data = script.dataset;
+  var previewing = 'preview' in data;
   var kind = data.widget ? 'widget' : data.form ? 'form' : data.poll ? 'poll' : null;
-  if (!kind) return;
-  var id = data[kind];
+  if (!kind && !previewing) return;
+  var id = data[kind] || 'preview';
+  // Where a preview draws, and the colour scheme it was asked for in place of data-mode.
+  var previewTarget = null;
+  var pageMode = data.mode;
   var base = new URL(script.src, location.href).origin;
   var api = base + '/api/' + kind + 's/' + encodeURIComponent(id);
   var token = null;
@@ -22,10 +26,10 @@
 
   /** What this browser remembers of the object: 'dismissed', 'answered' or 'voted'. Private modes may refuse storage. */
   function recall() {
-    try { return data.remember === 'off' ? null : localStorage.getItem(memoryKey); } catch (e) { return null; }
+    try { return data.remember === 'off' || previewing ? null : localStorage.getItem(memoryKey); } catch (e) { return null; }
   }
   function remember(what) {
-    try { if (data.remember !== 'off') localStorage.setItem(memoryKey, what); } catch (e) { /* nothing to remember with */ }
+    try { if (data.remember !== 'off' && !previewing) localStorage.setItem(memoryKey, what); } catch (e) { /* nothing to remember with */ }
   }
 
   function h(tag, attrs, children) {
@@ -123,7 +127,7 @@
 
   /** The colours the embed paints with, as the theme's mode, the page's data-mode and the visitor's preference say. */
   function palette(theme) {
-    var mode = data.mode || theme.mode || 'light';
+    var mode = pageMode || theme.mode || 'light';
     var dark = mode === 'dark' || (mode === 'auto' && matchMedia('(prefers-color-scheme: dark)').matches);
     var primary = theme.primaryColor || '#4f46e5';
     var bg = dark ? '#111827' : theme.backgroundColor || '#ffffff';
@@ -175,7 +179,8 @@
     '.error{color:var(--err);font-size:14px;margin-top:4px}.error:empty{display:none}' +
     '.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
     '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
-    '.link{border:0;padding:8px 0;text-decoration:underline;width:100%}';
+    '.link{border:0;padding:8px 0;text-decoration:underline;width:100%}' +
+    '.note{font-size:14px;margin:12px 0 0;padding:8px 12px;border-radius:8px;border:1px dashed var(--line)}';
 
   /** 24×24 outline icons, so they look the same whatever fonts the visitor has. */
   var ICONS = {
@@ -198,24 +203,40 @@
     return svg;
   }
 
-  /** The shadow root and the element that carries the colours (page selectors cannot reach it). */
+  var painted = [];
+  var listening = false;
+  function paint(item) {
+    var colours = palette(item.theme);
+    for (var k in colours) item.el.style.setProperty(k, colours[k]);
+    return item.el;
+  }
+
+  /**
+   * The shadow root and the element that carries the colours (page selectors
+   * cannot reach it). A constructed sheet, where the browser has them, is
+   * CSSOM, which a page's `style-src` policy leaves alone; a <style> element
+   * otherwise.
+   */
   function mount(theme, attrs) {
     var host = h('div', attrs);
     var root = host.attachShadow({ mode: 'open' });
-    root.appendChild(h('style', { text: CSS }));
-    if (kind === 'widget') document.body.appendChild(host);
-    else script.parentNode.insertBefore(host, script.nextSibling);
-    var painted = [];
-    function paint(el) {
-      var colours = palette(theme);
-      for (var k in colours) el.style.setProperty(k, colours[k]);
-      return el;
+    try {
+      var sheet = new CSSStyleSheet();
+      sheet.replaceSync(CSS);
+      root.adoptedStyleSheets = [sheet];
+    } catch (e) {
+      root.appendChild(h('style', { text: CSS }));
     }
+    if (previewTarget) previewTarget.appendChild(host);
+    else if (kind === 'widget') document.body.appendChild(host);
+    else script.parentNode.insertBefore(host, script.nextSibling);
     // `auto` follows the visitor switching their system's scheme while the page is open.
-    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', function () { painted.forEach(paint); });
+    if (!listening) matchMedia('(prefers-color-scheme: dark)').addEventListener('change', function () { painted.forEach(paint); });
+    listening = true;
     return {
+      host: host,
       root: root,
-      paint: function (el) { painted.push(el); return paint(el); },
+      paint: function (el) { var item = { el: el, theme: theme }; painted.push(item); return paint(item); },
     };
   }
 
@@ -252,7 +273,7 @@
     var qid = 'q' + index;
     var field;
     if (q.type === 'star_rating') {
-      var max = q.starRatingSettings.maxStars;
+      var max = (q.starRatingSettings || {}).maxStars || 5;
       field = scale(q, qid, 1, max, function (n) { return n + ' of ' + max + ' stars'; }, true);
     } else if (q.type === 'nps') {
       field = scale(q, qid, 0, 10, function (n) { return n + ' out of 10'; }, false);
@@ -266,7 +287,7 @@
     } else {
       var control;
       if (q.type === 'single_choice' || q.type === 'severity') {
-        var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: c[0].toUpperCase() + c.slice(1) }; }) : q.choices;
+        var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: c[0].toUpperCase() + c.slice(1) }; }) : q.choices || [];
         control = h('select', { id: qid }, [h('option', { value: '', text: '—' })].concat(choices.map(function (c) { return h('option', { value: c.id, text: c.label }); })));
       } else if (q.type === 'long_text') {
         control = h('textarea', { id: qid, rows: '3', maxlength: '10000' });
@@ -327,6 +348,7 @@
         if (v !== undefined && !(f.q.type === 'consent' && v === false && !f.q.required)) answers[f.q.id] = v;
       });
       if (missing) return focusFirstInvalid();
+      if (previewing) return done();
       submit.disabled = true;
       send('/submit', {
         answers: answers,
@@ -347,35 +369,48 @@
         submit.disabled = false;
         status.textContent = 'Could not reach the server. Please try again.';
       });
-    } }, fields.map(function (f) { return f.el; }).concat([h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), submit, status]));
+    } }, fields.map(function (f) { return f.el; }).concat([h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), submit, status, note()]));
     fill(body, [object.description ? h('p', { text: object.description }) : null, form]);
   }
 
   function thanks(body, object, onClose) {
     var title = h('h2', { text: object.thank_you_title || 'Thank you!', tabindex: '-1' });
     var hadFocus = body.contains(body.getRootNode().activeElement);
-    fill(body, [title, object.thank_you_message ? h('p', { text: object.thank_you_message }) : null, onClose ? h('button', { type: 'button', text: 'Close', onclick: onClose }) : null]);
+    fill(body, [title, object.thank_you_message ? h('p', { text: object.thank_you_message }) : null, onClose ? h('button', { type: 'button', text: 'Close', onclick: onClose }) : null, note()]);
     if (hadFocus) title.focus();
   }
 
   var plural = function (n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); };
 
+  function showResults(panel, tally, focus) {
+    var title = h('h2', { text: tally.question, tabindex: '-1' });
+    fill(panel, [title, h('p', { text: plural(tally.total_votes, 'vote') })].concat(tally.options.map(function (o) {
+      var bar = h('div', { class: 'bar', role: 'img', 'aria-label': o.percentage + '%' }, [h('span', {})]);
+      bar.firstChild.style.width = o.percentage + '%';
+      return h('div', { class: 'q' }, [h('div', { text: o.text + ' — ' + plural(o.votes, 'vote') + ' (' + o.percentage + '%)' }), bar]);
+    }), [note()]));
+    if (focus) title.focus();
+  }
+
   function results(panel, focus) {
     return request(api + '/results').then(function (r) {
       if (!r.ok) return warn('results unavailable: ' + (r.body.message || r.status));
-      var title = h('h2', { text: r.body.question, tabindex: '-1' });
-      fill(panel, [title, h('p', { text: plural(r.body.total_votes, 'vote') })].concat(r.body.options.map(function (o) {
-        var bar = h('div', { class: 'bar', role: 'img', 'aria-label': o.percentage + '%' }, [h('span', {})]);
-        bar.firstChild.style.width = o.percentage + '%';
-        return h('div', { class: 'q' }, [h('div', { text: o.text + ' — ' + plural(o.votes, 'vote') + ' (' + o.percentage + '%)' }), bar]);
-      })));
-      if (focus) title.focus();
+      showResults(panel, r.body, focus);
     });
+  }
+
+  /** A preview counts only the vote cast in it (or none), as the voter would see the poll's results after it. */
+  function previewResults(panel, poll, chosen) {
+    showResults(panel, { question: poll.question, total_votes: chosen.length ? 1 : 0, options: poll.options.map(function (o, i) {
+      var votes = chosen.indexOf(o.id || 'o' + i) < 0 ? 0 : 1;
+      return { text: o.text, votes: votes, percentage: votes * 100 };
+    }) }, true);
+    return Promise.resolve();
   }
 
   function ballot(panel, poll) {
     var type = poll.allow_multiple ? 'checkbox' : 'radio';
-    var inputs = poll.options.map(function (o, i) { return h('input', { type: type, name: 'option', value: o.id, id: 'o' + i }); });
+    var inputs = poll.options.map(function (o, i) { return h('input', { type: type, name: 'option', value: o.id || 'o' + i, id: 'o' + i }); });
     var status = h('div', { class: 'error', role: 'status' });
     var honeypot = h('input', { type: 'text', tabindex: '-1', autocomplete: 'off' });
     var vote = h('button', { type: 'submit', class: 'primary', text: 'Vote' });
@@ -383,6 +418,7 @@
       event.preventDefault();
       var chosen = inputs.filter(function (i) { return i.checked; }).map(function (i) { return i.value; });
       if (chosen.length === 0) { status.textContent = 'Please choose an option.'; inputs[0].focus(); return; }
+      if (previewing) return previewResults(panel, poll, chosen);
       vote.disabled = true;
       send('/vote', { option_ids: chosen, _hp: honeypot.value, metadata: { fingerprint: fingerprint() } }).then(function (r) {
         vote.disabled = false;
@@ -402,7 +438,8 @@
       h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]),
       vote,
       status,
-      h('button', { type: 'button', class: 'link', text: 'See the results', onclick: function () { results(panel, true).catch(function () { status.textContent = 'Could not reach the server. Please try again.'; }); } }),
+      h('button', { type: 'button', class: 'link', text: 'See the results', onclick: function () { (previewing ? previewResults(panel, poll, []) : results(panel, true)).catch(function () { status.textContent = 'Could not reach the server. Please try again.'; }); } }),
+      note(),
     ]);
     fill(panel, [form]);
   }
@@ -411,11 +448,12 @@
   function widget(object) {
     var memory = recall();
     if (memory === 'answered') return;
-    var config = object.trigger_config;
-    var corner = config.position.split('-');
+    var config = object.trigger_config || {};
+    var position = config.position || 'bottom-right';
+    var corner = position.split('-');
     // A second widget in the same corner sits above the first.
-    var stacked = document.querySelectorAll('[data-feedback-corner="' + config.position + '"]').length;
-    var m = mount(object.theme || {}, { 'data-feedback-embed': kind, 'data-feedback-corner': config.position });
+    var stacked = document.querySelectorAll('[data-feedback-corner="' + position + '"]').length;
+    var m = mount(object.theme || {}, { 'data-feedback-embed': kind, 'data-feedback-corner': position });
     var box = h('div', { class: 'box ' + corner.join(' ') });
     box.style.setProperty('--off', stacked * 60 + 'px');
     var body = h('div', { class: 'body' });
@@ -440,11 +478,13 @@
         built = true;
         // The time to answer counts from here: the token carries when it was issued.
         token = null;
-        freshToken().catch(function () { /* fetched again on send */ });
+        if (!previewing) freshToken().catch(function () { /* fetched again on send */ });
         survey(body, object, function () {
+          thanks(body, object, function () { hide(true); });
+          // A preview stays on its thank-you card until the owner closes it, and opens on its questions again.
+          if (previewing) return;
           answered = true;
           remember('answered');
-          thanks(body, object, function () { hide(true); });
           timer = setTimeout(function () { hide(false); }, THANKS_CLOSE_MS);
         });
       }
@@ -461,6 +501,7 @@
       panel.hidden = true;
       launcher.setAttribute('aria-expanded', 'false');
       if (!answered && byVisitor) remember('dismissed');
+      if (previewing) built = false;
       if (answered) box.hidden = true;
       else if (hadFocus || byVisitor) launcher.focus();
     }
@@ -469,6 +510,10 @@
     panel.addEventListener('keydown', function (event) { if (event.key === 'Escape') hide(true); });
     box.append(panel, launcher);
     m.root.appendChild(box);
+    if (previewing) {
+      open(false);
+      return { host: m.host, thanks: function () { thanks(body, object, function () { hide(true); }); } };
+    }
     if (memory === 'dismissed') return;
     function trigger() { if (!fired && panel.hidden) { fired = true; open(false); } }
     var delay = (config.timeDelay || 0) * 1000;
@@ -498,17 +543,59 @@
   function inline(object) {
     var m = mount(object.theme || {}, { 'data-feedback-embed': kind });
     var body = h('div', { class: 'body' });
-    var panel = m.paint(h('section', { class: 'panel inline', 'aria-label': object.title || object.question }, [body]));
+    var panel = m.paint(h('section', { class: 'panel inline', 'aria-label': object.title || object.question || kind }, [body]));
     m.root.appendChild(panel);
-    if (object.closed) return fill(body, [h('p', { text: 'This ' + kind + ' is closed.' })]);
-    if (kind === 'poll') {
-      if (recall() === 'voted') return results(body, false);
-      return ballot(body, object);
+    var shown = { host: m.host, thanks: function () { thanks(body, object, null); } };
+    if (object.closed) fill(body, [h('p', { text: 'This ' + kind + ' is closed.' }), note()]);
+    else if (kind === 'poll') {
+      if (recall() === 'voted') results(body, false);
+      else ballot(body, object);
+    } else {
+      fill(body, [h('h2', { text: object.title })]);
+      var content = h('div', {});
+      body.appendChild(content);
+      survey(content, object, shown.thanks);
     }
-    fill(body, [h('h2', { text: object.title })]);
-    var content = h('div', {});
-    body.appendChild(content);
-    survey(content, object, function () { thanks(body, object, null); });
+    return shown;
+  }
+
+  /** Shown in every screen of a preview, so nobody takes it for the live embed. */
+  function note() {
+    return previewing ? h('p', { class: 'note', role: 'note', text: 'Preview \u2014 responses are not recorded' }) : null;
+  }
+
+  /**
+   * Draws a definition (an object as its owner's GET shows it, saved or not)
+   * into `target` with the code a site runs, replacing the previous preview;
+   * `options.screen` 'thanks' shows the thank-you card, `options.mode` stands
+   * for data-mode. Nothing is fetched, stored or sent.
+   */
+  function preview(target, what, object, options) {
+    options = options || {};
+    previewTarget = target || document.body;
+    // Every earlier drawing goes, also one a definition broke halfway through.
+    [].forEach.call(previewTarget.querySelectorAll('[data-feedback-embed]'), function (old) { old.remove(); });
+    painted = [];
+    kind = what;
+    pageMode = options.mode || data.mode;
+    var shown = kind === 'widget' ? widget(object) : inline(object);
+    if (options.screen === 'thanks' && kind !== 'poll') shown.thanks();
+    return shown.host;
+  }
+
+  /** The parent page (the same origin only) posts {type: 'feedback-preview', kind, object, options}; the page answers that it is ready to draw. */
+  function listen() {
+    window.FeedbackEmbed = { preview: preview };
+    addEventListener('message', function (event) {
+      var m = event.data;
+      if (event.origin !== location.origin || event.source !== parent || !m || m.type !== 'feedback-preview') return;
+      try {
+        preview(document.querySelector('[data-preview-target]'), m.kind, m.object, m.options);
+      } catch (e) {
+        warn('cannot draw this definition yet (' + e.message + ')');
+      }
+    });
+    if (parent !== window) parent.postMessage({ type: 'feedback-preview-ready' }, location.origin);
   }
 
   /** The object, then a token (which checks this site is allowed), then the embed; a reason in the console otherwise. */
@@ -529,6 +616,7 @@
     });
   }
 
-  if (document.body) start();
-  else document.addEventListener('DOMContentLoaded', start);
+  var begin = previewing ? listen : start;
+  if (document.body) begin();
+  else document.addEventListener('DOMContentLoaded', begin);
 })();

@@ -4,8 +4,34 @@ import type { App } from '../http/instance.js';
 /** The script site owners paste; read once, served to every origin. */
 const SCRIPT = readFileSync(new URL('./embed.js', import.meta.url), 'utf8');
 
+/**
+ * A blank page that runs the embed in preview mode: the dashboard frames it
+ * so an owner sees the real embed, its styles kept apart from the
+ * dashboard's as on a site, drawing definitions the dashboard posts to it.
+ */
+const PREVIEW_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+  '<title>Preview of the embed</title></head><body><main data-preview-target aria-label="Preview of the embed"></main>' +
+  '<script src="/embed.js" data-preview></script></body></html>';
+
+/** Only pages of this origin may frame the preview; it loads the embed and nothing else. */
+const PREVIEW_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+
 export function embedRoute(app: App): void {
   app.get('/embed.js', { config: { publicCors: true }, schema: { hide: true } }, async (_request, reply) =>
     reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(SCRIPT),
+  );
+  app.get(
+    '/embed/preview',
+    {
+      schema: { hide: true },
+      // After the app's own onSend, which denies framing to every other reply.
+      onSend: async (_request, reply, payload) => {
+        reply.header('x-frame-options', 'SAMEORIGIN');
+        return payload;
+      },
+    },
+    async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').header('content-security-policy', PREVIEW_POLICY).send(PREVIEW_PAGE),
   );
 }

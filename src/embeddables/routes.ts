@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Scope } from '../accounts/plans.js';
-import { awaitErasure, ErasurePending } from '../erasure/outcome.js';
-import { erasureStream } from '../erasure/process.js';
+import { ErasurePending } from '../erasure/outcome.js';
+import { deleteEmbeddable, type Author } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { App } from '../http/instance.js';
@@ -117,7 +117,7 @@ export function deleteRoute<D extends EmbeddableDoc>(
   app: App,
   services: Services,
   what: Embeddable<D>,
-  remove: (id: string, meta: { accountId: string; keyId: string; at: Date; requestId: string }) => Promise<unknown>,
+  remove: (id: string, author: Author, at: Date) => Promise<unknown>,
 ): void {
   app.delete(
     `${what.path}/:id`,
@@ -136,8 +136,7 @@ export function deleteRoute<D extends EmbeddableDoc>(
       const { accountId, keyId } = callerOf(request);
       const id = request.params.id;
       if (!ID.test(id)) throw notFound(what.kind);
-      await remove(id, { accountId, keyId, at: services.clock(), requestId: request.id });
-      const { done } = await awaitErasure(services, erasureStream.parent(what.kind, id), await services.events.headPosition());
+      const { done } = await deleteEmbeddable(services, what.kind, id, { accountId, actor: keyId, requestId: request.id }, remove);
       if (!done) return reply.code(202).send({ success: true as const, pending: true as const });
       return { success: true as const };
     },

@@ -1,12 +1,13 @@
 import { DEFINITION_LIMITS_TEXT } from '../definition-limits.js';
-import { notFound } from '../embeddables/errors.js';
 import { FORM } from '../embeddables/queries.js';
-import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
+import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
-import { ID, Params } from '../embeddables/schemas.js';
+import { Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { execute, load } from '../aggregate.js';
+import { load } from '../aggregate.js';
+import type { FormDoc } from '../../projections/forms.js';
+import { createForm, deleteForm, updateForm } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { shownSettings } from '../submissions/settings.js';
@@ -15,7 +16,7 @@ import { FormCreated } from './events.js';
 import { form } from './form.js';
 import { CreateFormBody, UpdateFormBody } from './schemas.js';
 
-const FormListItem = z.object({
+export const FormListItem = z.object({
   id: z.string(),
   title: z.string(),
   description: z.string(),
@@ -29,7 +30,7 @@ const FormListItem = z.object({
 const stored = FormCreated.schema.shape;
 
 /** D7: GET answers the whole form; the public view leaves out settings. */
-const FormView = z.object({
+export const FormView = z.object({
   id: z.string(),
   title: stored.title,
   description: stored.description,
@@ -43,6 +44,23 @@ const FormView = z.object({
   settings: stored.settings.optional(),
   created_at: z.string(),
   updated_at: z.string(),
+});
+
+/** A form as GET shows it: to its owner with its settings. */
+export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<typeof FormView> => ({
+  id: doc.id,
+  title: doc.title,
+  description: doc.description,
+  questions: doc.questions,
+  theme: doc.theme,
+  thank_you_title: doc.thank_you_title,
+  thank_you_message: doc.thank_you_message,
+  published: doc.published,
+  closed: isClosed(doc, now),
+  version: doc.version,
+  created_at: doc.created_at,
+  updated_at: doc.updated_at,
+  ...(owner ? { settings: shownSettings(doc.settings) } : {}),
 });
 
 /** Forms: a plugin the app registers with its services. */
@@ -66,32 +84,11 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     },
     async (request, reply) => {
       const { accountId, keyId } = callerOf(request);
-      const id = services.ids('frm');
-      const at = services.clock();
-      const { state } = await execute(services.commands, form, id, { type: 'CreateForm', form_id: id, account_id: accountId, body: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      if (state.status !== 'active') throw new Error('form was not created');
-      return reply.code(201).send({ id, title: state.form.title, published: false as const, version: 1 as const, created_at: state.form.created_at });
+      return reply.code(201).send(await createForm(services, { accountId, actor: keyId, requestId: request.id }, request.body));
     },
   );
 
-  publicRead(app, services, FORM, {
-    schema: FormView,
-    render: (doc, owner) => ({
-      id: doc.id,
-      title: doc.title,
-      description: doc.description,
-      questions: doc.questions,
-      theme: doc.theme,
-      thank_you_title: doc.thank_you_title,
-      thank_you_message: doc.thank_you_message,
-      published: doc.published,
-      closed: isClosed(doc, services.clock()),
-      version: doc.version,
-      created_at: doc.created_at,
-      updated_at: doc.updated_at,
-      ...(owner ? { settings: shownSettings(doc.settings) } : {}),
-    }),
-  });
+  publicRead(app, services, FORM, { schema: FormView, render: (doc, owner) => formView(doc, owner, services.clock()) });
 
   app.put(
     '/api/forms/:id',
@@ -109,18 +106,11 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound('form');
-      const at = services.clock();
-      const { state } = await execute(services.commands, form, request.params.id, { type: 'UpdateForm', account_id: accountId, body: request.body, closed: await shownClosed(services, FORM, request.params.id, request.body.closed), at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      if (state.status !== 'active') throw notFound('form');
-      const { id, title, published, version, updated_at } = state.form;
-      return { id, title, published, version, updated_at };
+      return updateForm(services, { accountId, actor: keyId, requestId: request.id }, request.params.id, request.body);
     },
   );
 
-  deleteRoute(app, services, FORM, (id, { accountId, keyId, at, requestId }) =>
-    execute(services.commands, form, id, { type: 'DeleteForm', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId }),
-  );
+  deleteRoute(app, services, FORM, (id, author, at) => deleteForm(services, id, author, at));
 
   tokenRoute(app, services, FORM);
   submitRoute(app, services, FORM, async (id) => {

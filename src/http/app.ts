@@ -20,6 +20,7 @@ import { formRoutes } from '../forms/index.js';
 import { pollRoutes } from '../polls/index.js';
 import { erasureRoutes } from '../erasure/index.js';
 import { webhookRoutes } from '../webhooks/index.js';
+import { dashboardRoutes } from '../dashboard/index.js';
 
 import type { App } from './instance.js';
 
@@ -122,5 +123,6 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(pollRoutes, { services });
   await app.register(erasureRoutes, { services });
   await app.register(webhookRoutes, { services });
+  await app.register(dashboardRoutes, { services });
   return app;
 }

@@ -1,13 +1,15 @@
 import { answerErrors, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
 import { findSummary, POLL } from '../embeddables/queries.js';
-import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
+import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
-import { ID, Params } from '../embeddables/schemas.js';
+import { Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POLL_CHOICES } from '../../projections/polls.js';
-import { execute, load } from '../aggregate.js';
+import { load } from '../aggregate.js';
+import type { PollDoc } from '../../projections/polls.js';
+import { createPoll, deletePoll, updatePoll } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Services } from '../services.js';
@@ -20,12 +22,12 @@ import { gateOnSummary } from '../submissions/gate.js';
 import { castVote, VoteBody } from './votes.js';
 
 
-const PollListItem = z.object({ id: z.string(), question: z.string(), published: z.boolean(), created_at: z.string(), updated_at: z.string() });
+export const PollListItem = z.object({ id: z.string(), question: z.string(), published: z.boolean(), created_at: z.string(), updated_at: z.string() });
 
 /** A poll shows what is stored, which met the limits of its day: those of today may be tighter. */
 const stored = PollCreated.schema.shape;
 
-const PollView = z.object({
+export const PollView = z.object({
   id: z.string(),
   question: stored.question,
   options: stored.options,
@@ -46,17 +48,41 @@ const PollView = z.object({
 export const percentageOf = (votes: number, total: number): number => (total === 0 ? 0 : Math.round((votes / total) * 1000) / 10);
 
 /** D8: aggregated results, never a voter's data. */
-const Results = z.object({
+export const Results = z.object({
   poll_id: z.string(),
   question: z.string(),
   total_votes: z.number().int(),
   options: z.array(z.object({ id: z.string(), text: z.string(), votes: z.number().int(), percentage: z.number() })),
 });
 
+/** A poll as GET shows it: to its owner with its settings. */
+export const pollView = (doc: PollDoc, owner: boolean, now: Date): z.output<typeof PollView> => ({
+  id: doc.id,
+  question: doc.question,
+  options: doc.options,
+  allow_multiple: doc.allow_multiple,
+  published: doc.published,
+  closed: isClosed(doc, now),
+  created_at: doc.created_at,
+  updated_at: doc.updated_at,
+  ...(owner ? { settings: shownSettings(doc.settings) } : {}),
+});
+
+/** A poll's results: the count of each of its options now. */
+export async function pollResults(services: Services, doc: PollDoc): Promise<z.output<typeof Results>> {
+  const counts = await Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id })));
+  const total = counts.reduce((sum, votes) => sum + votes, 0);
+  return {
+    poll_id: doc.id,
+    question: doc.question,
+    total_votes: total,
+    options: doc.options.map((option, i) => ({ id: option.id, text: option.text, votes: counts[i]!, percentage: percentageOf(counts[i]!, total) })),
+  };
+}
+
 /** Polls: a plugin the app registers with its services. */
 export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
-  const optionIds = (n: number) => Array.from({ length: n }, () => services.ids('opt'));
 
   listRoute(app, services, POLL, PollListItem);
 
@@ -74,51 +100,18 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     },
     async (request, reply) => {
       const { accountId, keyId } = callerOf(request);
-      const id = services.ids('pol');
-      const at = services.clock();
-      const { state } = await execute(
-        services.commands,
-        poll,
-        id,
-        { type: 'CreatePoll', poll_id: id, account_id: accountId, body: request.body, option_ids: optionIds(request.body.options.length), at: at.toISOString() },
-        { actor: keyId, at, requestId: request.id },
-      );
-      if (state.status !== 'active') throw new Error('poll was not created');
-      const { question, options, created_at } = state.poll;
-      return reply.code(201).send({ id, question, options, published: false as const, created_at });
+      return reply.code(201).send(await createPoll(services, { accountId, actor: keyId, requestId: request.id }, request.body));
     },
   );
 
-  publicRead(app, services, POLL, {
-    schema: PollView,
-    render: (doc, owner) => ({
-      id: doc.id,
-      question: doc.question,
-      options: doc.options,
-      allow_multiple: doc.allow_multiple,
-      published: doc.published,
-      closed: isClosed(doc, services.clock()),
-      created_at: doc.created_at,
-      updated_at: doc.updated_at,
-      ...(owner ? { settings: shownSettings(doc.settings) } : {}),
-    }),
-  });
+  publicRead(app, services, POLL, { schema: PollView, render: (doc, owner) => pollView(doc, owner, services.clock()) });
 
   publicRead(app, services, POLL, {
     suffix: '/results',
     summary: 'Get the aggregated results of a poll (public when published)',
     scope: 'responses:read',
     schema: Results,
-    render: async (doc) => {
-      const counts = await Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id })));
-      const total = counts.reduce((sum, votes) => sum + votes, 0);
-      return {
-        poll_id: doc.id,
-        question: doc.question,
-        total_votes: total,
-        options: doc.options.map((option, i) => ({ id: option.id, text: option.text, votes: counts[i]!, percentage: percentageOf(counts[i]!, total) })),
-      };
-    },
+    render: (doc) => pollResults(services, doc),
   });
 
   app.put(
@@ -136,31 +129,11 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound('poll');
-      const at = services.clock();
-      const { state } = await execute(
-        services.commands,
-        poll,
-        request.params.id,
-        {
-          type: 'UpdatePoll',
-          account_id: accountId,
-          body: request.body,
-          new_option_ids: optionIds(request.body.options?.length ?? 0),
-          closed: await shownClosed(services, POLL, request.params.id, request.body.closed),
-          at: at.toISOString(),
-        },
-        { actor: keyId, at, requestId: request.id },
-      );
-      if (state.status !== 'active') throw notFound('poll');
-      const { id, question, published, updated_at } = state.poll;
-      return { id, question, published, updated_at };
+      return updatePoll(services, { accountId, actor: keyId, requestId: request.id }, request.params.id, request.body);
     },
   );
 
-  deleteRoute(app, services, POLL, (id, { accountId, keyId, at, requestId }) =>
-    execute(services.commands, poll, id, { type: 'DeletePoll', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId }),
-  );
+  deleteRoute(app, services, POLL, (id, author, at) => deletePoll(services, id, author, at));
 
   tokenRoute(app, services, POLL);
 

@@ -15,7 +15,7 @@ import { checkTarget, systemResolve } from './targets.js';
 
 const notFound = () => new AppError('webhook_not_found', 'Webhook not found');
 
-const view = (doc: WebhookDoc): z.output<typeof WebhookView> => ({
+export const webhookView = (doc: WebhookDoc): z.output<typeof WebhookView> => ({
   id: doc.id,
   url: doc.url,
   events: doc.events,
@@ -85,14 +85,14 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
         services.readModels.find(WEBHOOKS, { account_id: accountId }, { sort: [['created_at', -1], ['id', -1]], ...window(request.query) }),
         services.readModels.count(WEBHOOKS, { account_id: accountId }),
       ]);
-      return { webhooks: (docs as WebhookDoc[]).map(view), pagination: pagination(request.query, total) };
+      return { webhooks: (docs as WebhookDoc[]).map(webhookView), pagination: pagination(request.query, total) };
     },
   );
 
   app.get(
     '/api/webhooks/:id',
     { preHandler: read, config: { errors: ['webhook_not_found'] }, schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: Params, response: { 200: WebhookView } } },
-    async (request) => view(await own(request.params.id, callerOf(request).accountId)),
+    async (request) => webhookView(await own(request.params.id, callerOf(request).accountId)),
   );
 
   app.put(
@@ -108,7 +108,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
       if (request.body.url !== undefined) await checkUrl(request.body.url);
       const at = services.clock();
       await execute(services.commands, endpointAggregate, request.params.id, { type: 'UpdateEndpoint', account_id: accountId, changes: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      return view(await own(request.params.id, accountId));
+      return webhookView(await own(request.params.id, accountId));
     },
   );
 

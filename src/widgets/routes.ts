@@ -1,13 +1,13 @@
 import { DEFINITION_LIMITS_TEXT } from '../definition-limits.js';
-import { notFound } from '../embeddables/errors.js';
 import { WIDGET } from '../embeddables/queries.js';
 import type { WidgetDoc } from '../../projections/widgets.js';
-import { deleteRoute, listRoute, publicRead, shownClosed, tokenRoute } from '../embeddables/routes.js';
+import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
-import { ID, Params } from '../embeddables/schemas.js';
+import { Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { execute, load } from '../aggregate.js';
+import { load } from '../aggregate.js';
+import { createWidget, deleteWidget, updateWidget } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
 import { shownSettings } from '../submissions/settings.js';
@@ -16,7 +16,7 @@ import { WidgetCreated } from './events.js';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetType } from './schemas.js';
 import { widget } from './widget.js';
 
-const WidgetListItem = z.object({
+export const WidgetListItem = z.object({
   id: z.string(),
   title: z.string(),
   description: z.string(),
@@ -30,7 +30,7 @@ const WidgetListItem = z.object({
 const stored = WidgetCreated.schema.shape;
 
 /** Spec 4.3, plus `description` and `closed`; owners also see `settings` and the timestamps. */
-const WidgetView = z.object({
+export const WidgetView = z.object({
   id: z.string(),
   title: stored.title,
   description: stored.description,
@@ -47,26 +47,29 @@ const WidgetView = z.object({
   updated_at: z.string().optional(),
 });
 
+/** A widget as GET shows it: to its owner with its settings and timestamps. */
+export function widgetView(doc: WidgetDoc, owner: boolean, now: Date): z.output<typeof WidgetView> {
+  const base = {
+    id: doc.id,
+    title: doc.title,
+    description: doc.description,
+    widget_type: doc.widget_type,
+    questions: doc.questions,
+    trigger_config: doc.trigger_config,
+    theme: doc.theme,
+    thank_you_title: doc.thank_you_title,
+    thank_you_message: doc.thank_you_message,
+    published: doc.published,
+    closed: isClosed(doc, now),
+  };
+  return owner ? { ...base, settings: shownSettings(doc.settings), created_at: doc.created_at, updated_at: doc.updated_at } : base;
+}
+
 /** Widgets: a plugin the app registers with its services. */
 export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
-  function view(doc: WidgetDoc, owner: boolean): z.output<typeof WidgetView> {
-    const base = {
-      id: doc.id,
-      title: doc.title,
-      description: doc.description,
-      widget_type: doc.widget_type,
-      questions: doc.questions,
-      trigger_config: doc.trigger_config,
-      theme: doc.theme,
-      thank_you_title: doc.thank_you_title,
-      thank_you_message: doc.thank_you_message,
-      published: doc.published,
-      closed: isClosed(doc, services.clock()),
-    };
-    return owner ? { ...base, settings: shownSettings(doc.settings), created_at: doc.created_at, updated_at: doc.updated_at } : base;
-  }
+  const view = (doc: WidgetDoc, owner: boolean) => widgetView(doc, owner, services.clock());
 
   listRoute(app, services, WIDGET, WidgetListItem);
 
@@ -85,12 +88,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
     },
     async (request, reply) => {
       const { accountId, keyId } = callerOf(request);
-      const id = services.ids('wgt');
-      const at = services.clock();
-      const { state } = await execute(services.commands, widget, id, { type: 'CreateWidget', widget_id: id, account_id: accountId, body: request.body, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      if (state.status !== 'active') throw new Error('widget was not created');
-      const { title, widget_type, created_at } = state.widget;
-      return reply.code(201).send({ id, title, widget_type, published: false as const, created_at });
+      return reply.code(201).send(await createWidget(services, { accountId, actor: keyId, requestId: request.id }, request.body));
     },
   );
 
@@ -112,18 +110,11 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
     },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
-      if (!ID.test(request.params.id)) throw notFound('widget');
-      const at = services.clock();
-      const { state } = await execute(services.commands, widget, request.params.id, { type: 'UpdateWidget', account_id: accountId, body: request.body, closed: await shownClosed(services, WIDGET, request.params.id, request.body.closed), at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
-      if (state.status !== 'active') throw notFound('widget');
-      const { id, title, published, updated_at } = state.widget;
-      return { id, title, published, updated_at };
+      return updateWidget(services, { accountId, actor: keyId, requestId: request.id }, request.params.id, request.body);
     },
   );
 
-  deleteRoute(app, services, WIDGET, (id, { accountId, keyId, at, requestId }) =>
-    execute(services.commands, widget, id, { type: 'DeleteWidget', account_id: accountId, at: at.toISOString() }, { actor: keyId, at, requestId }),
-  );
+  deleteRoute(app, services, WIDGET, (id, author, at) => deleteWidget(services, id, author, at));
 
   tokenRoute(app, services, WIDGET);
 

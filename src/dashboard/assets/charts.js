@@ -1,0 +1,195 @@
+/**
+ * Charts are uPlot's: this module only feeds it data, picks colours from the
+ * design tokens and keeps a visually hidden table beside each chart so screen
+ * readers get the figures (the canvas itself is hidden from them).
+ */
+import uPlot from '/dashboard/assets/vendor/uplot.esm.js';
+import { day, h, number } from './ui.js';
+
+const live = new Set();
+
+function token(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+}
+
+function palette() {
+  return {
+    accent: token('--color-accent'),
+    accentSoft: token('--color-accent-soft'),
+    grid: token('--color-border'),
+    axis: token('--color-text-muted'),
+    font: `${token('--text-xs-px') || '12px'} ${token('--font-sans')}`,
+  };
+}
+
+// Charts drawn on a canvas do not follow CSS: redraw them when the system switches between light and dark.
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  for (const chart of live) chart.redraw();
+});
+
+/**
+ * Mounts uPlot once the wrapper has a width, resizes it with the wrapper and
+ * forgets it when the page replaces the wrapper.
+ */
+function mount(wrapper, build) {
+  const target = h('div', { class: 'chart-canvas', 'aria-hidden': 'true' });
+  wrapper.prepend(target);
+  let plot = null;
+  const entry = {
+    redraw() {
+      if (!plot) return;
+      plot.destroy();
+      plot = build(target, target.clientWidth);
+    },
+  };
+  const observer = new ResizeObserver(() => {
+    if (!wrapper.isConnected) {
+      observer.disconnect();
+      plot?.destroy();
+      live.delete(entry);
+      return;
+    }
+    const width = Math.floor(target.clientWidth);
+    if (width <= 0) return;
+    if (!plot) {
+      plot = build(target, width);
+      live.add(entry);
+    } else if (Math.abs(plot.width - width) > 1) plot.setSize({ width, height: plot.height });
+  });
+  observer.observe(target);
+  return wrapper;
+}
+
+// Counts are whole numbers: ticks only on 1, 2, 5, 10, 20, 50…
+const WHOLE_STEPS = [1, 2, 5].flatMap((step) => [1, 10, 100, 1000, 10000, 100000, 1000000].map((scale) => step * scale)).sort((a, b) => a - b);
+
+function axes(colours, xValues) {
+  const base = { stroke: colours.axis, font: colours.font, grid: { stroke: colours.grid, width: 1 }, ticks: { show: false } };
+  return [
+    { ...base, grid: { show: false }, space: 56, values: xValues },
+    { ...base, size: 44, incrs: WHOLE_STEPS, values: (u, ticks) => ticks.map((value) => number(value)) },
+  ];
+}
+
+const utcDay = (seconds) => day(new Date(seconds * 1000).toISOString().slice(0, 10));
+
+function readout(element, text) {
+  element.textContent = text;
+}
+
+/**
+ * Responses per UTC day, as bars. `per_day` is the API's
+ * [{day: 'YYYY-MM-DD', count}], oldest first.
+ */
+export function perDayChart(perDay, { caption = 'Responses per day', height = 220 } = {}) {
+  const xs = perDay.map((point) => Date.parse(`${point.day}T00:00:00Z`) / 1000);
+  const ys = perDay.map((point) => point.count);
+  const total = ys.reduce((sum, count) => sum + count, 0);
+  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, `${number(total)} in the last ${perDay.length} days`);
+  const withResponses = perDay.filter((point) => point.count > 0);
+  const figures = h(
+    'table',
+    { dataset: { chartData: 'per-day' } },
+    h('caption', {}, `${caption}: ${number(total)} in the last ${perDay.length} days; days without responses are left out`),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day (UTC)'), h('th', { scope: 'col' }, 'Responses'))),
+    h('tbody', {}, withResponses.map((point) => h('tr', { dataset: { day: point.day } }, h('th', { scope: 'row' }, point.day), h('td', {}, String(point.count))))),
+  );
+  const wrapper = h('figure', { class: 'chart', dataset: { total: String(total) } }, status, h('div', { class: 'visually-hidden' }, figures));
+  return mount(wrapper, (target, width) => {
+    const colours = palette();
+    return new uPlot(
+      {
+        width,
+        height,
+        padding: [8, 8, 0, 0],
+        legend: { show: false },
+        cursor: { y: false, points: { show: false }, drag: { x: false, y: false } },
+        select: { show: false },
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        // Half a day either side, so the first and last bars are drawn whole.
+        scales: { x: { time: true, range: (u, min, max) => [min - 43200, max + 43200] }, y: { range: (u, min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
+        axes: axes(colours, (u, ticks) => ticks.map(utcDay)),
+        series: [
+          {},
+          {
+            label: 'Responses',
+            stroke: colours.accent,
+            fill: colours.accent,
+            width: 0,
+            paths: uPlot.paths.bars({ size: [0.72, 24], gap: 1, radius: 0.25 }),
+            points: { show: false },
+          },
+        ],
+        hooks: {
+          setCursor: [
+            (u) => {
+              const index = u.cursor.idx;
+              readout(status, index === null || index === undefined ? `${number(total)} in the last ${perDay.length} days` : `${day(perDay[index].day)}: ${number(perDay[index].count)} ${perDay[index].count === 1 ? 'response' : 'responses'}`);
+            },
+          ],
+        },
+      },
+      [xs, ys],
+      target,
+    );
+  });
+}
+
+/**
+ * Counts per category (a rating's distribution, a choice, a device), as
+ * bars. `items` is [{label, count}].
+ */
+export function categoryChart(items, { caption, height = 180, unit = 'responses' } = {}) {
+  const xs = items.map((_, index) => index);
+  const ys = items.map((item) => item.count);
+  const total = ys.reduce((sum, count) => sum + count, 0);
+  const share = (count) => (total ? `${Math.round((count / total) * 100)}%` : '0%');
+  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, `${number(total)} ${unit}`);
+  const figures = h(
+    'table',
+    {},
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Value'), h('th', { scope: 'col' }, 'Count'), h('th', { scope: 'col' }, 'Share'))),
+    h('tbody', {}, items.map((item) => h('tr', {}, h('th', { scope: 'row' }, item.label), h('td', {}, String(item.count)), h('td', {}, share(item.count))))),
+  );
+  const wrapper = h('figure', { class: 'chart chart-small' }, status, h('div', { class: 'visually-hidden' }, figures));
+  return mount(wrapper, (target, width) => {
+    const colours = palette();
+    return new uPlot(
+      {
+        width,
+        height,
+        padding: [8, 8, 0, 0],
+        legend: { show: false },
+        cursor: { y: false, points: { show: false }, drag: { x: false, y: false } },
+        select: { show: false },
+        scales: { x: { time: false, range: [-0.5, Math.max(items.length - 0.5, 0.5)] }, y: { range: (u, min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
+        axes: (() => {
+          const [x, y] = axes(colours, (u, ticks) => ticks.map((tick) => (Number.isInteger(tick) && items[tick] ? items[tick].label : '')));
+          return [{ ...x, splits: () => xs, gap: 4 }, y];
+        })(),
+        series: [
+          {},
+          {
+            label: unit,
+            stroke: colours.accent,
+            fill: colours.accent,
+            width: 0,
+            paths: uPlot.paths.bars({ size: [0.6, 56], gap: 2, radius: 0.15 }),
+            points: { show: false },
+          },
+        ],
+        hooks: {
+          setCursor: [
+            (u) => {
+              const index = u.cursor.idx;
+              readout(status, index === null || index === undefined ? `${number(total)} ${unit}` : `${items[index].label}: ${number(items[index].count)} (${share(items[index].count)})`);
+            },
+          ],
+        },
+      },
+      [xs, ys],
+      target,
+    );
+  });
+}

@@ -1,0 +1,554 @@
+/**
+ * The create/edit form of a widget, form or poll, with the real embed beside
+ * it drawing the definition as it is typed (unsaved), in a frame of its own
+ * so the embed's styles and the dashboard's stay apart as on a site.
+ *
+ * mountEditor(container, { kind, object?, api, onSaved?, base?, planLimits?, origin? })
+ * - kind: 'widget' | 'form' | 'poll'; object: the owner's GET view when editing
+ * - api(path, { method, body }): JSON in and out; throws { status, code, message, details } on a refusal
+ * - base: where the dashboard's JSON endpoints are ('/dashboard/api')
+ * - planLimits: the session's plan_limits (fetched from `${base}/session` when absent)
+ * - origin: where site owners load the embed from, for the snippet (this page's origin)
+ */
+
+/** What a new widget of each type asks, as the service fills it in (src/widgets/defaults.ts). */
+export const WIDGET_DEFAULT_QUESTIONS = {
+  feedback: [
+    { id: 'rating', type: 'star_rating', title: 'How would you rate your experience?', required: true, starRatingSettings: { maxStars: 5 } },
+    { id: 'comment', type: 'long_text', title: 'Anything else you would like to tell us?', required: false },
+  ],
+  nps: [
+    { id: 'score', type: 'nps', title: 'How likely are you to recommend us to a friend or colleague?', required: true },
+    { id: 'reason', type: 'long_text', title: 'What is the main reason for your score?', required: false },
+  ],
+  contact: [
+    { id: 'email', type: 'email', title: 'Your email address', required: true },
+    { id: 'message', type: 'long_text', title: 'Your message', required: true },
+  ],
+  bug_report: [
+    { id: 'description', type: 'long_text', title: 'What went wrong?', required: true },
+    { id: 'severity', type: 'severity', title: 'How bad is it?', required: true },
+  ],
+  custom: [],
+};
+
+const WIDGET_TYPES = [['feedback', 'Feedback'], ['nps', 'Net Promoter Score'], ['contact', 'Contact'], ['bug_report', 'Bug report'], ['custom', 'Custom']];
+const QUESTION_TYPES = [
+  ['star_rating', 'Star rating'],
+  ['nps', 'NPS (0–10)'],
+  ['short_text', 'Short text'],
+  ['long_text', 'Long text'],
+  ['email', 'Email address'],
+  ['single_choice', 'Single choice'],
+  ['severity', 'Severity (low to critical)'],
+  ['consent', 'Consent (forms only)'],
+];
+const THEME = { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' };
+const TRIGGER = { position: 'bottom-right', icon: 'feedback', text: 'Feedback', showText: true, triggerMode: 'click_toggle', scrollPercentage: 50, timeDelay: 5 };
+const SETTINGS = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false };
+const THANKS = { title: 'Thank you!', message: 'We have received your feedback.' };
+
+const copy = (value) => JSON.parse(JSON.stringify(value));
+
+/** The editable definition: the owner's view, or what a new object starts as. */
+function draftOf(kind, object) {
+  if (kind === 'poll') {
+    const o = object || {};
+    return {
+      question: o.question || '',
+      options: copy(o.options || [{ text: '' }, { text: '' }]),
+      allow_multiple: Boolean(o.allow_multiple),
+      settings: { ...SETTINGS, ...copy(o.settings || {}) },
+    };
+  }
+  const o = object || {};
+  const draft = {
+    title: o.title || '',
+    description: o.description || '',
+    questions: copy(o.questions || (kind === 'widget' ? WIDGET_DEFAULT_QUESTIONS.feedback : [])),
+    theme: { ...THEME, ...copy(o.theme || {}) },
+    thank_you_title: o.thank_you_title ?? THANKS.title,
+    thank_you_message: o.thank_you_message ?? THANKS.message,
+    settings: { ...SETTINGS, ...copy(o.settings || {}) },
+  };
+  if (kind === 'widget') {
+    draft.widget_type = o.widget_type || 'feedback';
+    draft.trigger_config = { ...TRIGGER, ...copy(o.trigger_config || {}) };
+  }
+  return draft;
+}
+
+/** The create or update body, in the API's shapes. */
+function bodyOf(kind, draft, creating) {
+  if (kind === 'poll') {
+    return {
+      question: draft.question,
+      options: draft.options.map((o) => (o.id && !creating ? { id: o.id, text: o.text } : { text: o.text })),
+      allow_multiple: draft.allow_multiple,
+      settings: draft.settings,
+    };
+  }
+  const { widget_type, ...rest } = draft;
+  return kind === 'widget' && creating ? { widget_type, ...rest } : rest;
+}
+
+/** What the embed is handed: the definition as a GET would show it once saved. */
+function previewOf(kind, draft, object) {
+  const id = (object && object.id) || 'preview';
+  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple };
+  return { id, ...draft };
+}
+
+function h(tag, attrs, children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'text') el.textContent = v;
+    else if (k === 'class') el.className = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'value' || k === 'checked' || k === 'disabled') el[k] = v;
+    else if (v !== false && v != null) el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children || []) if (c != null && c !== false) el.append(c);
+  return el;
+}
+
+/** A control's id from the path the server names it by in a validation error. */
+const idOf = (path) => `ed-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+
+/** A new id for a question or choice: letters of its words, unique among its siblings. */
+function freshId(base, taken) {
+  const stem = (base || 'q').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'q';
+  let id = stem;
+  for (let n = 2; taken.includes(id); n++) id = `${stem}_${n}`;
+  return id;
+}
+
+/** A datetime-local value (the owner's time) from an instant, and back. */
+function localOf(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+const instantOf = (local) => (local ? new Date(local).toISOString() : null);
+
+/** A colour input holds #rrggbb only: other notations the API takes show as their nearest. */
+function hexOf(colour, fallback) {
+  return /^#[0-9a-f]{6}$/i.test(colour || '') ? colour : fallback;
+}
+
+export function snippetOf(origin, kind, id) {
+  return `<script src="${origin}/embed.js" data-${kind}="${id}" async></script>`;
+}
+
+export function mountEditor(container, options) {
+  const { kind, api, onSaved } = options;
+  const base = options.base ?? '/dashboard/api';
+  const origin = options.origin ?? location.origin;
+  let object = options.object || null;
+  let draft = draftOf(kind, object);
+  let limits = options.planLimits || null;
+  let screen = 'questions';
+  let ready = false;
+  let queued = false;
+  let busy = false;
+  // Choices added since the last save: their ids follow their labels until then.
+  const fresh = new WeakSet();
+  const noun = kind === 'widget' ? 'widget' : kind === 'form' ? 'form' : 'poll';
+
+  const summary = h('div', { class: 'editor-summary', role: 'alert', tabindex: '-1', hidden: true });
+  const status = h('p', { class: 'editor-status', role: 'status' });
+  const form = h('form', { class: 'editor-form', novalidate: true, 'aria-label': object ? `Edit the ${noun}` : `New ${noun}`, onsubmit: (e) => { e.preventDefault(); save(); } });
+  const frame = h('iframe', { class: 'editor-frame', src: '/embed/preview', title: `Live preview of the ${noun}` });
+  const screens = kind === 'poll' ? null : h('div', { class: 'editor-screens', role: 'group', 'aria-label': 'Screen to preview' }, [
+    h('button', { type: 'button', 'data-screen': 'questions', 'aria-pressed': 'true', text: 'Questions', onclick: () => show('questions') }),
+    h('button', { type: 'button', 'data-screen': 'thanks', 'aria-pressed': 'false', text: 'Thank-you screen', onclick: () => show('thanks') }),
+  ]);
+  const pane = h('section', { class: 'editor-preview', 'aria-labelledby': 'editor-preview-title' }, [
+    h('div', { class: 'editor-preview-head' }, [h('h2', { id: 'editor-preview-title', text: 'Live preview' }), screens]),
+    h('p', { class: 'editor-hint', text: 'The embed as visitors will see it. Responses sent here are not recorded.' }),
+    frame,
+  ]);
+  const root = h('div', { class: 'editor' }, [h('div', { class: 'editor-main' }, [summary, form]), pane]);
+  container.replaceChildren(root);
+
+  function show(which) {
+    screen = which;
+    for (const b of screens.querySelectorAll('button')) b.setAttribute('aria-pressed', String(b.dataset.screen === which));
+    schedule();
+  }
+
+  // The frame says when it can draw; the latest definition goes to it then, and after every change.
+  function onMessage(event) {
+    if (event.source !== frame.contentWindow || event.origin !== location.origin || !event.data || event.data.type !== 'feedback-preview-ready') return;
+    ready = true;
+    draw();
+  }
+  window.addEventListener('message', onMessage);
+  function draw() {
+    queued = false;
+    if (!ready || !frame.contentWindow) return;
+    frame.contentWindow.postMessage({ type: 'feedback-preview', kind, object: previewOf(kind, draft, object), options: { screen } }, location.origin);
+  }
+  function schedule() {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(draw);
+  }
+
+  /* ---------- fields ---------- */
+
+  /** A labelled control with a hint and a place for the server's word on it. */
+  function field(label, path, control, hint) {
+    control.id = idOf(path);
+    control.dataset.path = path;
+    const error = h('p', { class: 'editor-error', id: `${control.id}-error` });
+    const hintEl = hint ? h('p', { class: 'editor-hint', id: `${control.id}-hint`, text: hint }) : null;
+    control.setAttribute('aria-describedby', [hintEl && hintEl.id, error.id].filter(Boolean).join(' '));
+    const inline = control.type === 'checkbox';
+    return h('div', { class: inline ? 'editor-field editor-check' : 'editor-field' }, inline ? [control, h('label', { for: control.id, text: label }), hintEl, error] : [h('label', { for: control.id, text: label }), control, hintEl, error]);
+  }
+  function text(label, path, get, set, attrs = {}, hint) {
+    const multiline = attrs.rows;
+    const control = h(multiline ? 'textarea' : 'input', { type: multiline ? null : attrs.type || 'text', ...attrs, value: get() ?? '', oninput: (e) => { set(e.target.value); changed(); } });
+    return field(label, path, control, hint);
+  }
+  function number(label, path, get, set, attrs = {}, hint) {
+    const control = h('input', { type: 'number', inputmode: 'numeric', ...attrs, value: get() ?? '', oninput: (e) => { set(e.target.value === '' ? null : Number(e.target.value)); changed(); } });
+    return field(label, path, control, hint);
+  }
+  function check(label, path, get, set, attrs = {}, hint) {
+    const control = h('input', { type: 'checkbox', ...attrs, checked: Boolean(get()), onchange: (e) => { set(e.target.checked); changed(e.target.dataset.rebuild ? e.target : null); } });
+    return field(label, path, control, hint);
+  }
+  function select(label, path, choices, get, set, attrs = {}, hint) {
+    const control = h('select', { ...attrs, onchange: (e) => { set(e.target.value); changed(e.target.dataset.rebuild ? e.target : null); } }, choices.map(([value, name]) => h('option', { value, text: name })));
+    control.value = get();
+    return field(label, path, control, hint);
+  }
+  function colour(label, path, get, set, fallback) {
+    const control = h('input', { type: 'color', value: hexOf(get(), fallback), oninput: (e) => { set(e.target.value); changed(); } });
+    return field(label, path, control);
+  }
+  const section = (title, children, note) => h('fieldset', { class: 'editor-section' }, [h('legend', { text: title }), note ? h('p', { class: 'editor-hint', text: note }) : null, ...children]);
+  const button = (label, onclick, attrs = {}) => h('button', { type: 'button', class: 'editor-button', text: label, onclick, ...attrs });
+
+  /** A value changed: the preview follows; a change of shape (a type, a toggle with fields of its own) draws the form again. */
+  function changed(rebuildFrom) {
+    status.textContent = '';
+    if (rebuildFrom) render(rebuildFrom.id);
+    schedule();
+  }
+
+  function questionEditor(q, i, questions) {
+    const path = `questions.${i}`;
+    const n = i + 1;
+    const parts = [
+      select('Type', `${path}.type`, QUESTION_TYPES.filter(([t]) => kind === 'form' || t !== 'consent'), () => q.type, (type) => {
+        const next = { id: q.id, type, title: q.title, required: q.required };
+        if (type === 'star_rating') next.starRatingSettings = { maxStars: 5 };
+        if (type === 'single_choice') next.choices = q.choices || [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
+        if (type === 'consent') next.text = q.text || 'I agree that my answers are stored.';
+        questions[i] = next;
+      }, { 'data-rebuild': '1' }),
+      text('Question', `${path}.title`, () => q.title, (v) => { q.title = v; }, { maxlength: '500', required: true }),
+      text('Answer key', `${path}.id`, () => q.id, (v) => { q.id = v; }, { maxlength: '64', spellcheck: 'false', autocomplete: 'off' }, 'Names the answer in responses and downloads: letters, digits, _ or -.'),
+      check('Required', `${path}.required`, () => q.required, (v) => { q.required = v; }),
+    ];
+    if (q.type === 'star_rating') {
+      parts.push(number('Number of stars', `${path}.starRatingSettings.maxStars`, () => q.starRatingSettings.maxStars, (v) => { q.starRatingSettings = { maxStars: v || 5 }; }, { min: '1', max: '10' }));
+    }
+    if (q.type === 'consent') parts.push(text('Consent text', `${path}.text`, () => q.text, (v) => { q.text = v; }, { rows: '3', maxlength: '5000' }));
+    if (q.type === 'single_choice') parts.push(listEditor({
+      legend: 'Choices',
+      path: `${path}.choices`,
+      items: q.choices,
+      label: (k) => `Choice ${k + 1}`,
+      get: (c) => c.label,
+      set: (c, v) => { c.label = v; },
+      field: 'label',
+      make: () => ({ id: freshId(`choice ${q.choices.length + 1}`, q.choices.map((c) => c.id)), label: '' }),
+      min: 2,
+      max: 50,
+      // A new choice's id follows its label until saved; a saved one keeps its id so its answers keep meaning.
+      onText: (c) => { if (fresh.has(c)) c.id = freshId(c.label, q.choices.filter((o) => o !== c).map((o) => o.id)); },
+    }));
+    const moves = h('div', { class: 'editor-row' }, [
+      button('Move up', () => move(questions, i, -1, 'question'), { disabled: i === 0, 'aria-label': `Move up: question ${n}`, id: `ed-question-${i}-up` }),
+      button('Move down', () => move(questions, i, 1, 'question'), { disabled: i === questions.length - 1, 'aria-label': `Move down: question ${n}`, id: `ed-question-${i}-down` }),
+      button('Remove', () => remove(questions, i, 'question'), { class: 'editor-button editor-danger', 'aria-label': `Remove: question ${n}` }),
+    ]);
+    return h('fieldset', { class: 'editor-item', 'data-path': path, id: idOf(path) }, [h('legend', { text: `Question ${n}` }), ...parts, h('p', { class: 'editor-error', id: `${idOf(path)}-error` }), moves]);
+  }
+
+  function move(list, i, by, what) {
+    const [item] = list.splice(i, 1);
+    list.splice(i + by, 0, item);
+    const to = i + by;
+    const edge = (by < 0 && to === 0) || (by > 0 && to === list.length - 1);
+    // Focus stays with the moved item; at an edge its button is disabled, so the other one takes it.
+    render(`ed-${what}-${to}-${(by < 0) !== edge ? 'up' : 'down'}`);
+    schedule();
+  }
+  function remove(list, i, what) {
+    list.splice(i, 1);
+    render(`ed-add-${what}`);
+    schedule();
+  }
+
+  /** Editable rows of text (choices, poll options): add, remove, reorder. */
+  function listEditor({ legend, path, items, label, get, set, make, min, max, onText, field: key }) {
+    const what = path.replace(/\W/g, '-');
+    const rows = items.map((item, k) => {
+      const input = text(label(k), `${path}.${k}.${key}`, () => get(item), (v) => { set(item, v); if (onText) onText(item); }, { maxlength: '200' });
+      return h('div', { class: 'editor-list-row' }, [
+        input,
+        h('div', { class: 'editor-row' }, [
+          button('Move up', () => move(items, k, -1, what), { disabled: k === 0, 'aria-label': `Move up: ${label(k).toLowerCase()}`, id: `ed-${what}-${k}-up` }),
+          button('Move down', () => move(items, k, 1, what), { disabled: k === items.length - 1, 'aria-label': `Move down: ${label(k).toLowerCase()}`, id: `ed-${what}-${k}-down` }),
+          button('Remove', () => remove(items, k, what), { class: 'editor-button editor-danger', disabled: items.length <= min, 'aria-label': `Remove: ${label(k).toLowerCase()}` }),
+        ]),
+      ]);
+    });
+    const add = button(`Add ${label(items.length).replace(/ \d+$/, '').toLowerCase()}`, () => {
+      const item = make();
+      fresh.add(item);
+      items.push(item);
+      render(idOf(`${path}.${items.length - 1}.${key}`));
+      schedule();
+    }, { id: `ed-add-${what}`, disabled: items.length >= max });
+    return h('fieldset', { class: 'editor-list', id: idOf(path), 'data-path': path }, [h('legend', { text: legend }), ...rows, h('p', { class: 'editor-error', id: `${idOf(path)}-error` }), add]);
+  }
+
+  function questionsSection() {
+    const questions = draft.questions;
+    const typeSelect = h('select', { id: 'ed-new-question-type' }, QUESTION_TYPES.filter(([t]) => kind === 'form' || t !== 'consent').map(([v, n]) => h('option', { value: v, text: n })));
+    typeSelect.value = 'short_text';
+    const add = button('Add question', () => {
+      const type = typeSelect.value;
+      const q = { id: freshId(`q${questions.length + 1}`, questions.map((x) => x.id)), type, title: '', required: false };
+      if (type === 'star_rating') q.starRatingSettings = { maxStars: 5 };
+      if (type === 'single_choice') q.choices = [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
+      if (type === 'consent') q.text = 'I agree that my answers are stored.';
+      questions.push(q);
+      render(idOf(`questions.${questions.length - 1}.title`));
+      schedule();
+    }, { id: 'ed-add-question' });
+    return section('Questions', [
+      h('div', { class: 'editor-items', id: idOf('questions'), 'data-path': 'questions' }, questions.map((q, i) => questionEditor(q, i, questions))),
+      h('p', { class: 'editor-error', id: `${idOf('questions')}-error` }),
+      questions.length === 0 ? h('p', { class: 'editor-hint', text: kind === 'widget' ? 'No questions: the widget asks its type\'s usual ones.' : 'No questions yet.' }) : null,
+      h('div', { class: 'editor-row editor-add' }, [h('label', { for: typeSelect.id, text: 'New question type' }), typeSelect, add]),
+    ]);
+  }
+
+  /** A setting the plan does not include stays visible, switched off, with the reason beside it. */
+  function planNote(allowed, what) {
+    return allowed ? null : `${what} is not part of your plan (${planName()}); Pro and Business include it.`;
+  }
+  const planName = () => (limits && limits.plan) || 'Free';
+
+  function settingsSection() {
+    const s = draft.settings;
+    const allowHoneypot = !limits || limits.honeypot !== false;
+    const allowRate = !limits || limits.per_ip_rate_limit !== false;
+    const parts = [
+      text('Allowed sites', 'settings.allowed_domains', () => s.allowed_domains.join('\n'), (v) => { s.allowed_domains = v.split(/[\s,]+/).filter(Boolean); }, { rows: '3', spellcheck: 'false' }, 'One host name a line, such as example.com or *.example.com. Empty: any site may embed it.'),
+      number('Most responses', 'settings.max_responses', () => s.max_responses, (v) => { s.max_responses = v; }, { min: '1' }, 'Closes after this many. Empty: no limit.'),
+      text('Closes at', 'settings.closes_at', () => localOf(s.closes_at), (v) => { s.closes_at = instantOf(v); }, { type: 'datetime-local' }, 'In your time zone. Empty: stays open.'),
+      check('One response per visitor', 'settings.prevent_duplicates', () => s.prevent_duplicates, (v) => { s.prevent_duplicates = v; }),
+      check('Honeypot against bots', 'settings.honeypot', () => s.honeypot && allowHoneypot, (v) => { s.honeypot = v; }, { disabled: !allowHoneypot }, planNote(allowHoneypot, 'The honeypot')),
+      check('Limit submissions per visitor address', 'settings.rate_limit', () => s.rate_limit !== null && allowRate, (v) => { s.rate_limit = v ? { max: 5, window_seconds: 3600 } : null; }, { disabled: !allowRate, 'data-rebuild': '1' }, planNote(allowRate, 'A rate limit per address')),
+    ];
+    if (s.rate_limit && allowRate) {
+      parts.push(h('div', { class: 'editor-row' }, [
+        number('At most', 'settings.rate_limit.max', () => s.rate_limit.max, (v) => { s.rate_limit.max = v; }, { min: '1' }),
+        number('Per seconds', 'settings.rate_limit.window_seconds', () => s.rate_limit.window_seconds, (v) => { s.rate_limit.window_seconds = v; }, { min: '1', max: '86400' }),
+      ]));
+    }
+    return section('Settings', parts);
+  }
+
+  function appearanceSection() {
+    const t = draft.theme;
+    const parts = [
+      colour('Main colour', 'theme.primaryColor', () => t.primaryColor, (v) => { t.primaryColor = v; }, THEME.primaryColor),
+      colour('Background', 'theme.backgroundColor', () => t.backgroundColor, (v) => { t.backgroundColor = v; }, THEME.backgroundColor),
+      check('Pick a readable text colour for me', 'theme.text_color_auto', () => t.text_color === null, (v) => { t.text_color = v ? null : '#111827'; }, { 'data-rebuild': '1' }),
+    ];
+    if (t.text_color !== null) parts.push(colour('Text colour', 'theme.text_color', () => t.text_color, (v) => { t.text_color = v; }, '#111827'));
+    parts.push(select('Colour scheme', 'theme.mode', [['light', 'Light: these colours'], ['dark', 'Dark'], ['auto', 'As the visitor\'s system']], () => t.mode, (v) => { t.mode = v; }));
+    return section('Appearance', parts);
+  }
+
+  function launcherSection() {
+    const c = draft.trigger_config;
+    const parts = [
+      select('Corner', 'trigger_config.position', [['bottom-right', 'Bottom right'], ['bottom-left', 'Bottom left'], ['top-right', 'Top right'], ['top-left', 'Top left']], () => c.position, (v) => { c.position = v; }),
+      select('Icon', 'trigger_config.icon', [['feedback', 'Pencil'], ['chat', 'Speech bubble'], ['help', 'Question mark'], ['star', 'Star'], ['heart', 'Heart']], () => c.icon, (v) => { c.icon = v; }),
+      text('Button text', 'trigger_config.text', () => c.text, (v) => { c.text = v; }, { maxlength: '60' }),
+      check('Show the text beside the icon', 'trigger_config.showText', () => c.showText, (v) => { c.showText = v; }),
+      select('Opens', 'trigger_config.triggerMode', [['click_toggle', 'When the visitor clicks it'], ['time_delay', 'After a delay'], ['scroll', 'After scrolling'], ['exit_intent', 'When the visitor is about to leave']], () => c.triggerMode, (v) => { c.triggerMode = v; }, { 'data-rebuild': '1' }),
+    ];
+    if (c.triggerMode === 'scroll') parts.push(number('Scrolled (%)', 'trigger_config.scrollPercentage', () => c.scrollPercentage, (v) => { c.scrollPercentage = v; }, { min: '0', max: '100' }));
+    if (c.triggerMode === 'time_delay' || c.triggerMode === 'exit_intent') parts.push(number('Delay (seconds)', 'trigger_config.timeDelay', () => c.timeDelay, (v) => { c.timeDelay = v; }, { min: '0', max: '86400' }, c.triggerMode === 'exit_intent' ? 'On touch screens, which have no exit intent, it opens after this delay.' : null));
+    return section('Launcher', parts, 'The preview shows the panel open; on a site it opens as set here.');
+  }
+
+  function basicsSection() {
+    if (kind === 'poll') {
+      return section('Poll', [
+        text('Question', 'question', () => draft.question, (v) => { draft.question = v; }, { maxlength: '500', required: true }),
+        listEditor({ legend: 'Options', path: 'options', items: draft.options, label: (k) => `Option ${k + 1}`, get: (o) => o.text, set: (o, v) => { o.text = v; }, field: 'text', make: () => ({ text: '' }), min: 2, max: 20 }),
+        check('Voters may choose several options', 'allow_multiple', () => draft.allow_multiple, (v) => { draft.allow_multiple = v; }),
+      ]);
+    }
+    const parts = [
+      text('Title', 'title', () => draft.title, (v) => { draft.title = v; }, { maxlength: '200', required: true }),
+      text('Description', 'description', () => draft.description, (v) => { draft.description = v; }, { rows: '2', maxlength: '2000' }, 'Shown above the questions. Optional.'),
+    ];
+    if (kind === 'widget') {
+      parts.unshift(object
+        ? h('p', { class: 'editor-hint', text: `Type: ${(WIDGET_TYPES.find(([t]) => t === draft.widget_type) || [0, draft.widget_type])[1]} (fixed when it was created)` })
+        : select('Type', 'widget_type', WIDGET_TYPES, () => draft.widget_type, (v) => { draft.widget_type = v; draft.questions = copy(WIDGET_DEFAULT_QUESTIONS[v]); }, { 'data-rebuild': '1' }, 'Each type starts with its usual questions.'));
+    }
+    return section(kind === 'widget' ? 'Widget' : 'Form', parts);
+  }
+
+  function thanksSection() {
+    return section('Thank-you screen', [
+      text('Heading', 'thank_you_title', () => draft.thank_you_title, (v) => { draft.thank_you_title = v; }, { maxlength: '200' }),
+      text('Message', 'thank_you_message', () => draft.thank_you_message, (v) => { draft.thank_you_message = v; }, { rows: '2', maxlength: '2000' }),
+    ]);
+  }
+
+  function snippetSection() {
+    if (!object) return null;
+    const code = snippetOf(origin, kind, object.id);
+    const box = h('textarea', { id: 'ed-snippet', class: 'editor-code', readonly: true, rows: '2', spellcheck: 'false', value: code, onfocus: (e) => e.target.select() });
+    const said = h('p', { class: 'editor-status', role: 'status', id: 'ed-snippet-status' });
+    const copyButton = button('Copy the snippet', async () => {
+      try {
+        await navigator.clipboard.writeText(code);
+        said.textContent = 'Copied. Paste it into your site\'s HTML where the embed should load.';
+      } catch {
+        box.focus();
+        box.select();
+        said.textContent = 'Copying was not allowed here: the code is selected, press Ctrl+C (⌘C on a Mac) to copy it.';
+      }
+    }, { id: 'ed-copy' });
+    return section('Add it to your site', [
+      h('label', { for: box.id, text: 'Embed code' }),
+      box,
+      h('div', { class: 'editor-row' }, [copyButton]),
+      said,
+    ], object.published ? null : 'It shows on your site once published.');
+  }
+
+  function actions() {
+    const widgetsBlocked = kind === 'widget' && !object && limits && limits.create_widgets === false;
+    const parts = [
+      h('button', { type: 'submit', class: 'editor-button editor-primary', id: 'ed-save', text: object ? 'Save changes' : `Create ${noun}`, disabled: widgetsBlocked || busy }),
+    ];
+    if (object) {
+      parts.push(button(object.published ? 'Unpublish' : 'Publish', () => save({ published: !object.published }), { id: 'ed-publish', disabled: busy }));
+      parts.push(h('span', { class: object.published ? 'editor-badge editor-live' : 'editor-badge', text: object.published ? 'Published' : 'Draft' }));
+    }
+    return h('div', { class: 'editor-actions' }, [
+      h('div', { class: 'editor-row' }, parts),
+      widgetsBlocked ? h('p', { class: 'editor-hint', text: `Widgets are not part of your plan (${planName()}); Pro and Business include them. Forms and polls are.` }) : null,
+      status,
+    ]);
+  }
+
+  /** Draws the form again, focus back where it was (or on the given control). */
+  function render(focusId) {
+    const active = focusId || (document.activeElement && form.contains(document.activeElement) ? document.activeElement.id : null);
+    const sections = kind === 'poll'
+      ? [basicsSection(), settingsSection()]
+      : [basicsSection(), questionsSection(), kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), settingsSection()];
+    form.replaceChildren(...sections.filter(Boolean), actions(), ...[snippetSection()].filter(Boolean));
+    if (active) {
+      const el = document.getElementById(active);
+      if (el && !el.disabled) el.focus();
+    }
+  }
+
+  /* ---------- saving ---------- */
+
+  function clearErrors() {
+    summary.hidden = true;
+    summary.replaceChildren();
+    for (const el of form.querySelectorAll('.editor-error')) el.textContent = '';
+    for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  }
+
+  /** Each detail beside the field its path names (or the nearest enclosing one); the rest, and a count, in the summary. */
+  function showErrors(error) {
+    const details = (error && error.details) || [];
+    const unplaced = [];
+    let first = null;
+    for (const d of details) {
+      const parts = String(d.path || '').replace(/^body\.?/, '').split('.').filter(Boolean);
+      let target = null;
+      for (let n = parts.length; n > 0 && !target; n--) target = form.querySelector(`[data-path="${parts.slice(0, n).join('.')}"]`);
+      if (!target) { unplaced.push(`${parts.join('.') || 'body'}: ${d.message}`); continue; }
+      const slot = document.getElementById(`${target.id}-error`);
+      if (slot) slot.textContent = slot.textContent ? `${slot.textContent}; ${d.message}` : capital(d.message);
+      target.setAttribute('aria-invalid', 'true');
+      first = first || target;
+    }
+    const lines = [h('p', { text: details.length ? `Not saved: ${details.length === 1 ? 'one field needs' : `${details.length} fields need`} a change.` : `Not saved: ${(error && error.message) || 'the server could not be reached.'}` })];
+    if (unplaced.length) lines.push(h('ul', {}, unplaced.map((u) => h('li', { text: u }))));
+    summary.replaceChildren(...lines);
+    summary.hidden = false;
+    (first && first.matches('input,select,textarea') ? first : first ? first.querySelector('input,select,textarea,button') || summary : summary).focus();
+  }
+  const capital = (m) => m.charAt(0).toUpperCase() + m.slice(1);
+
+  async function save(extra) {
+    if (busy) return;
+    busy = true;
+    clearErrors();
+    status.textContent = 'Saving…';
+    const focused = document.activeElement && document.activeElement.id;
+    try {
+      let id = object && object.id;
+      if (!id) {
+        const created = await api(`${base}/${kind}s`, { method: 'POST', body: bodyOf(kind, draft, true) });
+        id = created.id;
+      } else {
+        await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'PUT', body: { ...bodyOf(kind, draft, false), ...(extra || {}) } });
+      }
+      object = await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'GET' });
+      draft = draftOf(kind, object);
+      busy = false;
+      render(focused);
+      status.textContent = extra && 'published' in extra ? (object.published ? 'Published: it shows on sites that have its snippet.' : 'Unpublished: sites no longer show it.') : 'Saved.';
+      schedule();
+      if (onSaved) onSaved(object);
+    } catch (error) {
+      busy = false;
+      render(focused);
+      status.textContent = '';
+      showErrors(error);
+    }
+  }
+
+  render();
+  if (!limits) {
+    Promise.resolve()
+      .then(() => api(`${base}/session`, { method: 'GET' }))
+      .then((session) => {
+        limits = { ...session.plan_limits, plan: session.account && session.account.plan };
+        render();
+      })
+      .catch(() => { /* without the session's limits nothing is switched off; the server still refuses what the plan lacks */ });
+  }
+
+  return {
+    /** The definition as it stands, unsaved changes included. */
+    get definition() { return previewOf(kind, draft, object); },
+    destroy() { window.removeEventListener('message', onMessage); container.replaceChildren(); },
+  };
+}

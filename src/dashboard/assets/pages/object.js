@@ -1,0 +1,303 @@
+/**
+ * One widget, form or poll: its state and actions (edit, publish, delete),
+ * the snippet to paste, its summary and charts, and its responses (paged,
+ * filtered by day, downloadable) or a poll's results.
+ */
+import { api, ApiError, query } from '../api.js';
+import { categoryChart, perDayChart } from '../charts.js';
+import {
+  announce, clear, confirmDialog, copyButton, date, dateTime, emptyState, errorMessage, h, kindNames, notice, number, pageHeader, pager, statusPill, table, titleOf,
+} from '../ui.js';
+
+const TYPE_NAMES = { feedback: 'Feedback widget', nps: 'NPS widget', contact: 'Contact widget', bug_report: 'Bug report widget', custom: 'Custom widget' };
+const LIMIT = 20;
+
+export async function render(container, { params, navigate, isCurrent }) {
+  const [kind, id] = params;
+  const names = kindNames(kind);
+  const object = await api(`/${kind}/${id}`);
+  if (!isCurrent()) return;
+  const title = titleOf(object);
+  document.title = `${title} · ${names.Many} · Feedback`;
+
+  const pillHolder = h('span', { class: 'pill-holder' });
+  const publishButton = h('button', { type: 'button', class: 'btn btn-primary' });
+  const status = h('div', { class: 'inline-status' });
+  const setPublished = (published) => {
+    object.published = published;
+    clear(pillHolder, statusPill(published));
+    publishButton.textContent = published ? 'Unpublish' : 'Publish';
+    publishButton.className = `btn ${published ? 'btn-secondary' : 'btn-primary'}`;
+    snippetNote.hidden = published;
+  };
+  publishButton.addEventListener('click', async () => {
+    publishButton.disabled = true;
+    clear(status);
+    try {
+      const reply = await api(`/${kind}/${id}`, { method: 'PUT', body: { published: !object.published } });
+      setPublished(reply?.published ?? !object.published);
+      announce(object.published ? `${names.One} published` : `${names.One} unpublished`);
+    } catch (error) {
+      clear(status, notice(errorMessage(error), 'danger'));
+    } finally {
+      publishButton.disabled = false;
+    }
+  });
+
+  const deleteButton = h('button', { type: 'button', class: 'btn btn-danger-ghost' }, 'Delete');
+  deleteButton.addEventListener('click', async () => {
+    const what = kind === 'polls' ? 'votes' : 'responses';
+    const confirmed = await confirmDialog({
+      title: `Delete “${title}”?`,
+      body: `The ${names.one} and all its ${what} are deleted for good. Sites that embed it stop showing it.`,
+      confirm: `Delete ${names.one}`,
+    });
+    if (!confirmed) return deleteButton.focus();
+    deleteButton.disabled = true;
+    try {
+      const reply = await api(`/${kind}/${id}`, { method: 'DELETE' });
+      announce(reply?.pending ? `${names.One} deleted; its ${what} are still being erased` : `${names.One} deleted`);
+      navigate(`/dashboard/${kind}`);
+    } catch (error) {
+      deleteButton.disabled = false;
+      clear(status, notice(errorMessage(error), 'danger'));
+    }
+  });
+
+  const metaRow = h('span', { class: 'meta-row' }, pillHolder, h('span', {}, `Created ${date(object.created_at)}`), object.version ? h('span', {}, `Version ${object.version}`) : null);
+  const header = pageHeader(title, {
+    eyebrow: h('span', {}, h('a', { href: `/dashboard/${kind}` }, names.Many), ' / ', kind === 'widgets' ? TYPE_NAMES[object.widget_type] ?? names.One : names.One),
+    meta: metaRow,
+    actions: [h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/edit` }, 'Edit'), publishButton, deleteButton],
+  });
+
+  const snippet = `<script src="${location.origin}/embed.js" data-${names.one}="${id}" async></script>`;
+  const snippetNote = h('p', { class: 'muted small' }, `This ${names.one} is a draft: publish it to accept ${kind === 'polls' ? 'votes' : 'responses'}.`);
+  const embedCard = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'embed-title' },
+    h('div', { class: 'card-header' }, h('h2', { id: 'embed-title' }, 'Add it to your site'), copyButton(snippet, 'Copy snippet')),
+    h('p', { class: 'muted small' }, 'Paste this tag where the page should show it, once per page.'),
+    h('pre', { class: 'code snippet', tabindex: '0', 'aria-label': 'Embed snippet' }, h('code', {}, snippet)),
+    snippetNote,
+  );
+  setPublished(object.published);
+
+  const summaryArea = h('div', { class: 'summary-area' }, h('div', { class: 'card summary-loading' }, h('p', { class: 'muted' }, 'Loading the summary…')));
+  const responsesArea = kind === 'polls' ? h('div') : responsesCard(kind, id, object);
+
+  const insights = h('div', { class: 'insights', hidden: true });
+  clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, responsesArea);
+
+  const [summary, results] = await Promise.all([
+    api(`/${kind}/${id}/summary`).catch((error) => error),
+    kind === 'polls' ? api(`/polls/${id}/results`).catch((error) => error) : null,
+  ]);
+  if (!isCurrent()) return;
+  renderSummary(summaryArea, insights, kind, summary, results);
+}
+
+function statCard(label, value, detail) {
+  return h('div', { class: 'stat stat-static' }, h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, value), detail ? h('span', { class: 'stat-detail' }, detail) : null);
+}
+
+function renderSummary(area, insights, kind, summary, results) {
+  const what = kind === 'polls' ? 'Votes' : 'Responses';
+  if (summary instanceof Error) {
+    clear(area, h('div', { class: 'card' }, notice(`The summary is not available: ${errorMessage(summary)}`, 'danger')));
+    return;
+  }
+  clear(
+    area,
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'summary-title' },
+      h('div', { class: 'card-header' }, h('h2', { id: 'summary-title' }, 'Summary'), h('p', { class: 'card-subtitle' }, 'Last 90 days, UTC')),
+      h(
+        'div',
+        { class: 'stats stats-compact' },
+        statCard(what, number(summary.total)),
+        statCard(`First`, summary.first_at ? date(summary.first_at) : '—'),
+        statCard(`Latest`, summary.last_at ? date(summary.last_at) : '—'),
+      ),
+      perDayChart(summary.per_day, { caption: `${what} per day`, height: 180 }),
+    ),
+  );
+
+  const sections = [];
+  const questionCards = [];
+  if (kind === 'polls' && results && !(results instanceof Error)) sections.push(pollResults(results));
+  else if (kind === 'polls' && results instanceof Error) sections.push(h('div', { class: 'card' }, notice(`The results are not available: ${errorMessage(results)}`, 'danger')));
+  if (kind !== 'polls') for (const question of summary.questions ?? []) {
+    const card = questionCard(question);
+    if (card) questionCards.push(card);
+  }
+  if (questionCards.length) sections.push(h('div', { class: 'question-grid' }, questionCards));
+  // A breakdown of nothing but unknown values (a plan that does not record it) says nothing.
+  const breakdowns = Object.entries(summary.breakdowns ?? {}).filter(([, items]) => items?.some((item) => item.value !== null && item.value !== undefined && item.value !== ''));
+  if (breakdowns.length) {
+    const labels = { device: 'Devices', browser: 'Browsers', country: 'Countries' };
+    sections.push(
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'audience-title' },
+        h('div', { class: 'card-header' }, h('h2', { id: 'audience-title' }, 'Audience'), h('p', { class: 'card-subtitle' }, 'From the metadata your plan records')),
+        h(
+          'div',
+          { class: 'grid-3' },
+          breakdowns.map(([name, items]) =>
+            h('div', { class: 'breakdown' }, h('h3', {}, labels[name] ?? name), categoryChart(items.slice(0, 8).map((item) => ({ label: labelOf(item), count: item.count })), { caption: `${labels[name] ?? name} of the responses`, height: 160 })),
+          ),
+        ),
+      ),
+    );
+  }
+  clear(insights, sections);
+  insights.hidden = sections.length === 0;
+}
+
+function labelOf(item) {
+  if (item.label) return item.label;
+  if (item.value === null || item.value === undefined || item.value === '') return 'Unknown';
+  if (typeof item.value === 'boolean') return item.value ? 'Yes' : 'No';
+  return String(item.value);
+}
+
+function questionCard(question) {
+  const answered = typeof question.answered === 'number' ? ` · ${number(question.answered)} ${question.answered === 1 ? 'answer' : 'answers'}` : '';
+  const heading = h('div', { class: 'card-header' }, h('h2', {}, question.title || question.question_id), h('p', { class: 'card-subtitle' }, `${questionType(question.type)}${answered}`));
+  if (question.nps) {
+    const { score, promoters, passives, detractors } = question.nps;
+    const all = promoters + passives + detractors;
+    const share = (count) => (all ? `${Math.round((count / all) * 100)}%` : '0%');
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      h('div', { class: 'big-figure' }, h('span', { class: 'big-number' }, score === null || score === undefined ? '—' : score > 0 ? `+${score}` : String(score)), h('span', { class: 'big-label' }, 'NPS')),
+      h(
+        'dl',
+        { class: 'figures' },
+        h('div', { class: 'figure figure-good' }, h('dt', {}, 'Promoters (9–10)'), h('dd', {}, `${number(promoters)} · ${share(promoters)}`)),
+        h('div', { class: 'figure' }, h('dt', {}, 'Passives (7–8)'), h('dd', {}, `${number(passives)} · ${share(passives)}`)),
+        h('div', { class: 'figure figure-bad' }, h('dt', {}, 'Detractors (0–6)'), h('dd', {}, `${number(detractors)} · ${share(detractors)}`)),
+      ),
+    );
+  }
+  if (question.rating) {
+    const { average, distribution } = question.rating;
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      h('div', { class: 'big-figure' }, h('span', { class: 'big-number' }, average === null || average === undefined ? '—' : Number(average).toFixed(2)), h('span', { class: 'big-label' }, 'average')),
+      categoryChart(distribution.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `Ratings of “${question.title}”`, height: 150 }),
+    );
+  }
+  if (question.choices) {
+    return h('section', { class: 'card' }, heading, categoryChart(question.choices.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `Answers to “${question.title}”`, height: 170 }));
+  }
+  return null;
+}
+
+const QUESTION_TYPES = { star_rating: 'Star rating', nps: 'NPS, 0–10', single_choice: 'Single choice', severity: 'Severity', consent: 'Consent', short_text: 'Short text', long_text: 'Long text', email: 'Email' };
+const questionType = (type) => QUESTION_TYPES[type] ?? (type ? type.replaceAll('_', ' ') : '');
+
+function pollResults(results) {
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'results-title' },
+    h('div', { class: 'card-header' }, h('h2', { id: 'results-title' }, 'Results'), h('p', { class: 'card-subtitle' }, `${number(results.total_votes)} ${results.total_votes === 1 ? 'vote' : 'votes'}`)),
+    h(
+      'ol',
+      { class: 'results' },
+      results.options.map((option) => {
+        const bar = h('span', { class: 'result-bar', 'aria-hidden': 'true' });
+        // The share as a width through CSSOM: the dashboard's CSP allows no inline style attributes.
+        bar.style.setProperty('--share', `${option.percentage}%`);
+        return h('li', { class: 'result' }, h('span', { class: 'result-text' }, option.text), h('span', { class: 'result-figures' }, `${number(option.votes)} · ${option.percentage}%`), bar);
+      }),
+    ),
+  );
+}
+
+function formatAnswer(value) {
+  if (value === undefined || value === null || value === '') return h('span', { class: 'muted' }, '—');
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  if (Array.isArray(value)) return value.join(', ');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function responsesCard(kind, id, object) {
+  const search = new URLSearchParams(location.search);
+  const state = { page: Math.max(1, Number(search.get('page')) || 1), since: search.get('since') ?? '', until: search.get('until') ?? '' };
+  const sinceInput = h('input', { type: 'date', id: 'responses-since', name: 'since', value: state.since });
+  const untilInput = h('input', { type: 'date', id: 'responses-until', name: 'until', value: state.until });
+  const csv = h('a', { class: 'btn btn-secondary btn-small', download: '' }, 'Download CSV');
+  const ndjson = h('a', { class: 'btn btn-secondary btn-small', download: '' }, 'NDJSON');
+  const body = h('div', { class: 'responses-body' });
+  const form = h(
+    'form',
+    { class: 'filters', 'aria-label': 'Filter responses by day' },
+    h('div', { class: 'field' }, h('label', { for: 'responses-since' }, 'From (UTC)'), sinceInput),
+    h('div', { class: 'field' }, h('label', { for: 'responses-until' }, 'To (UTC)'), untilInput),
+    h('div', { class: 'filter-actions' }, h('button', { type: 'submit', class: 'btn btn-secondary btn-small' }, 'Apply'), h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => { sinceInput.value = ''; untilInput.value = ''; state.since = ''; state.until = ''; state.page = 1; load(); } }, 'Clear')),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    state.since = sinceInput.value;
+    state.until = untilInput.value;
+    state.page = 1;
+    load();
+  });
+
+  const bounds = () => ({ since: state.since ? `${state.since}T00:00:00.000Z` : undefined, until: state.until ? `${state.until}T23:59:59.999Z` : undefined });
+  const questions = Array.isArray(object.questions) ? object.questions.filter((question) => question && question.id) : [];
+
+  async function load() {
+    const { since, until } = bounds();
+    csv.href = `/dashboard/api/${kind}/${id}/responses.csv${query({ since, until })}`;
+    ndjson.href = `/dashboard/api/${kind}/${id}/responses.ndjson${query({ since, until })}`;
+    history.replaceState(null, '', `${location.pathname}${query({ page: state.page > 1 ? state.page : undefined, since: state.since, until: state.until })}`);
+    body.setAttribute('aria-busy', 'true');
+    let list;
+    try {
+      list = await api(`/${kind}/${id}/responses${query({ page: state.page, limit: LIMIT, since, until })}`);
+    } catch (error) {
+      body.removeAttribute('aria-busy');
+      clear(body, notice(error instanceof ApiError && error.code === 'validation_error' ? `Check the dates: ${errorMessage(error)}` : errorMessage(error), 'danger'));
+      return;
+    }
+    body.removeAttribute('aria-busy');
+    const responses = list.responses ?? [];
+    if (responses.length === 0) {
+      clear(body, emptyState(state.since || state.until ? 'No responses in these days' : 'No responses yet', state.since || state.until ? 'Try a wider range of days.' : object.published ? 'Answers show up here as soon as visitors send them.' : 'Publish it and paste the snippet on your site to start collecting.'));
+      return;
+    }
+    const known = new Set(questions.map((question) => question.id));
+    const extra = [...new Set(responses.flatMap((response) => Object.keys(response.answers ?? {})))].filter((key) => !known.has(key));
+    const columns = [
+      { label: 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
+      ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => h('span', { class: 'answer' }, formatAnswer(response.answers?.[question.id])) })),
+      ...extra.map((key) => ({ label: key, cell: (response) => h('span', { class: 'answer' }, formatAnswer(response.answers?.[key])) })),
+      { label: 'Device', cell: (response) => formatAnswer(response.metadata?.device) },
+      { label: 'Browser', cell: (response) => formatAnswer(response.metadata?.browser) },
+      { label: 'Country', cell: (response) => formatAnswer(response.metadata?.country) },
+    ];
+    clear(
+      body,
+      table({ caption: `Responses, newest first${state.since || state.until ? ', filtered by day' : ''}`, captionHidden: true, columns, rows: responses, className: 'table-responses' }),
+      pager(list.pagination, (next) => { state.page = next; load(); }, 'Response pages'),
+    );
+  }
+  load();
+
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'responses-title' },
+    h('div', { class: 'card-header' }, h('h2', { id: 'responses-title' }, 'Responses'), h('div', { class: 'downloads', role: 'group', 'aria-label': 'Downloads' }, csv, ndjson)),
+    form,
+    body,
+  );
+}

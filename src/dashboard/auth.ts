@@ -1,0 +1,149 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { fastifyCookie } from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { ACCOUNTS } from '../../projections/accounts.js';
+import { DASHBOARD_SESSIONS } from '../../projections/dashboard-sessions.js';
+import { execute } from '../aggregate.js';
+import { Plan } from '../accounts/plans.js';
+import { AppError } from '../errors.js';
+import { keyedHash } from '../infra/keys.js';
+import type { Services } from '../services.js';
+import { SessionActivity } from './activity.js';
+import { session, sessionEndsAt } from './session.js';
+
+export const SESSION_COOKIE = 'fs_session';
+/** Where a browser without a session is sent from a dashboard page. */
+export const SIGNED_OUT_PAGE = '/dashboard/signed-out';
+
+/** A signed-in owner, as the dashboard's routes see them. */
+export interface DashboardSession {
+  sessionId: string;
+  accountId: string;
+  linkId: string;
+  account: { id: string; name: string; plan: Plan };
+  signedInAt: Date;
+  /** When the session ends unless used again before (idle expiry or its lifetime). */
+  endsAt: Date;
+  csrfToken: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    dashboardSession?: DashboardSession;
+  }
+}
+
+export type SessionServices = Pick<Services, 'readModels' | 'keys' | 'clock' | 'config' | 'commands'>;
+
+const SECRET = /^[A-Za-z0-9_-]{43}$/;
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A session's id: the keyed hash of its cookie's secret, so neither events nor read models hold the secret. */
+export const sessionIdOf = (services: Pick<Services, 'keys'>, secret: string): string => `ses_${keyedHash(services.keys.sessions, secret)}`;
+
+export const csrfTokenOf = (services: Pick<Services, 'keys'>, sessionId: string): string => createHmac('sha256', services.keys.csrf).update(sessionId).digest('base64url');
+
+export const idleMs = (services: Pick<Services, 'config'>): number => services.config.DASHBOARD_IDLE_MINUTES * 60_000;
+
+/** The cookie's secret as sent, whether or not the cookie plugin parsed the request. */
+function presentedSecret(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  const value = request.cookies?.[SESSION_COOKIE] ?? (header ? fastifyCookie.parse(header)[SESSION_COOKIE] : undefined);
+  return value && SECRET.test(value) ? value : undefined;
+}
+
+const sessionRequired = () => new AppError('session_required', 'Sign in to the dashboard: ask for a new login link');
+
+/** Ends a session that ran out, on the first request that finds it so; another instance doing the same changes nothing. */
+async function expire(services: SessionServices, sessionId: string, linkId: string, request: FastifyRequest): Promise<void> {
+  const at = services.clock();
+  await execute(services.commands, session, linkId, { type: 'SignOut', session_id: sessionId, reason: 'expired', at: at.toISOString() }, { actor: sessionId, at, requestId: request.id }).catch(
+    (error: unknown) => request.log.warn({ err: error }, 'could not record the end of an expired dashboard session'),
+  );
+}
+
+/** The live session a request's cookie names, or null; records the request as the session's activity. */
+export async function findSession(services: SessionServices, request: FastifyRequest): Promise<DashboardSession | null> {
+  const secret = presentedSecret(request);
+  if (!secret) return null;
+  const sessionId = sessionIdOf(services, secret);
+  const doc = await services.readModels.get(DASHBOARD_SESSIONS, sessionId);
+  if (!doc || doc.signed_out_at) return null;
+  const activity = new SessionActivity(services.readModels, services.clock);
+  const signedInAt = new Date(String(doc.signed_in_at));
+  const lastActive = (await activity.lastActive(sessionId)) ?? signedInAt;
+  const now = services.clock();
+  if (now.getTime() >= sessionEndsAt(signedInAt, lastActive, idleMs(services)).getTime()) {
+    await expire(services, sessionId, String(doc.link_id), request);
+    return null;
+  }
+  const account = await services.readModels.get(ACCOUNTS, String(doc.account_id));
+  if (!account) return null;
+  const recorded = await activity.touch(sessionId, lastActive);
+  return {
+    sessionId,
+    accountId: String(doc.account_id),
+    linkId: String(doc.link_id),
+    account: { id: String(account.id), name: String(account.name), plan: Plan.catch('free').parse(account.plan) },
+    signedInAt,
+    // As every instance will judge it: from the activity on record, which may be up to a minute old.
+    endsAt: sessionEndsAt(signedInAt, recorded, idleMs(services)),
+    csrfToken: csrfTokenOf(services, sessionId),
+  };
+}
+
+/** The origins a state-changing request may come from: the public base URL's, and the one the request was addressed to. */
+function ownOrigins(services: Pick<Services, 'config'>, request: FastifyRequest): string[] {
+  const base = services.config.PUBLIC_BASE_URL;
+  return [...(base ? [new URL(base).origin] : []), `${request.protocol}://${request.host}`];
+}
+
+/**
+ * 403 `csrf_rejected` for a request that a browser says came from another
+ * site: a foreign `Origin`, or `Sec-Fetch-Site` other than same-origin (or
+ * none: typed, bookmarked). Requests without either (tools, old browsers)
+ * pass here; the CSRF token stops them where a session is needed.
+ */
+export function checkOrigin(services: Pick<Services, 'config'>, request: FastifyRequest): void {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    throw new AppError('csrf_rejected', 'This request came from another site and is refused');
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && !ownOrigins(services, request).includes(origin)) {
+    throw new AppError('csrf_rejected', 'This request came from another site and is refused');
+  }
+}
+
+function checkCsrfToken(request: FastifyRequest, expected: string): void {
+  const sent = request.headers['x-csrf-token'];
+  const ok = typeof sent === 'string' && sent.length === expected.length && timingSafeEqual(Buffer.from(sent), Buffer.from(expected));
+  if (!ok) throw new AppError('csrf_rejected', 'The request lacks the dashboard\'s CSRF token (header x-csrf-token)');
+}
+
+/**
+ * The preHandler of every dashboard route but sign-in: a state-changing
+ * request from another site is refused (403 `csrf_rejected`) first; then a
+ * request without a live session gets 401 `session_required` (JSON routes)
+ * or a 303 to the signed-out page (`page: true`); then a state-changing
+ * request without the session's CSRF token is refused.
+ */
+export function requireSession(services: SessionServices, options: { page?: boolean } = {}): preHandlerAsyncHookHandler {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const changes = STATE_CHANGING.has(request.method);
+    if (changes) checkOrigin(services, request);
+    const found = await findSession(services, request);
+    if (!found) {
+      if (options.page) return reply.code(303).header('cache-control', 'no-store').redirect(SIGNED_OUT_PAGE);
+      throw sessionRequired();
+    }
+    if (changes) checkCsrfToken(request, found.csrfToken);
+    request.dashboardSession = found;
+  };
+}
+
+/** The session of a dashboard request (requireSession ran before the handler). */
+export function sessionOf(request: FastifyRequest): DashboardSession {
+  if (!request.dashboardSession) throw new Error('route is missing requireSession');
+  return request.dashboardSession;
+}

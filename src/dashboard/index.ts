@@ -1,0 +1,22 @@
+import { fastifyCookie } from '@fastify/cookie';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Services } from '../services.js';
+import { SessionActivity } from './activity.js';
+import { pageRoutes } from './pages.js';
+import { apiRoutes } from './routes.js';
+import { signInRoutes } from './sign-in.js';
+import { summaryRoutes } from './summary-routes.js';
+
+/**
+ * The owner dashboard at /dashboard: sign-in by login link, its pages and
+ * files, and its JSON endpoints. Not part of the public API (hidden from the
+ * OpenAPI document); described in docs/api.md, "The dashboard".
+ */
+export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  await services.readModels.ensureCollections(SessionActivity.collections);
+  await app.register(fastifyCookie);
+  await signInRoutes(app, services);
+  await pageRoutes(app, services);
+  apiRoutes(app, services);
+  await app.register(summaryRoutes, { services });
+};

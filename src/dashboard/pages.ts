@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyReply } from 'fastify';
+import type { App } from '../http/instance.js';
+import type { Services } from '../services.js';
+import { requireSession, sessionOf } from './auth.js';
+
+/** The policy of every dashboard page: its own scripts, styles and frames only, nothing inline. */
+export const DASHBOARD_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** The pages the front end routes between (History API); each is the same shell. */
+export const SHELL_PATHS = [
+  '/dashboard',
+  '/dashboard/widgets',
+  '/dashboard/forms',
+  '/dashboard/polls',
+  '/dashboard/:kind/new',
+  '/dashboard/:kind/:id',
+  '/dashboard/:kind/:id/edit',
+  '/dashboard/settings/developers',
+];
+const KINDS = new Set(['widgets', 'forms', 'polls']);
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A small page of the service's own (sign-in, signed out): no script but its own files, no inline style. */
+export function page(title: string, body: string, head = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="/dashboard/assets/app.css">
+${head}</head>
+<body>
+<main class="standalone">
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export const sendPage = (reply: FastifyReply, status: number, html: string) =>
+  reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).header('cache-control', 'no-store').send(html);
+
+export { escapeHtml };
+
+function shell(csrfToken: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="${escapeHtml(csrfToken)}">
+<title>Dashboard</title>
+<link rel="stylesheet" href="/dashboard/assets/app.css">
+<script type="module" src="/dashboard/assets/app.js"></script>
+</head>
+<body>
+<div id="app"></div>
+</body>
+</html>
+`;
+}
+
+const ASSETS = fileURLToPath(new URL('./assets/', import.meta.url));
+const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
+// The contract's lower-case names for uPlot's files, which its package spells uPlot.*.
+const VENDOR_FILES = { 'uplot.esm.js': ['uPlot.esm.js', 'text/javascript; charset=utf-8'], 'uplot.min.css': ['uPlot.min.css', 'text/css; charset=utf-8'] } as const;
+
+/** The HTML shell of every dashboard page, and the files it loads. */
+export async function pageRoutes(app: App, services: Services): Promise<void> {
+  const pageSession = requireSession(services, { page: true });
+  for (const url of SHELL_PATHS) {
+    app.get(url, { preHandler: pageSession, schema: { hide: true } }, async (request, reply) => {
+      const { kind } = request.params as { kind?: string };
+      if (kind !== undefined && !KINDS.has(kind)) return sendPage(reply, 404, page('Not found', '<h1>Not found</h1><p><a href="/dashboard">Back to the dashboard</a></p>'));
+      return sendPage(reply, 200, shell(sessionOf(request).csrfToken));
+    });
+  }
+  const noCache = (res: { setHeader(name: string, value: string): unknown }) => res.setHeader('cache-control', 'no-cache');
+  for (const [name, [file, type]] of Object.entries(VENDOR_FILES)) {
+    const content = readFileSync(join(UPLOT, file));
+    app.get(`/dashboard/assets/vendor/${name}`, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-cache').send(content));
+  }
+  await app.register(fastifyStatic, { root: ASSETS, prefix: '/dashboard/assets/', decorateReply: false, cacheControl: false, index: false, setHeaders: noCache });
+}

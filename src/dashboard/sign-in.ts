@@ -1,0 +1,91 @@
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { execute, load } from '../aggregate.js';
+import type { App } from '../http/instance.js';
+import type { Services } from '../services.js';
+import { checkOrigin, requireSession, SESSION_COOKIE, sessionIdOf, sessionOf } from './auth.js';
+import { checkLinkToken } from './login-link.js';
+import { escapeHtml, page, sendPage } from './pages.js';
+import { linkUsed, session, SESSION_LIFETIME_MS } from './session.js';
+
+const SIGN_IN_SCRIPT = "document.getElementById('sign-in').submit();\n";
+
+/** Whether the cookie may only travel over HTTPS: when this request came over it, or the service is published on it. */
+const secureCookie = (services: Pick<Services, 'config'>, protocol: string) => protocol === 'https' || services.config.PUBLIC_BASE_URL?.startsWith('https:') === true;
+
+const cookieOptions = (services: Pick<Services, 'config'>, protocol: string) => ({
+  httpOnly: true,
+  sameSite: 'strict' as const,
+  path: '/dashboard',
+  secure: secureCookie(services, protocol),
+});
+
+/**
+ * Sign-in by a login link, the signed-out page, and sign-out. The link's
+ * GET only shows a button (a page that submits itself): link scanners
+ * prefetch GETs, and a SameSite=Strict cookie set during a cross-site
+ * navigation would not come back on the redirect after it.
+ */
+export async function signInRoutes(app: App, services: Services): Promise<void> {
+  app.get('/dashboard/login', { schema: { hide: true, querystring: z.object({ t: z.string().max(500).optional() }) } }, async (request, reply) => {
+    await app.limits.take(request, reply, app.limits.address(request));
+    const token = request.query.t;
+    const link = checkLinkToken(services.keys.loginLinks, token, services.clock());
+    if ((await load(services.commands, session, link.linkId)).status !== 'none') throw linkUsed();
+    const form = `<h1>Sign in to the dashboard</h1>
+<form id="sign-in" method="post" action="/dashboard/login">
+<input type="hidden" name="t" value="${escapeHtml(String(token))}">
+<button type="submit">Sign in</button>
+</form>`;
+    // The service's no-referrer policy would make the browser send `Origin: null` with the form, which checkOrigin refuses.
+    return sendPage(reply, 200, page('Sign in', form, '<meta name="referrer" content="same-origin">\n<script src="/dashboard/sign-in.js" defer></script>\n'));
+  });
+
+  app.get('/dashboard/sign-in.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/javascript; charset=utf-8').header('cache-control', 'no-cache').send(SIGN_IN_SCRIPT),
+  );
+
+  // Forms post url-encoded bodies: taken on this route alone, every other one takes JSON only.
+  await app.register(async (plain) => {
+    const scope = plain.withTypeProvider<ZodTypeProvider>();
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(String(body))));
+    });
+    scope.post('/dashboard/login', { schema: { hide: true, body: z.object({ t: z.string().max(500) }) } }, async (request, reply) => {
+      await app.limits.take(request, reply, app.limits.address(request));
+      checkOrigin(services, request);
+      const at = services.clock();
+      const link = checkLinkToken(services.keys.loginLinks, request.body.t, at);
+      const secret = services.random(32).toString('base64url');
+      const sessionId = sessionIdOf(services, secret);
+      // The link's stream must not exist yet: that is what makes a link sign in once, on any instance.
+      await execute(services.commands, session, link.linkId, { type: 'SignIn', session_id: sessionId, account_id: link.accountId, link_id: link.linkId, at: at.toISOString() }, { actor: sessionId, at, requestId: request.id });
+      return reply
+        .setCookie(SESSION_COOKIE, secret, { ...cookieOptions(services, request.protocol), maxAge: SESSION_LIFETIME_MS / 1000 })
+        .header('cache-control', 'no-store')
+        .code(303)
+        .redirect('/dashboard');
+    });
+  });
+
+  app.get('/dashboard/signed-out', { schema: { hide: true } }, async (request, reply) => {
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(services, request.protocol));
+    return sendPage(
+      reply,
+      200,
+      page(
+        'Signed out',
+        `<h1>You are signed out</h1>
+<p>Sessions end after a while without use, after 12 hours, and when you sign out.</p>
+<p>To sign in again, ask for a new login link: <code>npm run --silent admin -- login-link --account YOUR_ACCOUNT_ID</code></p>`,
+      ),
+    );
+  });
+
+  app.post('/dashboard/api/sign-out', { preHandler: requireSession(services), schema: { hide: true } }, async (request, reply) => {
+    const { sessionId, linkId } = sessionOf(request);
+    const at = services.clock();
+    await execute(services.commands, session, linkId, { type: 'SignOut', session_id: sessionId, reason: 'signed_out', at: at.toISOString() }, { actor: sessionId, at, requestId: request.id });
+    return reply.clearCookie(SESSION_COOKIE, cookieOptions(services, request.protocol)).code(204).send();
+  });
+}

@@ -1,0 +1,295 @@
+/**
+ * The dashboard's create/edit editor in a real browser, beside the live
+ * preview of the real embed. The editor is mounted on a page the service
+ * itself serves (under the dashboard's CSP), saving through the service's
+ * own routes; the preview is the embed script in its preview mode, framed.
+ * Screenshots go to test-artifacts/dashboard/.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, FrameLocator, Page } from 'playwright-core';
+import t from 'tap';
+import { buildApp } from '../../src/http/app.js';
+import { DEFAULT_QUESTIONS } from '../../src/widgets/defaults.js';
+import { owner } from '../support/app.js';
+import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
+import { testServices } from '../support/services.js';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const SHOTS = `${ARTIFACTS}dashboard/`;
+const ASSETS = new URL('../../src/dashboard/assets/', import.meta.url);
+const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * The page: the editor mounted with an `api` that sends the dashboard's
+ * paths to the API's own routes with an API key (the dashboard's JSON
+ * endpoints take and give the same bodies).
+ */
+const PAGE_SCRIPT = `
+import { mountEditor } from '/dashboard/assets/editor.js';
+const params = new URLSearchParams(location.search);
+const key = params.get('key');
+async function api(path, { method = 'GET', body } = {}) {
+  const response = await fetch(path.replace(/^\\/dashboard\\/api\\//, '/api/'), {
+    method,
+    headers: { authorization: 'Bearer ' + key, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const reply = await response.json().catch(() => ({}));
+  if (!response.ok) throw Object.assign(new Error(reply.message), { status: response.status, ...reply });
+  return reply;
+}
+const kind = params.get('kind');
+const id = params.get('id');
+const object = id ? await api('/dashboard/api/' + kind + 's/' + id) : undefined;
+const planLimits = JSON.parse(params.get('limits'));
+window.saved = [];
+mountEditor(document.getElementById('app'), { kind, object, api, planLimits, onSaved: (o) => window.saved.push(o) });
+document.body.dataset.mounted = 'yes';
+`;
+
+const PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+  '<title>Edit — Dashboard</title><link rel="stylesheet" href="/dashboard/assets/editor.css"></head>' +
+  '<body><main><h1>Editor</h1><div id="app"></div></main><script type="module" src="/test-editor.js"></script></body></html>';
+
+const BUSINESS = { api_access: true, create_widgets: true, rate_limit_per_minute: 1000, metadata_fields: [], honeypot: true, per_ip_rate_limit: true, plan: 'business' };
+const FREE = { api_access: false, create_widgets: false, rate_limit_per_minute: 60, metadata_fields: [], honeypot: false, per_ip_rate_limit: false, plan: 'free' };
+
+async function axe(target: Page | ReturnType<Page['frames']>[number]): Promise<string[]> {
+  // Evaluated rather than added as a script tag, which the pages' policy (rightly) refuses.
+  await target.evaluate(readFileSync(AXE, 'utf8'));
+  const violations = (await target.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })))')) as Array<{ id: string; impact: string; nodes: string[] }>;
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
+}
+
+t.test('the editor exports the questions a new widget of each type starts with, as the service fills them in', async (t) => {
+  // A browser module with no types: imported by address.
+  const { WIDGET_DEFAULT_QUESTIONS, snippetOf } = await import(new URL('editor.js', ASSETS).href);
+  t.same(WIDGET_DEFAULT_QUESTIONS, DEFAULT_QUESTIONS);
+  t.equal(snippetOf('https://feedback.example.com', 'widget', 'wgt_1'), '<script src="https://feedback.example.com/embed.js" data-widget="wgt_1" async></script>', 'the snippet the README gives');
+});
+
+if (!existsSync(CHROMIUM)) {
+  t.plan(1, `browser part skipped: no Chromium at ${CHROMIUM}`);
+} else {
+  t.test('the editor and the live preview of the real embed, in a real browser', async (t) => {
+    mkdirSync(SHOTS, { recursive: true });
+    const services = await testServices(t);
+    const app = await buildApp(services);
+    const biz = await owner(services);
+    app.get('/test-editor', async (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).send(PAGE));
+    app.get('/test-editor.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(PAGE_SCRIPT));
+    // Until the dashboard serves its assets itself, the test does (the same files, as they are).
+    if (!app.hasRoute({ method: 'GET', url: '/dashboard/assets/*' })) {
+      app.get('/dashboard/assets/:file', async (request, reply) => {
+        const file = (request.params as { file: string }).file;
+        if (!/^[a-z-]+\.(js|css)$/.test(file)) return reply.code(404).send();
+        return reply.type(file.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8').send(readFileSync(new URL(file, ASSETS), 'utf8'));
+      });
+    }
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    t.teardown(async () => { await app.close(); await services.close(); });
+    const stored = async (path: string) => (await (await fetch(`${address}${path}`, { headers: { authorization: `Bearer ${biz.key}` } })).json()) as any;
+
+    const browser: Browser = await launch(t);
+    const errors: string[] = [];
+    const refused: string[] = [];
+    /** The editor page for a new object (or an existing one), in a fresh context that may use the clipboard. */
+    async function open(kind: string, options: { id?: string; limits?: object; viewport?: { width: number; height: number }; scheme?: 'light' | 'dark' } = {}) {
+      const context: BrowserContext = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 }, colorScheme: options.scheme ?? 'light' });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: address });
+      const tab = await context.newPage();
+      const sent: string[] = [];
+      tab.on('pageerror', (error) => errors.push(`${tab.url()}: ${error.message}`));
+      // Refused requests are counted below, by what they were.
+      tab.on('console', (message) => { if ((message.type() === 'error' || message.type() === 'warning') && !message.text().startsWith('Failed to load resource')) errors.push(`${tab.url()}: ${message.text()}`); });
+      tab.on('response', (response) => {
+        const path = new URL(response.url()).pathname;
+        if (response.status() >= 400 && path !== '/favicon.ico') refused.push(`${response.request().method()} ${path.replace(/\/[a-z]+_[A-Za-z0-9]+/g, '/ID')} ${response.status()}`);
+      });
+      tab.on('request', (request) => { if (/\/(submit|vote|token)$/.test(new URL(request.url()).pathname)) sent.push(request.url()); });
+      const query = new URLSearchParams({ kind, key: biz.key, limits: JSON.stringify(options.limits ?? BUSINESS), ...(options.id ? { id: options.id } : {}) });
+      await tab.goto(`${address}/test-editor?${query}`);
+      await tab.locator('body[data-mounted="yes"]').waitFor();
+      const preview: FrameLocator = tab.frameLocator('iframe.editor-frame');
+      return { tab, preview, sent, close: () => context.close() };
+    }
+
+    t.test('the preview page may be framed by the service\'s own pages only, and runs nothing but the embed', async (t) => {
+      const reply = await fetch(`${address}/embed/preview`);
+      t.equal(reply.status, 200);
+      t.equal(reply.headers.get('x-frame-options'), 'SAMEORIGIN');
+      t.match(reply.headers.get('content-security-policy'), /frame-ancestors 'self'/);
+      t.match(reply.headers.get('content-security-policy'), /script-src 'self';/);
+      t.match(await reply.text(), /<script src="\/embed\.js" data-preview><\/script>/);
+    });
+
+    let widgetId = '';
+    t.test('a new widget: the preview follows the title, the type and an added question as they are typed', async (t) => {
+      const { tab, preview, sent, close } = await open('widget');
+      await preview.getByRole('dialog').waitFor();
+      t.ok(await preview.getByRole('radio', { name: '1 of 5 stars' }).isVisible(), 'a feedback widget starts with its star rating');
+      await tab.getByLabel('Title', { exact: true }).fill('Tell us how we did');
+      await preview.getByRole('heading', { name: 'Tell us how we did' }).waitFor();
+      t.pass('the typed title is the panel\'s heading');
+      await tab.getByLabel('Type', { exact: true }).first().selectOption('nps');
+      await preview.getByRole('radio', { name: '9 out of 10' }).waitFor();
+      t.equal(await preview.getByRole('radio', { name: '1 of 5 stars' }).count(), 0, 'the type\'s own questions replace the stars');
+      await tab.getByLabel('New question type').selectOption('single_choice');
+      await tab.getByRole('button', { name: 'Add question' }).click();
+      t.equal(await tab.evaluate('document.activeElement.id'), 'ed-questions-2-title', 'focus goes to the new question\'s title');
+      await tab.keyboard.type('Which plan are you on?');
+      await preview.getByText('Which plan are you on?').waitFor();
+      await tab.getByLabel('Choice 1', { exact: true }).fill('Starter');
+      await preview.getByRole('option', { name: 'Starter' }).waitFor({ state: 'attached' });
+      t.pass('a new question and its choices show as typed');
+      await tab.getByLabel('Button text').fill('Rate us');
+      await tab.getByLabel('Corner').selectOption('bottom-left');
+      await preview.getByRole('button', { name: 'Rate us' }).waitFor();
+      const [launcher, frame] = await Promise.all([preview.getByRole('button', { name: 'Rate us' }).boundingBox(), tab.locator('iframe.editor-frame').boundingBox()]);
+      t.ok(launcher!.x - frame!.x < 100, 'the launcher moved to the left corner of the preview');
+      await tab.getByRole('button', { name: 'Move up: question 3' }).click();
+      t.equal(await tab.evaluate('document.activeElement.id'), 'ed-question-1-up', 'focus follows the moved question');
+      const order = await preview.locator('.label').allTextContents();
+      t.match(order[1], /Which plan are you on\?/, 'the preview shows the new order');
+      t.ok(await preview.getByText('Preview — responses are not recorded').first().isVisible(), 'the preview says it records nothing');
+      await tab.screenshot({ path: `${SHOTS}editor-new-widget-1280.png` });
+      t.same(await axe(tab), [], 'axe: nothing serious or critical on the editor');
+      t.same(await axe(tab.frames().find((f) => f.url().endsWith('/embed/preview'))!), [], 'axe: nor in the preview');
+
+      // Saving: the server's word on a field shows beside it.
+      await tab.getByLabel('Question', { exact: true }).nth(1).fill('');
+      await tab.getByRole('button', { name: 'Create widget' }).click();
+      const invalid = tab.locator('#ed-questions-1-title');
+      await tab.locator('#ed-questions-1-title-error').filter({ hasText: /\w/ }).waitFor();
+      t.equal(await invalid.getAttribute('aria-invalid'), 'true', 'the empty question title is marked invalid');
+      t.match(await invalid.getAttribute('aria-describedby'), /ed-questions-1-title-error/, 'and described by the server\'s message');
+      t.equal(await tab.evaluate('document.activeElement.id'), 'ed-questions-1-title', 'focus goes to it');
+      t.match(await tab.getByRole('alert').textContent(), /Not saved: one field needs a change/);
+      await tab.screenshot({ path: `${SHOTS}editor-validation-1280.png` });
+      await invalid.fill('Which plan are you on?');
+      await tab.getByRole('button', { name: 'Create widget' }).click();
+      await tab.getByRole('button', { name: 'Publish' }).waitFor();
+      widgetId = (await tab.evaluate('window.saved[0].id')) as string;
+      const saved = await stored(`/api/widgets/${widgetId}`);
+      t.match(saved, { title: 'Tell us how we did', widget_type: 'nps', published: false, trigger_config: { text: 'Rate us', position: 'bottom-left' } }, 'created as edited');
+      t.same(saved.questions.map((q: any) => q.title), ['How likely are you to recommend us to a friend or colleague?', 'Which plan are you on?', 'What is the main reason for your score?']);
+      t.same(saved.questions[1].choices.map((c: any) => c.label), ['Starter', 'No']);
+
+      // The preview's Send shows the thank-you card and sends nothing.
+      await preview.getByRole('radio', { name: '8 out of 10' }).check();
+      await preview.getByRole('combobox').selectOption({ label: 'Starter' });
+      await preview.getByRole('button', { name: 'Send' }).click();
+      await preview.getByRole('heading', { name: 'Thank you!' }).waitFor();
+      t.ok(await preview.getByText('Preview — responses are not recorded').isVisible(), 'the thank-you card says so too');
+      t.same(sent, [], 'no token, submission or vote requested');
+      t.equal((await stored(`/api/widgets/${widgetId}/responses`)).responses.length, 0, 'no response stored');
+
+      // Copy the snippet.
+      await tab.getByRole('button', { name: 'Copy the snippet' }).click();
+      await tab.getByText(/^Copied\./).waitFor();
+      const expected = `<script src="${address}/embed.js" data-widget="${widgetId}" async></script>`;
+      t.equal(await tab.evaluate('navigator.clipboard.readText()'), expected, 'the snippet copied is the README\'s, with this widget\'s id');
+      t.equal(await tab.getByLabel('Embed code').inputValue(), expected, 'and it stays on the page to select by hand');
+
+      // Publish and unpublish.
+      await tab.getByRole('button', { name: 'Publish' }).click();
+      await tab.getByRole('button', { name: 'Unpublish' }).waitFor();
+      t.equal((await stored(`/api/widgets/${widgetId}`)).published, true, 'published');
+      t.match(await tab.getByRole('status').first().textContent(), /Published/);
+      await tab.getByRole('button', { name: 'Unpublish' }).click();
+      await tab.getByRole('button', { name: 'Publish' }).waitFor();
+      t.equal((await stored(`/api/widgets/${widgetId}`)).published, false, 'unpublished');
+      await close();
+    });
+
+    t.test('an existing widget: edits saved with PUT, the thank-you screen previewed, the type fixed', async (t) => {
+      const { tab, preview, close } = await open('widget', { id: widgetId });
+      await preview.getByRole('heading', { name: 'Tell us how we did' }).waitFor();
+      t.match(await tab.getByText(/fixed when it was created/).textContent(), /Net Promoter Score/);
+      await tab.getByRole('button', { name: 'Thank-you screen' }).click();
+      await tab.getByLabel('Heading').fill('Much appreciated');
+      await preview.getByRole('heading', { name: 'Much appreciated' }).waitFor();
+      t.pass('the thank-you card shows its heading as typed');
+      await tab.getByLabel('Colour scheme').selectOption('dark');
+      await preview.getByRole('dialog').waitFor();
+      const background = async () => preview.getByRole('dialog').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor as string);
+      for (let tries = 0; tries < 50 && (await background()) !== 'rgb(17, 24, 39)'; tries++) await tab.waitForTimeout(20);
+      t.equal(await background(), 'rgb(17, 24, 39)', 'the dark palette, painted under the preview page\'s strict style policy');
+      await tab.screenshot({ path: `${SHOTS}editor-edit-widget-thanks-1280.png` });
+      await tab.getByRole('button', { name: 'Save changes' }).click();
+      await tab.getByText('Saved.').waitFor();
+      t.match(await stored(`/api/widgets/${widgetId}`), { thank_you_title: 'Much appreciated', theme: { mode: 'dark' } });
+      await close();
+    });
+
+    t.test('a form at 390 px: the preview stacked under the form, a consent question, keyboard only', async (t) => {
+      const { tab, preview, close } = await open('form', { viewport: { width: 390, height: 844 } });
+      await tab.getByLabel('Title', { exact: true }).focus();
+      await tab.keyboard.type('Join the beta');
+      await preview.getByRole('heading', { name: 'Join the beta' }).waitFor();
+      await tab.getByLabel('New question type').selectOption('consent');
+      await tab.getByRole('button', { name: 'Add question' }).focus();
+      await tab.keyboard.press('Enter');
+      await tab.keyboard.type('Privacy');
+      await preview.getByRole('checkbox', { name: /I agree that my answers are stored/ }).waitFor();
+      const [form, frame] = await Promise.all([tab.locator('.editor-form').boundingBox(), tab.locator('iframe.editor-frame').boundingBox()]);
+      t.ok(frame!.y >= form!.y + form!.height, 'the preview comes after the form');
+      t.ok(frame!.x >= 0 && frame!.x + frame!.width <= 390, 'and fits the width');
+      t.ok((await tab.evaluate('document.documentElement.scrollWidth')) as number <= 390, 'nothing overflows sideways');
+      t.same(await axe(tab), [], 'axe: nothing serious or critical at 390 px');
+      await tab.screenshot({ path: `${SHOTS}editor-new-form-390.png`, fullPage: true });
+      await tab.getByRole('button', { name: 'Create form' }).click();
+      await tab.getByRole('button', { name: 'Publish' }).waitFor();
+      const id = (await tab.evaluate('window.saved[0].id')) as string;
+      t.match((await stored(`/api/forms/${id}`)).questions, [{ type: 'consent', title: 'Privacy', text: 'I agree that my answers are stored.' }]);
+      await close();
+    });
+
+    t.test('a new poll: options typed show in the preview, a vote there counts nowhere', async (t) => {
+      const { tab, preview, sent, close } = await open('poll');
+      await tab.getByLabel('Question', { exact: true }).fill('Which feature next?');
+      await tab.getByLabel('Option 1', { exact: true }).fill('Dark mode');
+      await tab.getByLabel('Option 2', { exact: true }).fill('Exports');
+      await tab.getByRole('button', { name: 'Add option' }).click();
+      await tab.keyboard.type('Webhooks');
+      await preview.getByRole('radio', { name: 'Webhooks' }).waitFor();
+      t.ok(await preview.getByText('Which feature next?').isVisible());
+      await preview.getByRole('radio', { name: 'Exports' }).check();
+      await preview.getByRole('button', { name: 'Vote' }).click();
+      await preview.getByText('Exports — 1 vote (100%)').waitFor();
+      t.same(sent, [], 'the preview\'s vote went nowhere');
+      await tab.screenshot({ path: `${SHOTS}editor-new-poll-1280.png` });
+      await tab.getByRole('button', { name: 'Create poll' }).click();
+      await tab.getByRole('button', { name: 'Publish' }).waitFor();
+      const id = (await tab.evaluate('window.saved[0].id')) as string;
+      const poll = await stored(`/api/polls/${id}`);
+      t.same(poll.options.map((o: any) => o.text), ['Dark mode', 'Exports', 'Webhooks']);
+      await tab.getByRole('button', { name: 'Move up: option 3' }).click();
+      await tab.getByRole('button', { name: 'Save changes' }).click();
+      await tab.getByText('Saved.').waitFor();
+      const moved = await stored(`/api/polls/${id}`);
+      t.same(moved.options.map((o: any) => o.text), ['Dark mode', 'Webhooks', 'Exports'], 'reordered');
+      t.same(moved.options.map((o: any) => o.id).sort(), poll.options.map((o: any) => o.id).sort(), 'the options keep their ids (and votes)');
+      await close();
+    });
+
+    t.test('what the plan does not include is switched off with the reason beside it', async (t) => {
+      const { tab, close } = await open('widget', { limits: FREE, scheme: 'dark', viewport: { width: 390, height: 844 } });
+      t.ok(await tab.getByLabel('Honeypot against bots').isDisabled(), 'the honeypot');
+      t.ok(await tab.getByText(/The honeypot is not part of your plan \(free\)/).isVisible());
+      t.ok(await tab.getByLabel('Limit submissions per visitor address').isDisabled(), 'the per-address rate limit');
+      t.ok(await tab.getByRole('button', { name: 'Create widget' }).isDisabled(), 'creating a widget');
+      t.ok(await tab.getByText(/Widgets are not part of your plan \(free\)/).isVisible());
+      t.same(await axe(tab), [], 'axe: nothing serious or critical in the dark scheme');
+      await tab.screenshot({ path: `${SHOTS}editor-free-plan-dark-390.png` });
+      await close();
+    });
+
+    t.test('no errors or warnings in any console', async (t) => {
+      t.same(errors, []);
+      t.same(refused, ['POST /api/widgets 400'], 'no request refused but the invalid save');
+    });
+  });
+}
