@@ -81,7 +81,7 @@ if (!existsSync(CHROMIUM)) {
     const errors: string[] = [];
     const refused: string[] = [];
     /** The editor page for a new object (or an existing one), in a fresh context that may use the clipboard. */
-    async function open(kind: string, options: { id?: string; plan?: 'business' | 'free'; viewport?: { width: number; height: number }; scheme?: 'light' | 'dark' } = {}) {
+    async function open(kind: string, options: { id?: string; page?: string; plan?: 'business' | 'free'; viewport?: { width: number; height: number }; scheme?: 'light' | 'dark' } = {}) {
       const context: BrowserContext = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 }, colorScheme: options.scheme ?? 'light' });
       const [name, value] = sessions[options.plan ?? 'business'].cookie.split('=') as [string, string];
       await context.addCookies([{ name, value, domain: '127.0.0.1', path: '/dashboard', httpOnly: true, sameSite: 'Strict' }]);
@@ -100,8 +100,13 @@ if (!existsSync(CHROMIUM)) {
       });
       tab.on('request', (request) => { if (/\/(submit|vote|token)$/.test(new URL(request.url()).pathname)) sent.push(request.url()); });
       const query = new URLSearchParams({ kind, ...(options.id ? { id: options.id } : {}) });
-      await tab.goto(`${address}/test-editor?${query}`);
-      await tab.locator('body[data-mounted="yes"]').waitFor();
+      if (options.page) {
+        await tab.goto(`${address}${options.page}`);
+        await tab.locator('iframe.editor-frame').waitFor();
+      } else {
+        await tab.goto(`${address}/test-editor?${query}`);
+        await tab.locator('body[data-mounted="yes"]').waitFor();
+      }
       const preview: FrameLocator = tab.frameLocator('iframe.editor-frame');
       return { tab, preview, sent, close: () => context.close() };
     }
@@ -274,6 +279,16 @@ if (!existsSync(CHROMIUM)) {
       t.ok(await tab.getByText(/Widgets are not part of your plan \(free\)/).isVisible());
       t.same(await axe(tab), [], 'axe: nothing serious or critical in the dark scheme');
       await tab.screenshot({ path: `${SHOTS}editor-free-plan-dark-390.png` });
+      await close();
+    });
+
+    t.test('the dashboard\'s own edit page mounts the editor, preview and all', async (t) => {
+      const { tab, preview, close } = await open('widget', { id: widgetId, page: `/dashboard/widgets/${widgetId}/edit` });
+      await preview.getByRole('dialog').waitFor();
+      await tab.getByLabel('Title', { exact: true }).fill('Tell us how we did, again');
+      await preview.getByRole('heading', { name: 'Tell us how we did, again' }).waitFor();
+      t.pass('the preview follows the title on the real page');
+      await tab.screenshot({ path: `${SHOTS}editor-in-dashboard-1280.png` });
       await close();
     });
 
