@@ -70,6 +70,10 @@ export function withSummaries(summaries: Summaries, collection: string, projecti
       case 'delete':
       case 'increment':
         return [op, { ...op, collection: summaries.collection }];
+      case 'tally':
+      case 'retract':
+        // Counters live in collections of their own; a whole document is never one.
+        return [op];
     }
   };
   return {

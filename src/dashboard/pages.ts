@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -70,7 +71,8 @@ function shell(csrfToken: string): string {
 
 const ASSETS = fileURLToPath(new URL('./assets/', import.meta.url));
 const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
-const VENDOR_FILES = new Set(['/uplot.esm.js', '/uplot.min.css']);
+// The contract's lower-case names for uPlot's files, which its package spells uPlot.*.
+const VENDOR_FILES = { 'uplot.esm.js': ['uPlot.esm.js', 'text/javascript; charset=utf-8'], 'uplot.min.css': ['uPlot.min.css', 'text/css; charset=utf-8'] } as const;
 
 /** The HTML shell of every dashboard page, and the files it loads. */
 export async function pageRoutes(app: App, services: Services): Promise<void> {
@@ -83,6 +85,9 @@ export async function pageRoutes(app: App, services: Services): Promise<void> {
     });
   }
   const noCache = (res: { setHeader(name: string, value: string): unknown }) => res.setHeader('cache-control', 'no-cache');
-  await app.register(fastifyStatic, { root: UPLOT, prefix: '/dashboard/assets/vendor/', decorateReply: false, cacheControl: false, index: false, setHeaders: noCache, allowedPath: (path) => VENDOR_FILES.has(path) });
+  for (const [name, [file, type]] of Object.entries(VENDOR_FILES)) {
+    const content = readFileSync(join(UPLOT, file));
+    app.get(`/dashboard/assets/vendor/${name}`, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-cache').send(content));
+  }
   await app.register(fastifyStatic, { root: ASSETS, prefix: '/dashboard/assets/', decorateReply: false, cacheControl: false, index: false, setHeaders: noCache });
 }

@@ -37,7 +37,8 @@ export async function signInRoutes(app: App, services: Services): Promise<void> 
 <input type="hidden" name="t" value="${escapeHtml(String(token))}">
 <button type="submit">Sign in</button>
 </form>`;
-    return sendPage(reply, 200, page('Sign in', form, '<script src="/dashboard/sign-in.js" defer></script>\n'));
+    // The service's no-referrer policy would make the browser send `Origin: null` with the form, which checkOrigin refuses.
+    return sendPage(reply, 200, page('Sign in', form, '<meta name="referrer" content="same-origin">\n<script src="/dashboard/sign-in.js" defer></script>\n'));
   });
 
   app.get('/dashboard/sign-in.js', { schema: { hide: true } }, async (_request, reply) =>

@@ -84,6 +84,60 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     t.equal(await store.get(items, 'ghost'), null);
   });
 
+  t.test('tally creates a counter, adds to it, and deletes it when it comes to zero', async (t) => {
+    const counter = { id: 'k1', owner: 'o1', key: 'a' };
+    await store.write([
+      { op: 'tally', collection: items, doc: counter, field: 'n', by: 1 },
+      { op: 'tally', collection: items, doc: counter, field: 'n', by: 2 },
+    ]);
+    t.strictSame(await store.get(items, 'k1'), { ...counter, n: 3 }, 'created from doc, then added to');
+    await store.write([{ op: 'tally', collection: items, doc: { id: 'k1', owner: 'changed' }, field: 'n', by: -1 }]);
+    t.strictSame(await store.get(items, 'k1'), { ...counter, n: 2 }, 'an existing counter keeps its fields');
+    await store.write([{ op: 'tally', collection: items, doc: counter, field: 'n', by: -2 }]);
+    t.equal(await store.get(items, 'k1'), null, 'a counter at zero is gone');
+    t.equal(await store.count(items, { owner: 'o1' }), 0);
+  });
+
+  t.test('tallies in one write read as their ops in order, whatever the store sums', async (t) => {
+    const count = (id: string, by = 1): ReadModelOp => ({ op: 'tally', collection: items, doc: { id, owner: 'o1' }, field: 'n', by });
+    await store.write([
+      ...Array.from({ length: 50 }, () => count('many')),
+      count('replaced'),
+      { op: 'put', collection: items, doc: { id: 'replaced', owner: 'o2', n: 10 } },
+      count('replaced'),
+      count('deleted'),
+      { op: 'delete', collection: items, where: { id: 'deleted' } },
+      count('down'),
+      count('down', -1),
+      count('down'),
+    ]);
+    t.equal((await store.get(items, 'many'))!.n, 50);
+    t.strictSame(await store.get(items, 'replaced'), { id: 'replaced', owner: 'o2', n: 11 }, 'a put sees the counts before it, a count the put');
+    t.equal(await store.get(items, 'deleted'), null, 'a delete sees the counts before it');
+    t.equal((await store.get(items, 'down'))!.n, 1, 'up, down to zero (gone), up again');
+  });
+
+  t.test('retract takes back the tallies a record lists and deletes the record; a missing record changes nothing', async (t) => {
+    const tallied = (record: string, counters: string[]): ReadModelOp[] => [
+      ...counters.map((id): ReadModelOp => ({ op: 'tally', collection: items, doc: { id, owner: 'o1' }, field: 'n', by: 1 })),
+      { op: 'put', collection: items, doc: { id: record, owner: 'r', tallies: counters } },
+    ];
+    // Put and retracted in one write, as a catch-up batch holds a submission and its erasure.
+    await store.write([...tallied('r1', ['a', 'b']), ...tallied('r2', ['b', 'c']), { op: 'retract', collection: items, id: 'r1', field: 'n' }]);
+    t.equal(await store.get(items, 'r1'), null, 'the record is gone');
+    t.equal(await store.get(items, 'a'), null, 'a counter only it counted is gone');
+    t.equal((await store.get(items, 'b'))!.n, 1);
+    t.equal((await store.get(items, 'c'))!.n, 1);
+    await store.write([
+      { op: 'retract', collection: items, id: 'r1', field: 'n' },
+      { op: 'retract', collection: items, id: 'never', field: 'n' },
+    ]);
+    t.equal((await store.get(items, 'b'))!.n, 1, 'retracting twice takes nothing more');
+    await store.write([{ op: 'retract', collection: items, id: 'r2', field: 'n' }]);
+    t.equal(await store.count(items, {}), 0, 'nothing left of either');
+    await t.rejects(store.write([{ op: 'tally', collection: ranked, doc: { id: 'x', parent: 'p' }, field: 'n', by: 1 }]), 'not on a ranked collection');
+  });
+
   t.test('delete by filter', async (t) => {
     await store.write([
       { op: 'put', collection: items, doc: item('i1') },

@@ -83,31 +83,10 @@ function shell(session) {
   };
 }
 
-function signedOutPage(root) {
-  document.title = 'Signed out · Feedback';
-  clear(
-    root,
-    h(
-      'main',
-      { id: 'main', class: 'signed-out' },
-      h(
-        'div',
-        { class: 'card signed-out-card' },
-        brand(),
-        h('h1', {}, 'You are signed out'),
-        h('p', {}, 'Your session ended: you signed out, it was idle for a while, or the sign-in link was already used.'),
-        h('h2', {}, 'Get a new sign-in link'),
-        h('p', {}, 'Whoever runs this service makes one with the admin command line:'),
-        h('pre', { class: 'code' }, h('code', {}, 'npm run --silent admin -- login-link --account <account id>')),
-        h('p', { class: 'muted' }, 'A link works once and for 15 minutes. Open it in this browser to sign in again.'),
-      ),
-    ),
-  );
-}
-
 async function start() {
+  // Set before the page loads, so the browser asks for this icon rather than /favicon.ico.
+  if (!document.querySelector('link[rel="icon"]')) document.head.append(h('link', { rel: 'icon', href: '/dashboard/assets/icon.svg', type: 'image/svg+xml' }));
   const root = document.getElementById('app');
-  if (location.pathname.replace(/\/$/, '') === SIGNED_OUT) return signedOutPage(root);
   clear(root, loading('Loading your dashboard…'));
   let session;
   try {

@@ -106,7 +106,8 @@ export function perDayChart(perDay, { caption = 'Responses per day', height = 22
         cursor: { y: false, points: { show: false }, drag: { x: false, y: false } },
         select: { show: false },
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
+        // Half a day either side, so the first and last bars are drawn whole.
+        scales: { x: { time: true, range: (u, min, max) => [min - 43200, max + 43200] }, y: { range: (u, min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
         axes: axes(colours, (u, ticks) => ticks.map(utcDay)),
         series: [
           {},

@@ -170,8 +170,13 @@ export function copyButton(text, label = 'Copy') {
     const copied = await copyText(typeof text === 'function' ? text() : text);
     button.textContent = copied ? 'Copied' : 'Select and copy';
     announce(copied ? 'Copied to the clipboard' : 'Copying failed: select the text and copy it');
-    setTimeout(() => (button.textContent = label), 2000);
   });
+  // "Copied" stays while the button has focus or the pointer, then it offers to copy again.
+  const reset = () => {
+    if (document.activeElement !== button) button.textContent = label;
+  };
+  button.addEventListener('blur', reset);
+  button.addEventListener('mouseleave', reset);
   return button;
 }
 

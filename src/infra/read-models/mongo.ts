@@ -27,6 +27,7 @@
  * - Every majority write gives up after MAJORITY_WAIT_MS instead of waiting
  *   for a majority that is away.
  */
+import { PendingCounts } from './pending-counts.js';
 import { randomBytes } from 'node:crypto';
 import {
   Long,
@@ -171,7 +172,9 @@ type Planned =
   | { op: 'patch'; filter: Document; set: Document }
   | { op: 'increment'; id: string; inc: Document }
   /** `id` when the filter is the id alone, which a ranked collection answers from what it looked up at once. */
-  | { op: 'delete'; filter: Document; id: string | undefined };
+  | { op: 'delete'; filter: Document; id: string | undefined }
+  | { op: 'tally'; id: string; insert: Document; field: string; by: number }
+  | { op: 'retract'; id: string; field: string };
 
 /** A write's operations on one collection, in their order. */
 interface CollectionWrite {
@@ -429,8 +432,17 @@ class MongoReadModels implements ReadModelStore {
   private plan(ops: ReadModelOp[]): CollectionWrite[] {
     if (!Array.isArray(ops)) throw new Error('ops must be a list');
     const writes = new Map<string, CollectionWrite>();
+    // Counts up are summed per counter and sent once (see PendingCounts), before any op that could see them.
+    const counts = new PendingCounts();
+    const inOrder: ReadModelOp[] = [];
     for (const op of ops) {
       if (op === null || typeof op !== 'object') throw new Error('invalid read-model op');
+      if (counts.take(op)) continue;
+      for (const held of counts.release(op)) inOrder.push({ op: 'tally', ...held });
+      inOrder.push(op);
+    }
+    for (const held of counts.release(undefined)) inOrder.push({ op: 'tally', ...held });
+    for (const op of inOrder) {
       const planned = this.planOne(op);
       if (planned === undefined) continue;
       let write = writes.get(op.collection);
@@ -479,6 +491,22 @@ class MongoReadModels implements ReadModelStore {
         // No upsert: a missing document stays missing; $inc on a missing field starts from 0.
         return { op: 'increment', id: op.id, inc: { [op.field]: op.by } };
       }
+      case 'tally': {
+        if (within !== undefined) throw new Error(`tally on ${op.collection}: not on a ranked collection`);
+        settableField(op.field);
+        const doc = op.doc;
+        if (!isPlainObject(doc) || typeof doc.id !== 'string') throw new Error(`tally on ${op.collection}: the document must be an object with a string id`);
+        if (Object.hasOwn(doc, '_id') || Object.hasOwn(doc, '_rank')) throw new Error(`tally on ${op.collection}: _id and _rank are reserved`);
+        if (typeof op.by !== 'number' || !Number.isFinite(op.by)) throw new Error(`tally on ${op.collection}: by must be a finite number`);
+        // $setOnInsert and $inc may not name one field: the counter's own starts from what $inc adds.
+        const { [op.field]: _counted, ...insert } = doc;
+        return { op: 'tally', id: doc.id, insert, field: op.field, by: op.by };
+      }
+      case 'retract':
+        if (within !== undefined) throw new Error(`retract on ${op.collection}: not on a ranked collection`);
+        settableField(op.field);
+        if (typeof op.id !== 'string') throw new Error(`retract on ${op.collection}: id must be a string`);
+        return { op: 'retract', id: op.id, field: op.field };
       case 'delete': {
         const filter = toFilter(op.where);
         const byId = Object.keys(filter).length === 1 && typeof filter._id === 'string';
@@ -705,20 +733,47 @@ class MongoReadModels implements ReadModelStore {
 
 /** A write's operations on a collection that ranks nothing: one ordered bulkWrite. */
 async function writePlain(write: CollectionWrite, session: ClientSession): Promise<void> {
-  const models: Array<AnyBulkWriteOperation<StoredDoc>> = write.ops.map((op) => {
+  const models: Array<AnyBulkWriteOperation<StoredDoc>> = [];
+  const send = async () => {
+    if (models.length > 0) await write.coll.bulkWrite(models.splice(0), { ordered: true, session });
+  };
+  /** A counter's change, and its deletion once it comes to 0 or below. */
+  const tally = (id: string, field: string, by: number, insert: Document | undefined) => {
+    const inc: Document = { [field]: by };
+    models.push({ updateOne: { filter: { _id: id }, update: { $inc: inc, ...(insert ? { $setOnInsert: insert } : {}) }, upsert: insert !== undefined } });
+    if (by < 0) models.push({ deleteOne: { filter: { _id: id, [field]: { $lte: 0 } } } });
+  };
+  for (const op of write.ops) {
     switch (op.op) {
       case 'put':
         // The filter's _id becomes the new document's _id.
-        return { replaceOne: { filter: { _id: op.id }, replacement: op.doc, upsert: true } };
+        models.push({ replaceOne: { filter: { _id: op.id }, replacement: op.doc, upsert: true } });
+        break;
       case 'patch':
-        return { updateMany: { filter: op.filter, update: { $set: op.set } } };
+        models.push({ updateMany: { filter: op.filter, update: { $set: op.set } } });
+        break;
       case 'increment':
-        return { updateOne: { filter: { _id: op.id }, update: { $inc: op.inc } } };
+        models.push({ updateOne: { filter: { _id: op.id }, update: { $inc: op.inc } } });
+        break;
       case 'delete':
-        return { deleteMany: { filter: op.filter } };
+        models.push({ deleteMany: { filter: op.filter } });
+        break;
+      case 'tally':
+        tally(op.id, op.field, op.by, op.insert);
+        break;
+      case 'retract': {
+        // The record may have been put earlier in this very write: send what came before, then read it.
+        await send();
+        const record = await write.coll.findOne({ _id: op.id }, { session, projection: { tallies: 1 } });
+        if (record === null) break;
+        const tallies = record.tallies;
+        if (Array.isArray(tallies)) for (const id of tallies) if (typeof id === 'string') tally(id, op.field, -1, undefined);
+        models.push({ deleteOne: { filter: { _id: op.id } } });
+        break;
+      }
     }
-  });
-  if (models.length > 0) await write.coll.bulkWrite(models, { ordered: true, session });
+  }
+  await send();
 }
 
 /**

@@ -36,7 +36,23 @@ export type ReadModelOp =
   /** Add `by` to a numeric top-level field of one existing document; a missing document is left missing. */
   | { op: 'increment'; collection: string; id: string; field: string; by: number }
   /** Delete every matching document (in a ranked collection, the ranks above close up). */
-  | { op: 'delete'; collection: string; where: Filter };
+  | { op: 'delete'; collection: string; where: Filter }
+  /**
+   * A counter: adds `by` to the numeric `field` of the document `doc.id`,
+   * creating it as `doc` with `field` = `by` when it is missing; a document
+   * whose `field` comes to 0 or below is deleted, so a counter taken back to
+   * nothing is stored as one never counted. Not on a ranked collection.
+   */
+  | { op: 'tally'; collection: string; doc: Doc; field: string; by: number }
+  /**
+   * Takes back what a record counted: the document `id` lists in its field
+   * `tallies` the ids of documents of the same collection whose `field` was
+   * tallied by 1 for it; each of those is tallied by -1 (a missing one stays
+   * missing), then the record is deleted. A missing record changes nothing.
+   * This is how a pure projection undoes a contribution an event names only
+   * by id (an erasure). Not on a ranked collection.
+   */
+  | { op: 'retract'; collection: string; id: string; field: string };
 
 /** Moves one projection's checkpoint from `expected` to `next` (compare-and-set). */
 export interface CheckpointMove {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
+import { PendingCounts, type HeldCount } from './pending-counts.js';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   assertName,
@@ -141,7 +142,14 @@ export class SqliteReadModels implements ReadModelStore {
       if (BigInt(row?.position ?? 0) !== move.expected) return false;
     }
     const changes = new RankChanges();
-    for (const op of ops) this.apply(op, changes);
+    const counts = new PendingCounts();
+    const write = (held: HeldCount) => this.apply({ op: 'tally', ...held }, changes);
+    for (const op of ops) {
+      if (counts.take(op)) continue;
+      counts.release(op).forEach(write);
+      this.apply(op, changes);
+    }
+    counts.release(undefined).forEach(write);
     this.closeGaps(changes);
     const upsert = this.statement(
       `INSERT INTO ${this.layout.checkpoints} (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
@@ -202,6 +210,18 @@ export class SqliteReadModels implements ReadModelStore {
         ).run(op.by, op.id);
         return;
       }
+      case 'tally':
+        if (within !== undefined) throw new Error(`tally on ${op.collection}: not on a ranked collection`);
+        return this.tally(table, op.doc, op.field, op.by, true);
+      case 'retract': {
+        if (within !== undefined) throw new Error(`retract on ${op.collection}: not on a ranked collection`);
+        const row = this.statement(`SELECT json_extract(doc, '$.tallies') AS tallies FROM ${table} WHERE id = ?`).get(op.id) as { tallies: string | null } | undefined;
+        if (row === undefined) return;
+        const tallies: unknown = row.tallies === null ? null : JSON.parse(row.tallies);
+        if (Array.isArray(tallies)) for (const id of tallies) if (typeof id === 'string') this.tally(table, { id }, op.field, -1, false);
+        this.statement(`DELETE FROM ${table} WHERE id = ?`).run(op.id);
+        return;
+      }
       case 'delete': {
         const where = whereClause(op.where);
         if (within !== undefined) {
@@ -217,6 +237,22 @@ export class SqliteReadModels implements ReadModelStore {
         return;
       }
     }
+  }
+
+  /** Adds `by` to a counter (creating it as `doc` when `create`), and deletes it when it comes to 0 or below. */
+  private tally(table: string, doc: Doc, field: string, by: number, create: boolean): void {
+    if (!Number.isFinite(by)) throw new Error(`tally on ${table}: by must be a finite number`);
+    const path = jsonPath(field);
+    if (create) {
+      this.statement(
+        `INSERT INTO ${table} (id, doc) VALUES (?, json_set(?, ${path}, ?))
+         ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?)`,
+      ).run(doc.id, JSON.stringify(doc), by, by);
+    } else {
+      this.statement(`UPDATE ${table} SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?) WHERE id = ?`).run(by, doc.id);
+    }
+    // Only a negative tally can bring a counter to zero: the common case, a count up, skips the check.
+    if (by < 0) this.statement(`DELETE FROM ${table} WHERE id = ? AND json_extract(doc, ${path}) <= 0`).run(doc.id);
   }
 
   /** A new document takes the group's next rank; a replaced one keeps its own. */

@@ -10,7 +10,7 @@ export async function render(container, { session, params, navigate, isCurrent }
   const title = object ? `Edit “${titleOf(object)}”` : `New ${names.one}`;
   document.title = `${title} · Feedback`;
   const back = object ? `/dashboard/${kind}/${id}` : `/dashboard/${kind}`;
-  const header = pageHeader(title, { eyebrow: h('span', {}, h('a', { href: `/dashboard/${kind}` }, names.Many), object ? [' / ', h('a', { href: back }, titleOf(object))] : null) });
+  const header = pageHeader(title, { eyebrow: h('span', {}, h('a', { href: `/dashboard/${kind}` }, names.Many), object ? [' / ', h('a', { href: back }, titleOf(object))] : null), actions: object ? [viewLink(kind, id, names)] : [] });
 
   if (!object && kind === 'widgets' && !session.plan_limits.create_widgets) {
     clear(container, header, h('div', { class: 'notice notice-plan' }, h('p', {}, h('strong', {}, 'Widgets need the Pro plan. '), 'Your account is on the Free plan, which includes forms and polls.')), h('p', {}, h('a', { href: '/dashboard/forms/new' }, 'Create a form instead')));
@@ -31,11 +31,28 @@ export async function render(container, { session, params, navigate, isCurrent }
     clear(mountPoint, notice('The editor is not available in this build.', 'danger'), h('p', {}, h('a', { href: back }, 'Back')));
     return;
   }
-  const singular = names.one;
-  await editor.mountEditor(mountPoint, {
-    kind: singular,
+  let current = object;
+  editor.mountEditor(mountPoint, {
+    kind: names.one,
     object,
-    api,
-    onSaved: (saved) => navigate(`/dashboard/${kind}/${saved?.id ?? id}`),
+    // api() already prefixes the dashboard's /dashboard/api.
+    api: (path, init) => api(path, init),
+    base: '',
+    planLimits: session.plan_limits,
+    origin: location.origin,
+    onSaved: (saved) => {
+      const created = !current;
+      current = saved;
+      if (!created || !saved?.id) return;
+      // A new object stays in the editor, now at its own address, with a way to its page.
+      history.replaceState(null, '', `/dashboard/${kind}/${saved.id}/edit`);
+      document.title = `Edit “${titleOf(saved)}” · Feedback`;
+      header.querySelector('h1').textContent = `Edit “${titleOf(saved)}”`;
+      let actions = header.querySelector('.page-actions');
+      if (!actions) header.append((actions = h('div', { class: 'page-actions' })));
+      actions.replaceChildren(viewLink(kind, saved.id, names));
+    },
   });
 }
+
+const viewLink = (kind, id, names) => h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}` }, `View ${names.one} and responses`);

@@ -83,10 +83,10 @@ export async function render(container, { params, navigate, isCurrent }) {
   );
   setPublished(object.published);
 
-  const summaryArea = h('div', { class: 'summary-area' }, h('div', { class: 'card' }, h('p', { class: 'muted' }, 'Loading the summary…')));
+  const summaryArea = h('div', { class: 'summary-area' }, h('div', { class: 'card summary-loading' }, h('p', { class: 'muted' }, 'Loading the summary…')));
   const responsesArea = kind === 'polls' ? h('div') : responsesCard(kind, id, object);
 
-  const insights = h('div', { class: 'question-grid', hidden: true });
+  const insights = h('div', { class: 'insights', hidden: true });
   clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, responsesArea);
 
   const [summary, results] = await Promise.all([
@@ -125,19 +125,22 @@ function renderSummary(area, insights, kind, summary, results) {
   );
 
   const sections = [];
+  const questionCards = [];
   if (kind === 'polls' && results && !(results instanceof Error)) sections.push(pollResults(results));
   else if (kind === 'polls' && results instanceof Error) sections.push(h('div', { class: 'card' }, notice(`The results are not available: ${errorMessage(results)}`, 'danger')));
   if (kind !== 'polls') for (const question of summary.questions ?? []) {
     const card = questionCard(question);
-    if (card) sections.push(card);
+    if (card) questionCards.push(card);
   }
-  const breakdowns = Object.entries(summary.breakdowns ?? {}).filter(([, items]) => items?.length);
+  if (questionCards.length) sections.push(h('div', { class: 'question-grid' }, questionCards));
+  // A breakdown of nothing but unknown values (a plan that does not record it) says nothing.
+  const breakdowns = Object.entries(summary.breakdowns ?? {}).filter(([, items]) => items?.some((item) => item.value !== null && item.value !== undefined && item.value !== ''));
   if (breakdowns.length) {
     const labels = { device: 'Devices', browser: 'Browsers', country: 'Countries' };
     sections.push(
       h(
         'section',
-        { class: 'card card-wide', 'aria-labelledby': 'audience-title' },
+        { class: 'card', 'aria-labelledby': 'audience-title' },
         h('div', { class: 'card-header' }, h('h2', { id: 'audience-title' }, 'Audience'), h('p', { class: 'card-subtitle' }, 'From the metadata your plan records')),
         h(
           'div',

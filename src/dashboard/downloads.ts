@@ -1,0 +1,107 @@
+import { stringify } from 'csv-stringify/sync';
+import { z } from 'zod';
+import { RESPONSES } from '../../projections/responses.js';
+import type { Doc, ReadModelStore, Scalar } from '../infra/read-models/port.js';
+import { ResponseMetadata } from '../submissions/metadata.js';
+import { ResponsesQuery } from '../submissions/responses.js';
+
+/** `since` and `until` as the responses list takes them: ISO times, inclusive, compared in UTC to the millisecond. */
+export const DownloadQuery = ResponsesQuery.pick({ since: true, until: true }).strict();
+export type DownloadQuery = z.infer<typeof DownloadQuery>;
+
+/** Responses read per query: a page of the index, never the whole set. */
+export const PAGE_SIZE = 500;
+
+/** Oldest first, the id breaking ties: the order of the read model's index on (parent_id, submitted_at, id). */
+const ORDER = [['submitted_at', 1], ['id', 1]] satisfies Array<[string, 1]>;
+
+/**
+ * Every response of a parent within `since`/`until`, page by page in keyset
+ * order: each page starts strictly after the last one's final response, so
+ * memory holds one page, every page costs what the first does, and a response
+ * arriving or erased meanwhile never shifts what follows.
+ */
+export async function* responsePages(store: ReadModelStore, parentId: string, query: DownloadQuery, pageSize = PAGE_SIZE): AsyncGenerator<Doc[]> {
+  const range = { field: 'submitted_at', ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) };
+  let after: Scalar[] | undefined;
+  for (;;) {
+    const page = await store.find(RESPONSES, { parent_id: parentId }, { sort: ORDER, range, limit: pageSize, ...(after ? { after } : {}) });
+    if (page.length > 0) yield page;
+    if (page.length < pageSize) return;
+    const last = page.at(-1)!;
+    after = [String(last.submitted_at), last.id];
+  }
+}
+
+/**
+ * A spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (and some
+ * with tab or CR) as a formula: such a cell gets a `'` in front, which
+ * spreadsheets show as text and hide. Everything else is left as it is.
+ */
+export function neutralise(cell: string): string {
+  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+}
+
+const text = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+
+export interface Column {
+  header: string;
+  cell(response: Doc): unknown;
+}
+
+interface StoredQuestion {
+  id: string;
+  title: string;
+}
+
+/** Metadata fields in the order the stored shape names them (spec 2.7); a field the plan did not record is an empty cell. */
+export const METADATA_FIELDS = Object.keys(ResponseMetadata.shape);
+
+/**
+ * The CSV's columns: `id`, `submitted_at`, one per current question headed
+ * by its title, then `metadata.<field>` for each metadata field. A title two
+ * columns share (two questions, or a question named like another column) is
+ * followed by its question id in parentheses, so every header names one
+ * column. Answers to questions the object no longer has are in the NDJSON
+ * download, which holds every answer as stored.
+ */
+export function csvColumns(questions: StoredQuestion[]): Column[] {
+  const fixed = ['id', 'submitted_at', ...METADATA_FIELDS.map((field) => `metadata.${field}`)];
+  const uses = new Map<string, number>();
+  for (const title of [...fixed, ...questions.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
+  const answers = (response: Doc) => (response.answers ?? {}) as Record<string, unknown>;
+  const metadata = (response: Doc) => (response.metadata ?? {}) as Record<string, unknown>;
+  return [
+    { header: 'id', cell: (r) => r.id },
+    { header: 'submitted_at', cell: (r) => r.submitted_at },
+    ...questions.map((q): Column => ({ header: uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title, cell: (r) => answers(r)[q.id] })),
+    ...METADATA_FIELDS.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
+  ];
+}
+
+/** RFC 4180: CRLF between records, and any field holding a quote, comma, CR or LF quoted. */
+const CSV = { record_delimiter: 'windows', quoted_match: /[\r\n]/ } as const;
+
+const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(cell)));
+
+/** The CSV download, as text chunks: the header, then one chunk per page of responses. */
+export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery): AsyncGenerator<string> {
+  const columns = csvColumns(questions);
+  yield stringify([row(columns.map((c) => c.header))], CSV);
+  for await (const page of responsePages(store, parentId, query)) {
+    yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
+  }
+}
+
+/** A response as the API shows it (spec 2.6), without the read model's own fields. */
+function record(doc: Doc): Record<string, unknown> {
+  const { id, widget_id, form_id, answers, submitted_at, metadata, consent_record } = doc;
+  return { id, widget_id, form_id, answers, submitted_at, metadata, consent_record };
+}
+
+/** The NDJSON download: one response per line, as the API shows it. */
+export async function* ndjsonChunks(store: ReadModelStore, parentId: string, query: DownloadQuery): AsyncGenerator<string> {
+  for await (const page of responsePages(store, parentId, query)) {
+    yield page.map((doc) => `${JSON.stringify(record(doc))}\n`).join('');
+  }
+}

@@ -1,0 +1,208 @@
+import { z } from 'zod';
+import {
+  BREAKDOWNS,
+  COUNT,
+  RESPONSE_SUMMARIES,
+  counterId,
+  type ContributionRecord,
+  type Counter,
+  type CounterValue,
+  type Dimension,
+  type ParentKind,
+} from '../../projections/response-summaries.js';
+import { EMBEDDABLES, FORM, POLL, WIDGET } from '../embeddables/queries.js';
+import type { ReadModelStore } from '../infra/read-models/port.js';
+import { SEVERITIES } from '../questions.js';
+
+/** Days the per-day figures cover, today (UTC) included. */
+export const DAYS = 90;
+
+const Day = z.object({ day: z.string().describe('UTC day, YYYY-MM-DD'), count: z.number().int() });
+const ValueCount = z.object({ value: z.union([z.string(), z.number(), z.boolean(), z.null()]), label: z.string().optional(), count: z.number().int() });
+
+export const QuestionSummary = z.object({
+  question_id: z.string(),
+  title: z.string(),
+  type: z.string(),
+  /** Answers this question got (a question may be optional, so below the total); absent for text questions, which are not counted. */
+  answered: z.number().int().optional(),
+  nps: z.object({ score: z.number().int().nullable(), promoters: z.number().int(), passives: z.number().int(), detractors: z.number().int() }).optional(),
+  rating: z.object({ average: z.number().nullable(), distribution: z.array(ValueCount) }).optional(),
+  choices: z.array(ValueCount).optional(),
+});
+
+export const ObjectSummary = z.object({
+  total: z.number().int(),
+  first_at: z.string().nullable(),
+  last_at: z.string().nullable(),
+  per_day: z.array(Day),
+  questions: z.array(QuestionSummary),
+  breakdowns: z.object({ device: z.array(ValueCount), browser: z.array(ValueCount), country: z.array(ValueCount) }),
+});
+export type ObjectSummary = z.infer<typeof ObjectSummary>;
+
+export const Overview = z.object({
+  totals: z.object({ widgets: z.number().int(), forms: z.number().int(), polls: z.number().int(), responses: z.number().int() }),
+  per_day: z.array(Day),
+  latest: z.array(z.object({ id: z.string(), kind: z.enum(['widget', 'form', 'poll']), parent_id: z.string(), parent_title: z.string().nullable(), submitted_at: z.string() })),
+});
+export type Overview = z.infer<typeof Overview>;
+
+const DAY_MS = 86_400_000;
+
+/** The last DAYS UTC days up to `now`'s, oldest first. */
+export function window(now: Date): string[] {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return Array.from({ length: DAYS }, (_, i) => new Date(today - (DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10));
+}
+
+async function counter(store: ReadModelStore, scope: string, dim: Dimension, key = '', value: CounterValue = null): Promise<number> {
+  const doc = await store.get(RESPONSE_SUMMARIES, counterId(scope, dim, key, value));
+  return doc === null ? 0 : Number(doc[COUNT]);
+}
+
+async function perDay(store: ReadModelStore, scope: string, now: Date): Promise<Array<{ day: string; count: number }>> {
+  const days = window(now);
+  // At most one counter per day: DAYS documents through the index, whatever the total.
+  const found = (await store.find(RESPONSE_SUMMARIES, { scope, dim: 'day' }, { range: { field: 'key', gte: days[0], lte: days.at(-1) } })) as unknown as Counter[];
+  const byDay = new Map(found.map((c) => [c.key, c.count]));
+  return days.map((day) => ({ day, count: byDay.get(day) ?? 0 }));
+}
+
+/**
+ * The score of NPS (%promoters − %detractors) as an integer: 100·(P − D)/N
+ * computed exactly, rounded half away from zero (12.5 → 13, −12.5 → −13).
+ */
+export function npsScore(promoters: number, detractors: number, answered: number): number | null {
+  if (answered === 0) return null;
+  const scaled = 100 * (promoters - detractors);
+  const magnitude = Math.abs(scaled);
+  const whole = Math.floor(magnitude / answered);
+  const rounded = 2 * (magnitude - whole * answered) >= answered ? whole + 1 : whole;
+  return scaled < 0 ? -rounded : rounded;
+}
+
+/** The mean of `sum` over `count`, rounded half up to 2 decimals in integer arithmetic (no 1.005 → 1.00 surprises). */
+export function average(sum: number, count: number): number | null {
+  if (count === 0) return null;
+  const hundredths = Math.floor((sum * 100) / count);
+  const rest = sum * 100 - hundredths * count;
+  return (2 * rest >= count ? hundredths + 1 : hundredths) / 100;
+}
+
+interface StoredQuestion {
+  id: string;
+  title: string;
+  type: string;
+  choices?: Array<{ id: string; label: string }>;
+  starRatingSettings?: { maxStars: number };
+}
+
+async function questionSummary(store: ReadModelStore, scope: string, question: StoredQuestion): Promise<z.infer<typeof QuestionSummary>> {
+  const base = { question_id: question.id, title: question.title, type: question.type };
+  // Each question reads the counters of the values its type allows, by id: a bounded number of documents.
+  const counts = async (values: Array<string | number | boolean>) =>
+    Promise.all(values.map(async (value) => ({ value, count: await counter(store, scope, 'answer', question.id, value) })));
+  const answered = (rows: Array<{ count: number }>) => rows.reduce((sum, row) => sum + row.count, 0);
+  switch (question.type) {
+    case 'nps': {
+      const rows = await counts(Array.from({ length: 11 }, (_, i) => i));
+      const sum = (from: number, to: number) => rows.filter((r) => (r.value as number) >= from && (r.value as number) <= to).reduce((s, r) => s + r.count, 0);
+      const promoters = sum(9, 10);
+      const passives = sum(7, 8);
+      const detractors = sum(0, 6);
+      const n = answered(rows);
+      return { ...base, answered: n, nps: { score: npsScore(promoters, detractors, n), promoters, passives, detractors } };
+    }
+    case 'star_rating': {
+      const max = question.starRatingSettings?.maxStars ?? 5;
+      const rows = await counts(Array.from({ length: max }, (_, i) => i + 1));
+      const n = answered(rows);
+      const sum = rows.reduce((s, r) => s + (r.value as number) * r.count, 0);
+      return { ...base, answered: n, rating: { average: average(sum, n), distribution: rows } };
+    }
+    case 'single_choice': {
+      const choices = question.choices ?? [];
+      const rows = await counts(choices.map((c) => c.id));
+      return { ...base, answered: answered(rows), choices: rows.map((row, i) => ({ ...row, label: choices[i]!.label })) };
+    }
+    case 'severity': {
+      const rows = await counts([...SEVERITIES]);
+      return { ...base, answered: answered(rows), choices: rows };
+    }
+    case 'consent': {
+      const rows = await counts([true, false]);
+      return { ...base, answered: answered(rows), choices: rows };
+    }
+    default:
+      // Text and email answers are read in the responses, not counted per value.
+      return base;
+  }
+}
+
+async function breakdown(store: ReadModelStore, scope: string, dim: (typeof BREAKDOWNS)[number]) {
+  // Bounded by the values a field can take (3 devices, the browsers a parser knows, ~250 countries).
+  const found = (await store.find(RESPONSE_SUMMARIES, { scope, dim }, { limit: 1000 })) as unknown as Counter[];
+  return found
+    .map((c) => ({ value: c.value, count: c.count }))
+    .sort((a, b) => b.count - a.count || String(a.value).localeCompare(String(b.value)));
+}
+
+async function firstAndLast(store: ReadModelStore, parentId: string): Promise<{ first_at: string | null; last_at: string | null }> {
+  const edge = async (direction: 1 | -1) => {
+    const [record] = (await store.find(RESPONSE_SUMMARIES, { parent_id: parentId }, { sort: [['at', direction], ['id', direction]], limit: 1 })) as unknown as ContributionRecord[];
+    return record?.at ?? null;
+  };
+  const [first_at, last_at] = await Promise.all([edge(1), edge(-1)]);
+  return { first_at, last_at };
+}
+
+/**
+ * The summary of one object (a widget, form or poll), read from the
+ * counters: a bounded number of documents whatever the total. Questions are
+ * the object's current ones; answers kept under a question id it no longer
+ * has are not shown.
+ */
+export async function objectSummary(store: ReadModelStore, kind: ParentKind, object: Record<string, unknown> & { id: string }, now: Date): Promise<ObjectSummary> {
+  const scope = object.id;
+  const [total, edges, per_day] = await Promise.all([counter(store, scope, 'total'), firstAndLast(store, scope), perDay(store, scope, now)]);
+  let questions: ObjectSummary['questions'];
+  if (kind === 'poll') {
+    const options = (object.options ?? []) as Array<{ id: string; text: string }>;
+    const rows = await Promise.all(options.map(async (option) => ({ value: option.id, label: option.text, count: await counter(store, scope, 'option', option.id) })));
+    questions = [{ question_id: 'options', title: String(object.question ?? ''), type: 'poll', answered: total, choices: rows }];
+  } else {
+    questions = await Promise.all(((object.questions ?? []) as StoredQuestion[]).map((question) => questionSummary(store, scope, question)));
+  }
+  const [device, browser, country] = await Promise.all(BREAKDOWNS.map((dim) => breakdown(store, scope, dim)));
+  return { total, ...edges, per_day, questions, breakdowns: { device: device!, browser: browser!, country: country! } };
+}
+
+const TITLE_FIELD: Record<ParentKind, string> = { widget: 'title', form: 'title', poll: 'question' };
+const LATEST = 10;
+
+/** The account's figures for the dashboard's overview; the responses counted are widgets' and forms' responses and polls' votes. */
+export async function overview(store: ReadModelStore, accountId: string, now: Date): Promise<Overview> {
+  const [widgets, forms, polls, responses, per_day, records] = await Promise.all([
+    store.count(WIDGET.summaries, { account_id: accountId }),
+    store.count(FORM.summaries, { account_id: accountId }),
+    store.count(POLL.summaries, { account_id: accountId }),
+    counter(store, accountId, 'total'),
+    perDay(store, accountId, now),
+    store.find(RESPONSE_SUMMARIES, { account_id: accountId }, { sort: [['at', -1], ['id', -1]], limit: LATEST }) as unknown as Promise<ContributionRecord[]>,
+  ]);
+  const latest = await Promise.all(
+    records.map(async (record) => {
+      const parent = await store.get(EMBEDDABLES[record.parent_kind].summaries, record.parent_id);
+      const title = parent?.[TITLE_FIELD[record.parent_kind]];
+      return {
+        id: record.response_id,
+        kind: record.parent_kind,
+        parent_id: record.parent_id,
+        parent_title: typeof title === 'string' ? title : null,
+        submitted_at: record.at,
+      };
+    }),
+  );
+  return { totals: { widgets, forms, polls, responses }, per_day, latest };
+}

@@ -1,0 +1,67 @@
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { EMBEDDABLES, findEmbeddable, ownEmbeddable } from '../embeddables/queries.js';
+import { notFound } from '../embeddables/errors.js';
+import type { Services } from '../services.js';
+import { requireSession, sessionOf } from './auth.js';
+import { csvChunks, DownloadQuery, ndjsonChunks } from './downloads.js';
+import { objectSummary, ObjectSummary, overview, Overview } from './summaries.js';
+
+const KINDS = { widgets: 'widget', forms: 'form', polls: 'poll' } as const;
+const Params = z.object({ id: z.string() });
+
+/**
+ * The dashboard's figures and downloads: the overview, an object's summary,
+ * and its responses as CSV or NDJSON. Session required; another account's
+ * object is a 404 as in the API (D5). Hidden from the OpenAPI document: they
+ * are the dashboard's, not the public API.
+ */
+export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+  const preHandler = requireSession(services);
+
+  app.get('/dashboard/api/overview', { preHandler, schema: { hide: true, response: { 200: Overview } } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return overview(services.readModels, sessionOf(request).accountId, services.clock());
+  });
+
+  for (const [path, kind] of Object.entries(KINDS)) {
+    const what = EMBEDDABLES[kind];
+    app.get(`/dashboard/api/${path}/:id/summary`, { preHandler, schema: { hide: true, params: Params, response: { 200: ObjectSummary } } }, async (request, reply) => {
+      await ownEmbeddable(services, what, request.params.id, sessionOf(request).accountId);
+      const object = await findEmbeddable(services, what, request.params.id);
+      // Deleted between the two reads.
+      if (!object) throw notFound(kind);
+      reply.header('cache-control', 'no-store');
+      return objectSummary(services.readModels, kind, object, services.clock());
+    });
+  }
+
+  for (const [path, kind] of [['widgets', 'widget'], ['forms', 'form']] as const) {
+    const what = EMBEDDABLES[kind];
+    for (const format of ['csv', 'ndjson'] as const) {
+      app.get(
+        `/dashboard/api/${path}/:id/responses.${format}`,
+        { preHandler, schema: { hide: true, params: Params, querystring: DownloadQuery } },
+        async (request, reply) => {
+          const { id } = request.params;
+          await ownEmbeddable(services, what, id, sessionOf(request).accountId);
+          const object = await findEmbeddable(services, what, id);
+          if (!object) throw notFound(kind);
+          const chunks =
+            format === 'csv'
+              ? csvChunks(services.readModels, id, (object.questions ?? []) as Array<{ id: string; title: string }>, request.query)
+              : ndjsonChunks(services.readModels, id, request.query);
+          // Streamed with chunked encoding and no length: when a read fails midway the
+          // connection is cut before the final chunk, which every HTTP client reports
+          // as an incomplete transfer, never as a complete but shorter file.
+          return reply
+            .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
+            .header('content-disposition', `attachment; filename="${kind}-${id}-responses.${format}"`)
+            .header('cache-control', 'no-store')
+            .send(Readable.from(chunks, { objectMode: false }));
+        },
+      );
+    }
+  }
+};
