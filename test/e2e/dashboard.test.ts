@@ -173,10 +173,12 @@ if (!existsSync(CHROMIUM)) {
       const latest = await tab.locator('.feed').textContent();
       t.match(latest, /Join the beta/);
       t.notMatch(latest, /Another account/);
-      // The keyboard's first stop is the way past the navigation.
+      await capture(tab, 'overview');
+      // The keyboard's first stop is the way past the navigation, which leads to the page's content.
       await tab.keyboard.press('Tab');
       t.equal(await tab.evaluate('document.activeElement.textContent'), 'Skip to content');
-      await capture(tab, 'overview');
+      await tab.keyboard.press('Enter');
+      t.equal(await tab.evaluate('document.activeElement.id'), 'main');
     });
 
     t.test('on a phone the navigation opens from the Menu button, by keyboard', async (t) => {
@@ -314,6 +316,7 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByRole('link', { name: 'Which plan do you use?' }).click();
       await heading(tab, 'Which plan do you use?');
       t.match(await tab.locator('.results').textContent(), /Pro1 · 100%/, 'the vote in the results');
+      t.same(await tab.locator('section[aria-labelledby="results-title"] figure tbody tr').evaluateAll((rows) => rows.map((r: any) => r.textContent)), ['Free00%', 'Pro1100%', 'Business00%'], 'and in its chart\'s figures');
       await capture(tab, 'poll');
     });
 
