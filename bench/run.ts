@@ -13,7 +13,8 @@
  * only the auditors' figures: rebuild, seal and verify of BENCH_EVENTS
  * events, and the service beside the CRUD peer on submit and list-100;
  * `npm run bench -- tenant-flood` only another tenant's public reads while
- * one tenant floods.
+ * one tenant floods; `npm run bench -- download` only the server's memory
+ * while it streams a CSV download of 1M responses (bench/download.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -28,6 +29,7 @@ import { catalog } from '../src/domain-events.js';
 import { buildApp } from '../src/http/app.js';
 import { openServices, type Services } from '../src/services.js';
 import { adminJson, sealAndVerify, startPeer } from './auditors.js';
+import { downloadOnly } from './download.js';
 import { paced } from './paced.js';
 import { largeFormBody } from '../test/support/large-definitions.js';
 import { keyPropagation, type Propagation } from './propagation.js';
@@ -590,4 +592,5 @@ if (process.argv.includes('propagation')) await propagationOnly();
 else if (process.argv.includes('scale-out')) await scaleOutOnly();
 else if (process.argv.includes('auditors')) await auditorsOnly();
 else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
+else if (process.argv.includes('download')) await downloadOnly();
 else await main();

@@ -1,11 +1,12 @@
 // `npm run build [-- OUT_DIR]`: compiles src/ and projections/ into OUT_DIR
-// (dist/ by default), then copies the embed script beside its route as it is,
+// (dist/ by default), then copies the embed script beside its route as it is
+// (and the dashboard's files beside theirs),
 // and the API reference where the server serves it from (OUT_DIR/docs/).
 // Browsers load that script as a classic script, so it must reach them byte
 // for byte as written: compiled as a module it would end in `export {};`,
 // which a classic script refuses.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,5 +22,7 @@ try {
   process.exit(1);
 }
 copyFileSync(join(root, 'src/embed/embed.js'), join(outDir, 'src/embed/embed.js'));
+// The dashboard's front end is served as files, as written (no build step of its own).
+if (existsSync(join(root, 'src/dashboard/assets'))) cpSync(join(root, 'src/dashboard/assets'), join(outDir, 'src/dashboard/assets'), { recursive: true });
 mkdirSync(join(outDir, 'docs'), { recursive: true });
 copyFileSync(join(root, 'docs/api.md'), join(outDir, 'docs/api.md'));

@@ -24,10 +24,11 @@ export class SessionActivity {
     return typeof doc?.last_active_at === 'string' ? new Date(doc.last_active_at) : null;
   }
 
-  /** Records a request of the session, given when it was last recorded. */
-  async touch(sessionId: string, recorded: Date): Promise<void> {
+  /** Records a request of the session, given when it was last recorded; answers the activity now on record. */
+  async touch(sessionId: string, recorded: Date): Promise<Date> {
     const now = this.clock();
-    if (now.getTime() - recorded.getTime() < EVERY_MS) return;
+    if (now.getTime() - recorded.getTime() < EVERY_MS) return recorded;
     await this.readModels.write([{ op: 'put', collection: SessionActivity.COLLECTION, doc: { id: sessionId, last_active_at: now.toISOString() } }]);
+    return now;
   }
 }

@@ -79,14 +79,15 @@ export async function findSession(services: SessionServices, request: FastifyReq
   }
   const account = await services.readModels.get(ACCOUNTS, String(doc.account_id));
   if (!account) return null;
-  await activity.touch(sessionId, lastActive);
+  const recorded = await activity.touch(sessionId, lastActive);
   return {
     sessionId,
     accountId: String(doc.account_id),
     linkId: String(doc.link_id),
     account: { id: String(account.id), name: String(account.name), plan: Plan.catch('free').parse(account.plan) },
     signedInAt,
-    endsAt: sessionEndsAt(signedInAt, now, idleMs(services)),
+    // As every instance will judge it: from the activity on record, which may be up to a minute old.
+    endsAt: sessionEndsAt(signedInAt, recorded, idleMs(services)),
     csrfToken: csrfTokenOf(services, sessionId),
   };
 }

@@ -5,6 +5,7 @@ import { SessionActivity } from './activity.js';
 import { pageRoutes } from './pages.js';
 import { apiRoutes } from './routes.js';
 import { signInRoutes } from './sign-in.js';
+import { summaryRoutes } from './summary-routes.js';
 
 /**
  * The owner dashboard at /dashboard: sign-in by login link, its pages and
@@ -17,4 +18,5 @@ export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Services }> = as
   await signInRoutes(app, services);
   await pageRoutes(app, services);
   apiRoutes(app, services);
+  await app.register(summaryRoutes, { services });
 };

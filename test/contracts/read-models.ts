@@ -98,6 +98,25 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>):
     t.equal(await store.count(items, { owner: 'o1' }), 0);
   });
 
+  t.test('tallies in one write read as their ops in order, whatever the store sums', async (t) => {
+    const count = (id: string, by = 1): ReadModelOp => ({ op: 'tally', collection: items, doc: { id, owner: 'o1' }, field: 'n', by });
+    await store.write([
+      ...Array.from({ length: 50 }, () => count('many')),
+      count('replaced'),
+      { op: 'put', collection: items, doc: { id: 'replaced', owner: 'o2', n: 10 } },
+      count('replaced'),
+      count('deleted'),
+      { op: 'delete', collection: items, where: { id: 'deleted' } },
+      count('down'),
+      count('down', -1),
+      count('down'),
+    ]);
+    t.equal((await store.get(items, 'many'))!.n, 50);
+    t.strictSame(await store.get(items, 'replaced'), { id: 'replaced', owner: 'o2', n: 11 }, 'a put sees the counts before it, a count the put');
+    t.equal(await store.get(items, 'deleted'), null, 'a delete sees the counts before it');
+    t.equal((await store.get(items, 'down'))!.n, 1, 'up, down to zero (gone), up again');
+  });
+
   t.test('retract takes back the tallies a record lists and deletes the record; a missing record changes nothing', async (t) => {
     const tallied = (record: string, counters: string[]): ReadModelOp[] => [
       ...counters.map((id): ReadModelOp => ({ op: 'tally', collection: items, doc: { id, owner: 'o1' }, field: 'n', by: 1 })),

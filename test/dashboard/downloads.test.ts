@@ -4,8 +4,8 @@ import t, { type Test } from 'tap';
 import { responsePages } from '../../src/dashboard/downloads.js';
 import type { App } from '../../src/http/app.js';
 import type { Doc } from '../../src/infra/read-models/port.js';
-import { manualClock, owner, tokenFor, type Owner } from '../support/app.js';
-import { dashboardApp, signedIn } from './summaries-support.js';
+import { manualClock, owner, testApp, tokenFor, type Owner } from '../support/app.js';
+import { signIn as signedIn } from './support.js';
 
 /** RFC 4180 read back independently of the writer: quoted fields, doubled quotes, CRLF between records. */
 function parseCsv(text: string): string[][] {
@@ -71,11 +71,11 @@ async function formWithResponses(t: Test, app: App, who: Owner, count: number, c
 
 t.test('a CSV download: one row per response of the summary total, RFC 4180, formulas neutralised, titles told apart', async (t) => {
   const clock = manualClock('2026-11-01T00:00:00.000Z');
-  const { app, services } = await dashboardApp(t, { clock });
+  const { app, services } = await testApp(t, { clock });
   const biz = await owner(services);
   const { form, ids } = await formWithResponses(t, app, biz, 24, clock);
   await app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload: { ids: ids.slice(0, 4), formId: form } });
-  const { cookie } = await signedIn(services, biz.accountId);
+  const { cookie } = await signedIn(app, services, biz.accountId);
 
   const reply = await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv`, headers: { cookie } });
   t.equal(reply.statusCode, 200);
@@ -100,15 +100,15 @@ t.test('a CSV download: one row per response of the summary total, RFC 4180, for
   const until = rows[9]![1]!;
   const window = parseCsv((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv?since=${since}&until=${until}`, headers: { cookie } })).body);
   t.strictSame(window.slice(1).map((row) => row[0]), rows.slice(5, 10).map((row) => row[0]), 'since and until are inclusive bounds on submitted_at');
-  t.match((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv?since=yesterday`, headers: { cookie } })).json(), { statusCode: 400, code: 'validation_failed' });
+  t.match((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv?since=yesterday`, headers: { cookie } })).json(), { statusCode: 400, code: 'validation_error' });
 });
 
 t.test('an NDJSON download: one response per line as the API shows it', async (t) => {
   const clock = manualClock('2026-11-01T00:00:00.000Z');
-  const { app, services } = await dashboardApp(t, { clock });
+  const { app, services } = await testApp(t, { clock });
   const biz = await owner(services);
   const { form, ids } = await formWithResponses(t, app, biz, 5, clock);
-  const { cookie } = await signedIn(services, biz.accountId);
+  const { cookie } = await signedIn(app, services, biz.accountId);
   const reply = await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.ndjson`, headers: { cookie } });
   t.equal(reply.headers['content-type'], 'application/x-ndjson');
   t.equal(reply.headers['content-disposition'], `attachment; filename="form-${form}-responses.ndjson"`);
@@ -122,18 +122,18 @@ t.test('an NDJSON download: one response per line as the API shows it', async (t
 
 t.test('downloads and summaries: another account’s object is not found, no session is refused', async (t) => {
   const clock = manualClock('2026-11-01T00:00:00.000Z');
-  const { app, services } = await dashboardApp(t, { clock });
+  const { app, services } = await testApp(t, { clock });
   const biz = await owner(services);
   const other = await owner(services);
   const { form } = await formWithResponses(t, app, biz, 1, clock);
-  const { cookie } = await signedIn(services, other.accountId);
+  const { cookie } = await signedIn(app, services, other.accountId);
   for (const path of ['responses.csv', 'responses.ndjson', 'summary']) {
     t.match((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/${path}`, headers: { cookie } })).json(), { statusCode: 404, code: 'form_not_found' }, path);
     t.match((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/${path}` })).json(), { statusCode: 401, code: 'session_required' }, path);
   }
   t.match((await app.inject({ method: 'GET', url: '/dashboard/api/widgets/not-an-id/summary', headers: { cookie } })).json(), { statusCode: 404, code: 'widget_not_found' });
   t.match((await app.inject({ method: 'GET', url: '/dashboard/api/overview', headers: { cookie } })).json(), { totals: { widgets: 0, forms: 0, polls: 0, responses: 0 }, latest: [] }, 'the other account sees none of it');
-  const own = (await app.inject({ method: 'GET', url: '/dashboard/api/overview', headers: (await signedIn(services, biz.accountId)) })).json();
+  const own = (await app.inject({ method: 'GET', url: '/dashboard/api/overview', headers: { cookie: (await signedIn(app, services, biz.accountId)).cookie } })).json();
   t.match(own, { totals: { forms: 1, responses: 1 }, latest: [{ kind: 'form', parent_id: form, parent_title: 'Survey' }] });
   t.equal(own.per_day.length, 90);
   t.match(own.per_day.at(-1), { day: '2026-11-01', count: 1 }, 'today last');
@@ -141,7 +141,7 @@ t.test('downloads and summaries: another account’s object is not found, no ses
 
 t.test('responses are read in keyset pages, each strictly after the one before', async (t) => {
   const clock = manualClock('2026-11-01T00:00:00.000Z');
-  const { app, services } = await dashboardApp(t, { clock });
+  const { app, services } = await testApp(t, { clock });
   const biz = await owner(services);
   const { form, ids } = await formWithResponses(t, app, biz, 11, clock);
   const pages: Doc[][] = [];
@@ -152,10 +152,10 @@ t.test('responses are read in keyset pages, each strictly after the one before',
 
 t.test('a download that fails midway is cut off, never ended as if complete', async (t) => {
   const clock = manualClock('2026-11-01T00:00:00.000Z');
-  const { app, services } = await dashboardApp(t, { clock });
+  const { app, services } = await testApp(t, { clock });
   const biz = await owner(services);
   const { form } = await formWithResponses(t, app, biz, 1, clock);
-  const { cookie } = await signedIn(services, biz.accountId);
+  const { cookie } = await signedIn(app, services, biz.accountId);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   const download = () =>

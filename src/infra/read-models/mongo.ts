@@ -27,6 +27,7 @@
  * - Every majority write gives up after MAJORITY_WAIT_MS instead of waiting
  *   for a majority that is away.
  */
+import { PendingCounts } from './pending-counts.js';
 import { randomBytes } from 'node:crypto';
 import {
   Long,
@@ -431,8 +432,17 @@ class MongoReadModels implements ReadModelStore {
   private plan(ops: ReadModelOp[]): CollectionWrite[] {
     if (!Array.isArray(ops)) throw new Error('ops must be a list');
     const writes = new Map<string, CollectionWrite>();
+    // Counts up are summed per counter and sent once (see PendingCounts), before any op that could see them.
+    const counts = new PendingCounts();
+    const inOrder: ReadModelOp[] = [];
     for (const op of ops) {
       if (op === null || typeof op !== 'object') throw new Error('invalid read-model op');
+      if (counts.take(op)) continue;
+      for (const held of counts.release(op)) inOrder.push({ op: 'tally', ...held });
+      inOrder.push(op);
+    }
+    for (const held of counts.release(undefined)) inOrder.push({ op: 'tally', ...held });
+    for (const op of inOrder) {
       const planned = this.planOne(op);
       if (planned === undefined) continue;
       let write = writes.get(op.collection);
@@ -731,7 +741,7 @@ async function writePlain(write: CollectionWrite, session: ClientSession): Promi
   const tally = (id: string, field: string, by: number, insert: Document | undefined) => {
     const inc: Document = { [field]: by };
     models.push({ updateOne: { filter: { _id: id }, update: { $inc: inc, ...(insert ? { $setOnInsert: insert } : {}) }, upsert: insert !== undefined } });
-    models.push({ deleteOne: { filter: { _id: id, [field]: { $lte: 0 } } } });
+    if (by < 0) models.push({ deleteOne: { filter: { _id: id, [field]: { $lte: 0 } } } });
   };
   for (const op of write.ops) {
     switch (op.op) {

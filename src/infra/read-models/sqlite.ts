@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
+import { PendingCounts, type HeldCount } from './pending-counts.js';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   assertName,
@@ -141,7 +142,14 @@ export class SqliteReadModels implements ReadModelStore {
       if (BigInt(row?.position ?? 0) !== move.expected) return false;
     }
     const changes = new RankChanges();
-    for (const op of ops) this.apply(op, changes);
+    const counts = new PendingCounts();
+    const write = (held: HeldCount) => this.apply({ op: 'tally', ...held }, changes);
+    for (const op of ops) {
+      if (counts.take(op)) continue;
+      counts.release(op).forEach(write);
+      this.apply(op, changes);
+    }
+    counts.release(undefined).forEach(write);
     this.closeGaps(changes);
     const upsert = this.statement(
       `INSERT INTO ${this.layout.checkpoints} (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
@@ -243,7 +251,8 @@ export class SqliteReadModels implements ReadModelStore {
     } else {
       this.statement(`UPDATE ${table} SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?) WHERE id = ?`).run(by, doc.id);
     }
-    this.statement(`DELETE FROM ${table} WHERE id = ? AND json_extract(doc, ${path}) <= 0`).run(doc.id);
+    // Only a negative tally can bring a counter to zero: the common case, a count up, skips the check.
+    if (by < 0) this.statement(`DELETE FROM ${table} WHERE id = ? AND json_extract(doc, ${path}) <= 0`).run(doc.id);
   }
 
   /** A new document takes the group's next rank; a replaced one keeps its own. */
