@@ -5,8 +5,8 @@
  *
  * mountEditor(container, { kind, object?, api, onSaved?, base?, planLimits?, origin? })
  * - kind: 'widget' | 'form' | 'poll'; object: the owner's GET view when editing
- * - api(path, { method, body }): JSON in and out; throws { status, code, message, details } on a refusal
- * - base: where the dashboard's JSON endpoints are ('/dashboard/api')
+ * - api(path, { method, body }): JSON in and out, path under /dashboard/api ('/widgets'); throws { status, code, message, details } on a refusal
+ * - base: a prefix for those paths, for an api that takes whole ones ('')
  * - planLimits: the session's plan_limits (fetched from `${base}/session` when absent)
  * - origin: where site owners load the embed from, for the snippet (this page's origin)
  */
@@ -143,7 +143,7 @@ export function snippetOf(origin, kind, id) {
 
 export function mountEditor(container, options) {
   const { kind, api, onSaved } = options;
-  const base = options.base ?? '/dashboard/api';
+  const base = options.base ?? '';
   const origin = options.origin ?? location.origin;
   let object = options.object || null;
   let draft = draftOf(kind, object);
