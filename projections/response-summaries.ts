@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import type { Projection } from './projection.js';
 
@@ -52,13 +53,14 @@ export interface ContributionRecord {
   tallies: string[];
 }
 
+// A text value is named by its hash: a counter's id never holds what a visitor wrote.
 const part = (value: CounterValue): string =>
-  value === null ? '%' : typeof value === 'string' ? `s${encodeURIComponent(value)}` : `${typeof value === 'number' ? 'n' : 'b'}${String(value)}`;
+  value === null ? '%' : typeof value === 'string' ? `s${createHash('sha256').update(value).digest('base64url').slice(0, 22)}` : `${typeof value === 'number' ? 'n' : 'b'}${String(value)}`;
 
 /**
  * A counter's id from what it counts: one id per (scope, dimension, key,
- * value), each part escaped so no two tuples share an id, and a value's type
- * kept (the answer 9 and the text "9" are two counters).
+ * value), each part escaped or hashed so no two tuples share an id, and a
+ * value's type kept (the answer 9 and the text "9" are two counters).
  */
 export const counterId = (scope: string, dim: Dimension, key = '', value: CounterValue = null): string =>
   [encodeURIComponent(scope), dim, encodeURIComponent(key), part(value)].join(':');
@@ -72,10 +74,11 @@ export const utcDay = (iso: string): string => new Date(iso).toISOString().slice
  * Answers counted per value. The projection does not know a question's type
  * (the event holds answers only), so it counts what a counted type can
  * answer: numbers (NPS, ratings), booleans (consent) and single words of at
- * most 64 characters (choice ids, severities). Text and email answers are
- * not tokens of that shape (a one-word text answer may be counted, never
- * shown: summaries read a question's counters by the values its type
- * allows), so free text is never copied here.
+ * most 64 characters (choice ids, severities). Most text and email answers
+ * are not of that shape; a one-word text answer may be counted, but only
+ * under the hash of its value, and never shown: summaries read a question's
+ * counters by the values its type allows. So no text a visitor wrote is
+ * copied here.
  */
 const TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
 const counted = (value: unknown): value is string | number | boolean =>
@@ -88,12 +91,12 @@ interface Contribution {
   responseId: string;
   at: string;
   /** Counters of the object beyond its total and day. */
-  counters: Array<{ dim: Dimension; key: string; value: CounterValue }>;
+  counters: Array<{ dim: Dimension; key: string; value: CounterValue; stored?: CounterValue }>;
 }
 
 function contribute(c: Contribution): ReadModelOp[] {
   const day = utcDay(c.at);
-  const counters: Array<Omit<Counter, 'id' | 'count'>> = [
+  const counters: Array<Omit<Counter, 'id' | 'count'> & { stored?: CounterValue }> = [
     { scope: c.parentId, dim: 'total', key: '', value: null },
     { scope: c.parentId, dim: 'day', key: day, value: null },
     // The account's figures for the overview.
@@ -103,10 +106,10 @@ function contribute(c: Contribution): ReadModelOp[] {
   ];
   const ops: ReadModelOp[] = [];
   const tallies: string[] = [];
-  for (const counter of counters) {
+  for (const { stored, ...counter } of counters) {
     const id = counterId(counter.scope, counter.dim, counter.key, counter.value);
     tallies.push(id);
-    ops.push({ op: 'tally', collection: RESPONSE_SUMMARIES, doc: { id, ...counter }, field: COUNT, by: 1 });
+    ops.push({ op: 'tally', collection: RESPONSE_SUMMARIES, doc: { id, ...counter, value: stored === undefined ? counter.value : stored }, field: COUNT, by: 1 });
   }
   const record: ContributionRecord = {
     id: recordId(c.parent, c.responseId),
@@ -144,7 +147,8 @@ export const responseSummariesProjection: Projection = {
         if (parent === undefined) return [];
         const counters: Contribution['counters'] = [];
         for (const [question, answer] of Object.entries(answers)) {
-          if (counted(answer)) counters.push({ dim: 'answer', key: question, value: answer });
+          // Summaries read an answer's counter by the id of a value the question allows, never by its stored value: a text one is not kept.
+          if (counted(answer)) counters.push({ dim: 'answer', key: question, value: answer, stored: typeof answer === 'string' ? null : answer });
         }
         // A field the owner's plan did not record is absent and not counted; one recorded but not known is null, counted as unknown.
         const recorded = metadata as Record<string, unknown>;
