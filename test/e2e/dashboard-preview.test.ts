@@ -91,12 +91,11 @@ if (!existsSync(CHROMIUM)) {
       tab.on('pageerror', (error) => errors.push(`${tab.url()}: ${error.message}`));
       // Refused requests are counted below, by what they were.
       tab.on('console', (message) => {
-        // The chart library's style sheet, which app.css imports, is the pages' business, not the editor's.
-        if ((message.type() === 'error' || message.type() === 'warning') && !/^Failed to load resource|uplot\.min\.css/.test(message.text())) errors.push(`${tab.url()}: ${message.text()}`);
+        if ((message.type() === 'error' || message.type() === 'warning') && !message.text().startsWith('Failed to load resource')) errors.push(`${tab.url()}: ${message.text()}`);
       });
       tab.on('response', (response) => {
         const path = new URL(response.url()).pathname;
-        if (response.status() >= 400 && path !== '/favicon.ico' && !path.startsWith('/dashboard/assets/vendor/')) refused.push(`${response.request().method()} ${path.replace(/\/[a-z]+_[A-Za-z0-9]+/g, '/ID')} ${response.status()}`);
+        if (response.status() >= 400 && path !== '/favicon.ico') refused.push(`${response.request().method()} ${path.replace(/\/[a-z]+_[A-Za-z0-9]+/g, '/ID')} ${response.status()}`);
       });
       tab.on('request', (request) => { if (/\/(submit|vote|token)$/.test(new URL(request.url()).pathname)) sent.push(request.url()); });
       const query = new URLSearchParams({ kind, ...(options.id ? { id: options.id } : {}) });
@@ -273,10 +272,10 @@ if (!existsSync(CHROMIUM)) {
     t.test('what the plan does not include is switched off with the reason beside it', async (t) => {
       const { tab, close } = await open('widget', { plan: 'free', scheme: 'dark', viewport: { width: 390, height: 844 } });
       t.ok(await tab.getByLabel('Honeypot against bots').isDisabled(), 'the honeypot');
-      t.ok(await tab.getByText(/The honeypot is not part of your plan \(free\)/).isVisible());
+      t.ok(await tab.getByText(/The honeypot is not part of your plan \(Free\)/).isVisible());
       t.ok(await tab.getByLabel('Limit submissions per visitor address').isDisabled(), 'the per-address rate limit');
       t.ok(await tab.getByRole('button', { name: 'Create widget' }).isDisabled(), 'creating a widget');
-      t.ok(await tab.getByText(/Widgets are not part of your plan \(free\)/).isVisible());
+      t.ok(await tab.getByText(/Widgets are not part of your plan \(Free\)/).isVisible());
       t.same(await axe(tab), [], 'axe: nothing serious or critical in the dark scheme');
       await tab.screenshot({ path: `${SHOTS}editor-free-plan-dark-390.png` });
       await close();

@@ -180,6 +180,8 @@ export function mountEditor(container, options) {
 
   // The frame says when it can draw; the latest definition goes to it then, and after every change.
   function onMessage(event) {
+    // A page that replaced the editor without destroy() leaves no listener behind for long.
+    if (!root.isConnected) return window.removeEventListener('message', onMessage);
     if (event.source !== frame.contentWindow || event.origin !== location.origin || !event.data || event.data.type !== 'feedback-preview-ready') return;
     ready = true;
     draw();
@@ -346,7 +348,10 @@ export function mountEditor(container, options) {
   function planNote(allowed, what) {
     return allowed ? null : `${what} is not part of your plan (${planName()}); Pro and Business include it.`;
   }
-  const planName = () => (limits && limits.plan) || 'Free';
+  const planName = () => {
+    const plan = (limits && limits.plan) || 'free';
+    return plan.charAt(0).toUpperCase() + plan.slice(1);
+  };
 
   function settingsSection() {
     const s = draft.settings;
