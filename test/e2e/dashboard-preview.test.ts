@@ -14,6 +14,7 @@ import { DEFAULT_QUESTIONS } from '../../src/widgets/defaults.js';
 import { owner } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { testServices } from '../support/services.js';
+import { signIn } from '../dashboard/support.js';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SHOTS = `${ARTIFACTS}dashboard/`;
@@ -21,45 +22,35 @@ const ASSETS = new URL('../../src/dashboard/assets/', import.meta.url);
 const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
- * The page: the editor mounted with an `api` that sends the dashboard's
- * paths to the API's own routes with an API key (the dashboard's JSON
- * endpoints take and give the same bodies).
+ * The page: the editor mounted with the dashboard's own api() on a signed-in
+ * session, as the edit page mounts it, on a page of the service under the
+ * dashboard's policy.
  */
 const PAGE_SCRIPT = `
+import { api, setCsrfToken } from '/dashboard/assets/api.js';
 import { mountEditor } from '/dashboard/assets/editor.js';
 const params = new URLSearchParams(location.search);
-const key = params.get('key');
-async function api(path, { method = 'GET', body } = {}) {
-  const response = await fetch(path.replace(/^\\/dashboard\\/api\\//, '/api/'), {
-    method,
-    headers: { authorization: 'Bearer ' + key, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const reply = await response.json().catch(() => ({}));
-  if (!response.ok) throw Object.assign(new Error(reply.message), { status: response.status, ...reply });
-  return reply;
-}
+const session = await api('/session');
+setCsrfToken(session.csrf_token);
 const kind = params.get('kind');
 const id = params.get('id');
-const object = id ? await api('/dashboard/api/' + kind + 's/' + id) : undefined;
-const planLimits = JSON.parse(params.get('limits'));
+const object = id ? await api('/' + kind + 's/' + id) : undefined;
 window.saved = [];
-mountEditor(document.getElementById('app'), { kind, object, api, planLimits, onSaved: (o) => window.saved.push(o) });
+mountEditor(document.getElementById('app'), { kind, object, api, onSaved: (o) => window.saved.push(o) });
 document.body.dataset.mounted = 'yes';
 `;
 
 const PAGE =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
-  '<title>Edit — Dashboard</title><link rel="stylesheet" href="/dashboard/assets/editor.css"></head>' +
-  '<body><main><h1>Editor</h1><div id="app"></div></main><script type="module" src="/test-editor.js"></script></body></html>';
+  '<title>Edit — Dashboard</title><link rel="stylesheet" href="/dashboard/assets/app.css"><link rel="stylesheet" href="/dashboard/assets/editor.css"></head>' +
+  '<body><main class="editor-page"><h1>Editor</h1><div id="app"></div></main><script type="module" src="/test-editor.js"></script></body></html>';
 
-const BUSINESS = { api_access: true, create_widgets: true, rate_limit_per_minute: 1000, metadata_fields: [], honeypot: true, per_ip_rate_limit: true, plan: 'business' };
-const FREE = { api_access: false, create_widgets: false, rate_limit_per_minute: 60, metadata_fields: [], honeypot: false, per_ip_rate_limit: false, plan: 'free' };
 
 async function axe(target: Page | ReturnType<Page['frames']>[number]): Promise<string[]> {
-  // Evaluated rather than added as a script tag, which the pages' policy (rightly) refuses.
+  // Evaluated rather than added as a script tag, which the pages' policy (rightly) refuses; without
+  // preloading style sheets, whose copies axe would put in <style> elements that the policy refuses too.
   await target.evaluate(readFileSync(AXE, 'utf8'));
-  const violations = (await target.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })))')) as Array<{ id: string; impact: string; nodes: string[] }>;
+  const violations = (await target.evaluate('axe.run(document, { resultTypes: ["violations"], preload: false }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })))')) as Array<{ id: string; impact: string; nodes: string[] }>;
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
 }
 
@@ -78,40 +69,43 @@ if (!existsSync(CHROMIUM)) {
     const services = await testServices(t);
     const app = await buildApp(services);
     const biz = await owner(services);
+    const free = await owner(services, 'free');
     app.get('/test-editor', async (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).send(PAGE));
     app.get('/test-editor.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(PAGE_SCRIPT));
-    // Until the dashboard serves its assets itself, the test does (the same files, as they are).
-    if (!app.hasRoute({ method: 'GET', url: '/dashboard/assets/*' })) {
-      app.get('/dashboard/assets/:file', async (request, reply) => {
-        const file = (request.params as { file: string }).file;
-        if (!/^[a-z-]+\.(js|css)$/.test(file)) return reply.code(404).send();
-        return reply.type(file.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8').send(readFileSync(new URL(file, ASSETS), 'utf8'));
-      });
-    }
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     t.teardown(async () => { await app.close(); await services.close(); });
+    const sessions = { business: await signIn(app, services, biz.accountId), free: await signIn(app, services, free.accountId) };
     const stored = async (path: string) => (await (await fetch(`${address}${path}`, { headers: { authorization: `Bearer ${biz.key}` } })).json()) as any;
 
     const browser: Browser = await launch(t);
     const errors: string[] = [];
     const refused: string[] = [];
     /** The editor page for a new object (or an existing one), in a fresh context that may use the clipboard. */
-    async function open(kind: string, options: { id?: string; limits?: object; viewport?: { width: number; height: number }; scheme?: 'light' | 'dark' } = {}) {
+    async function open(kind: string, options: { id?: string; page?: string; plan?: 'business' | 'free'; viewport?: { width: number; height: number }; scheme?: 'light' | 'dark' } = {}) {
       const context: BrowserContext = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 }, colorScheme: options.scheme ?? 'light' });
+      const [name, value] = sessions[options.plan ?? 'business'].cookie.split('=') as [string, string];
+      await context.addCookies([{ name, value, domain: '127.0.0.1', path: '/dashboard', httpOnly: true, sameSite: 'Strict' }]);
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: address });
       const tab = await context.newPage();
       const sent: string[] = [];
       tab.on('pageerror', (error) => errors.push(`${tab.url()}: ${error.message}`));
       // Refused requests are counted below, by what they were.
-      tab.on('console', (message) => { if ((message.type() === 'error' || message.type() === 'warning') && !message.text().startsWith('Failed to load resource')) errors.push(`${tab.url()}: ${message.text()}`); });
+      tab.on('console', (message) => {
+        if ((message.type() === 'error' || message.type() === 'warning') && !message.text().startsWith('Failed to load resource')) errors.push(`${tab.url()}: ${message.text()}`);
+      });
       tab.on('response', (response) => {
         const path = new URL(response.url()).pathname;
         if (response.status() >= 400 && path !== '/favicon.ico') refused.push(`${response.request().method()} ${path.replace(/\/[a-z]+_[A-Za-z0-9]+/g, '/ID')} ${response.status()}`);
       });
       tab.on('request', (request) => { if (/\/(submit|vote|token)$/.test(new URL(request.url()).pathname)) sent.push(request.url()); });
-      const query = new URLSearchParams({ kind, key: biz.key, limits: JSON.stringify(options.limits ?? BUSINESS), ...(options.id ? { id: options.id } : {}) });
-      await tab.goto(`${address}/test-editor?${query}`);
-      await tab.locator('body[data-mounted="yes"]').waitFor();
+      const query = new URLSearchParams({ kind, ...(options.id ? { id: options.id } : {}) });
+      if (options.page) {
+        await tab.goto(`${address}${options.page}`);
+        await tab.locator('iframe.editor-frame').waitFor();
+      } else {
+        await tab.goto(`${address}/test-editor?${query}`);
+        await tab.locator('body[data-mounted="yes"]').waitFor();
+      }
       const preview: FrameLocator = tab.frameLocator('iframe.editor-frame');
       return { tab, preview, sent, close: () => context.close() };
     }
@@ -146,13 +140,13 @@ if (!existsSync(CHROMIUM)) {
       t.pass('a new question and its choices show as typed');
       await tab.getByLabel('Button text').fill('Rate us');
       await tab.getByLabel('Corner').selectOption('bottom-left');
-      await preview.getByRole('button', { name: 'Rate us' }).waitFor();
+      await preview.locator('[data-feedback-corner="bottom-left"]').getByRole('button', { name: 'Rate us' }).waitFor();
       const [launcher, frame] = await Promise.all([preview.getByRole('button', { name: 'Rate us' }).boundingBox(), tab.locator('iframe.editor-frame').boundingBox()]);
       t.ok(launcher!.x - frame!.x < 100, 'the launcher moved to the left corner of the preview');
       await tab.getByRole('button', { name: 'Move up: question 3' }).click();
       t.equal(await tab.evaluate('document.activeElement.id'), 'ed-question-1-up', 'focus follows the moved question');
-      const order = await preview.locator('.label').allTextContents();
-      t.match(order[1], /Which plan are you on\?/, 'the preview shows the new order');
+      await preview.locator('.label').nth(1).filter({ hasText: 'Which plan are you on?' }).waitFor();
+      t.pass('the preview shows the new order');
       t.ok(await preview.getByText('Preview — responses are not recorded').first().isVisible(), 'the preview says it records nothing');
       await tab.screenshot({ path: `${SHOTS}editor-new-widget-1280.png` });
       t.same(await axe(tab), [], 'axe: nothing serious or critical on the editor');
@@ -215,7 +209,8 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByLabel('Colour scheme').selectOption('dark');
       await preview.getByRole('dialog').waitFor();
       const background = async () => preview.getByRole('dialog').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor as string);
-      for (let tries = 0; tries < 50 && (await background()) !== 'rgb(17, 24, 39)'; tries++) await tab.waitForTimeout(20);
+      // Drawn again on the next frame after the change: waited for, up to 10 s on a loaded machine.
+      for (let tries = 0; tries < 500 && (await background()) !== 'rgb(17, 24, 39)'; tries++) await tab.waitForTimeout(20);
       t.equal(await background(), 'rgb(17, 24, 39)', 'the dark palette, painted under the preview page\'s strict style policy');
       await tab.screenshot({ path: `${SHOTS}editor-edit-widget-thanks-1280.png` });
       await tab.getByRole('button', { name: 'Save changes' }).click();
@@ -276,20 +271,31 @@ if (!existsSync(CHROMIUM)) {
     });
 
     t.test('what the plan does not include is switched off with the reason beside it', async (t) => {
-      const { tab, close } = await open('widget', { limits: FREE, scheme: 'dark', viewport: { width: 390, height: 844 } });
+      const { tab, close } = await open('widget', { plan: 'free', scheme: 'dark', viewport: { width: 390, height: 844 } });
+      // The session's plan comes a moment after the editor shows.
+      await tab.getByText(/The honeypot is not part of your plan \(Free\)/).waitFor();
       t.ok(await tab.getByLabel('Honeypot against bots').isDisabled(), 'the honeypot');
-      t.ok(await tab.getByText(/The honeypot is not part of your plan \(free\)/).isVisible());
       t.ok(await tab.getByLabel('Limit submissions per visitor address').isDisabled(), 'the per-address rate limit');
       t.ok(await tab.getByRole('button', { name: 'Create widget' }).isDisabled(), 'creating a widget');
-      t.ok(await tab.getByText(/Widgets are not part of your plan \(free\)/).isVisible());
+      t.ok(await tab.getByText(/Widgets are not part of your plan \(Free\)/).isVisible());
       t.same(await axe(tab), [], 'axe: nothing serious or critical in the dark scheme');
       await tab.screenshot({ path: `${SHOTS}editor-free-plan-dark-390.png` });
       await close();
     });
 
+    t.test('the dashboard\'s own edit page mounts the editor, preview and all', async (t) => {
+      const { tab, preview, close } = await open('widget', { id: widgetId, page: `/dashboard/widgets/${widgetId}/edit` });
+      await preview.getByRole('dialog').waitFor();
+      await tab.getByLabel('Title', { exact: true }).fill('Tell us how we did, again');
+      await preview.getByRole('heading', { name: 'Tell us how we did, again' }).waitFor();
+      t.pass('the preview follows the title on the real page');
+      await tab.screenshot({ path: `${SHOTS}editor-in-dashboard-1280.png` });
+      await close();
+    });
+
     t.test('no errors or warnings in any console', async (t) => {
       t.same(errors, []);
-      t.same(refused, ['POST /api/widgets 400'], 'no request refused but the invalid save');
+      t.same(refused, ['POST /dashboard/api/widgets 400'], 'no request refused but the invalid save');
     });
   });
 }

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildApp } from '../../src/http/app.js';
 import { owner, tokenFor } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
@@ -56,6 +56,8 @@ async function settled(tab: Page): Promise<void> {
 if (!existsSync(CHROMIUM)) {
   t.plan(0, `skipped: no Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
 } else {
+  // Some sixty screenshots and axe runs, a server and three CLI runs: on a loaded machine more than the suite's 3 minutes.
+  t.setTimeout(600_000);
   t.test('the owner dashboard in a real browser', async (t) => {
     mkdirSync(SHOTS, { recursive: true });
     const dir = tempDir(t);
@@ -135,6 +137,8 @@ if (!existsSync(CHROMIUM)) {
     };
     const signIn = async (accountId: string): Promise<{ tab: Page; context: BrowserContext }> => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      // Every wait is for a condition; the bound only turns one that never comes into a failure, even on a loaded machine.
+      context.setDefaultTimeout(120_000);
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
       const tab = await context.newPage();
       watch(tab);
@@ -145,7 +149,7 @@ if (!existsSync(CHROMIUM)) {
     };
     const shots = new Set<string>();
     /** Both widths: a screenshot, axe, and nothing wider than the screen. */
-    const capture = async (tab: Page, name: string) => {
+    const capture = async (t: Test, tab: Page, name: string) => {
       for (const [width, height] of SIZES) {
         await tab.setViewportSize({ width, height });
         await settled(tab);
@@ -173,10 +177,12 @@ if (!existsSync(CHROMIUM)) {
       const latest = await tab.locator('.feed').textContent();
       t.match(latest, /Join the beta/);
       t.notMatch(latest, /Another account/);
-      // The keyboard's first stop is the way past the navigation.
+      await capture(t, tab, 'overview');
+      // The keyboard's first stop is the way past the navigation, which leads to the page's content.
       await tab.keyboard.press('Tab');
       t.equal(await tab.evaluate('document.activeElement.textContent'), 'Skip to content');
-      await capture(tab, 'overview');
+      await tab.keyboard.press('Enter');
+      t.equal(await tab.evaluate('document.activeElement.id'), 'main');
     });
 
     t.test('on a phone the navigation opens from the Menu button, by keyboard', async (t) => {
@@ -197,9 +203,10 @@ if (!existsSync(CHROMIUM)) {
     t.test('create a widget beside its live preview', async (t) => {
       await nav(tab, 'Widgets');
       await heading(tab, 'Widgets');
-      await tab.getByText('No widgets yet').waitFor();
+      // The heading and the list are drawn at once: what is not there now is not coming.
       t.equal(await tab.getByText('Another account’s widget').count(), 0, 'another account’s widget is not listed');
-      await capture(tab, 'widgets-empty');
+      await tab.getByText('No widgets yet').waitFor();
+      await capture(t, tab, 'widgets-empty');
       await tab.getByRole('link', { name: 'New widget' }).first().click();
       await heading(tab, 'New widget');
       const preview = tab.frameLocator('iframe.editor-frame');
@@ -207,14 +214,14 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByLabel('Title', { exact: true }).fill('How was checkout?');
       await preview.getByRole('heading', { name: 'How was checkout?' }).waitFor();
       t.pass('the preview shows the title as it is typed');
-      await capture(tab, 'widget-new');
+      await capture(t, tab, 'widget-new');
       await tab.getByRole('button', { name: 'Create widget' }).click();
       const view = tab.getByRole('link', { name: 'View widget and responses' });
       await view.waitFor();
       widgetId = new URL(tab.url()).pathname.split('/')[3]!;
       t.match(widgetId, /^wgt_/);
       t.equal(new URL(tab.url()).pathname, `/dashboard/widgets/${widgetId}/edit`, 'the new widget stays in the editor, at its own address');
-      await capture(tab, 'widget-edit');
+      await capture(t, tab, 'widget-edit');
       await view.click();
       await heading(tab, 'How was checkout?');
       t.equal(await tab.locator('.page-meta .pill').textContent(), 'Draft');
@@ -231,12 +238,13 @@ if (!existsSync(CHROMIUM)) {
       snippet = (await tab.evaluate('navigator.clipboard.readText()')) as string;
       t.equal(snippet, `<script src="${server.url}/embed.js" data-widget="${widgetId}" async></script>`);
       t.equal(await tab.locator('pre.snippet').textContent(), snippet, 'the snippet is on the page too');
-      await capture(tab, 'widget-no-responses');
+      await capture(t, tab, 'widget-no-responses');
     });
 
     t.test('a visitor answers through the real embed on another site; the answer shows in the table and the charts', async (t) => {
       hostPage = snippet;
       const visitor = await browser.newContext({ viewport: { width: 1024, height: 700 } });
+      visitor.setDefaultTimeout(120_000);
       const site = await visitor.newPage();
       watch(site);
       await site.goto(hostUrl);
@@ -267,7 +275,7 @@ if (!existsSync(CHROMIUM)) {
       const perDay = await tab.locator('.summary-area [data-chart-data="per-day"] tbody tr').evaluateAll((rows) => rows.map((r: any) => [r.dataset.day, r.querySelector('td').textContent]));
       t.same(perDay, [[submittedAt.slice(0, 10), '1']], 'the chart’s figures: one response, on the day it was sent');
       t.match(await tab.locator('.insights').textContent(), /4\.00/, 'the rating’s average');
-      await capture(tab, 'widget');
+      await capture(t, tab, 'widget');
 
       // The day filter, and the downloads with it.
       const day = submittedAt.slice(0, 10);
@@ -301,20 +309,21 @@ if (!existsSync(CHROMIUM)) {
       await nav(tab, 'Forms');
       await heading(tab, 'Forms');
       t.equal(await tab.getByRole('link', { name: 'Another account’s form' }).count(), 0);
-      await capture(tab, 'forms');
+      await capture(t, tab, 'forms');
       await tab.getByRole('link', { name: 'Join the beta' }).click();
       await heading(tab, 'Join the beta');
       await tab.getByRole('row', { name: /Ada/ }).waitFor();
       t.match(await tab.locator('.insights').textContent(), /Team size/, 'the choice question’s counts');
-      await capture(tab, 'form');
+      await capture(t, tab, 'form');
       await nav(tab, 'Polls');
       await heading(tab, 'Polls');
       t.equal(await tab.getByRole('link', { name: 'Another account’s poll?' }).count(), 0);
-      await capture(tab, 'polls');
+      await capture(t, tab, 'polls');
       await tab.getByRole('link', { name: 'Which plan do you use?' }).click();
       await heading(tab, 'Which plan do you use?');
       t.match(await tab.locator('.results').textContent(), /Pro1 · 100%/, 'the vote in the results');
-      await capture(tab, 'poll');
+      t.same(await tab.locator('section[aria-labelledby="results-title"] figure tbody tr').evaluateAll((rows) => rows.map((r: any) => r.textContent)), ['Free00%', 'Pro1100%', 'Business00%'], 'and in its chart\'s figures');
+      await capture(t, tab, 'poll');
     });
 
     t.test('another account’s objects are not found, by address or by its endpoints', async (t) => {
@@ -325,7 +334,7 @@ if (!existsSync(CHROMIUM)) {
         const status = await tab.evaluate(`fetch('/dashboard/api/${kind}/${id}').then((r) => r.status)`);
         t.equal(status, 404, `${kind}: its endpoint answers 404`);
       }
-      await capture(tab, 'not-found');
+      await capture(t, tab, 'not-found');
       const responses = await tab.evaluate(`fetch('/dashboard/api/widgets/${foreign.widget}/responses').then((r) => r.status)`);
       t.equal(responses, 404, 'nor its responses');
     });
@@ -335,7 +344,7 @@ if (!existsSync(CHROMIUM)) {
       await settled(tab);
       await nav(tab, 'Developers');
       await heading(tab, 'Developers');
-      await capture(tab, 'developers');
+      await capture(t, tab, 'developers');
       await tab.getByLabel('Name', { exact: true }).fill('Export script');
       await tab.getByRole('checkbox', { name: /forms:write/ }).check();
       await tab.getByRole('button', { name: 'Create key' }).click();
@@ -350,7 +359,7 @@ if (!existsSync(CHROMIUM)) {
       t.match(await row.textContent(), /forms:read.*forms:write.*responses:read/);
       t.match(await row.textContent(), new RegExp(`${key.slice(0, 12)}…`), 'listed by its prefix');
       t.notMatch(await row.textContent(), new RegExp(key.slice(12)), 'never whole');
-      await capture(tab, 'developers-new-key');
+      await capture(t, tab, 'developers-new-key');
 
       const list = await fetch(`${server.url}/api/widgets`, { headers: { authorization: `Bearer ${key}` } });
       t.equal(list.status, 200, 'the key works on the API');
@@ -376,7 +385,7 @@ if (!existsSync(CHROMIUM)) {
       await heading(freeTab, 'Widgets');
       await freeTab.getByText('Widgets need the Pro plan.').waitFor();
       t.ok(await freeTab.getByRole('button', { name: 'New widget' }).isDisabled(), 'no widget to create');
-      await capture(freeTab, 'widgets-free-plan');
+      await capture(t, freeTab, 'widgets-free-plan');
       await nav(freeTab, 'Developers');
       await freeTab.getByText('API access needs the Business plan.').waitFor();
       t.pass('API access: Business');

@@ -100,8 +100,10 @@ async function start() {
   clear(root, parts);
 
   let generation = 0;
+  let shown = '';
   const render = async ({ focus = true } = {}) => {
     const current = ++generation;
+    shown = location.pathname + location.search;
     closeMenu();
     const path = location.pathname;
     const route = routes.find((candidate) => candidate.pattern.test(path));
@@ -150,7 +152,10 @@ async function start() {
     event.preventDefault();
     navigate(url.pathname + url.search);
   });
-  window.addEventListener('popstate', () => render());
+  // A fragment link (the skip link) also fires popstate: the page stays as it is.
+  window.addEventListener('popstate', () => {
+    if (location.pathname + location.search !== shown) render();
+  });
   await render({ focus: false });
 }
 

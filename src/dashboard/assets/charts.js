@@ -66,7 +66,7 @@ const WHOLE_STEPS = [1, 2, 5].flatMap((step) => [1, 10, 100, 1000, 10000, 100000
 function axes(colours, xValues) {
   const base = { stroke: colours.axis, font: colours.font, grid: { stroke: colours.grid, width: 1 }, ticks: { show: false } };
   return [
-    { ...base, grid: { show: false }, space: 56, values: xValues },
+    { ...base, grid: { show: false }, space: 56, size: 28, values: xValues },
     { ...base, size: 44, incrs: WHOLE_STEPS, values: (u, ticks) => ticks.map((value) => number(value)) },
   ];
 }
@@ -86,6 +86,7 @@ export function perDayChart(perDay, { caption = 'Responses per day', height = 22
   const ys = perDay.map((point) => point.count);
   const total = ys.reduce((sum, count) => sum + count, 0);
   const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, `${number(total)} in the last ${perDay.length} days`);
+  // The readout sits above the chart; the canvas is hidden from screen readers, which read the table.
   const withResponses = perDay.filter((point) => point.count > 0);
   const figures = h(
     'table',
@@ -139,12 +140,13 @@ export function perDayChart(perDay, { caption = 'Responses per day', height = 22
  * Counts per category (a rating's distribution, a choice, a device), as
  * bars. `items` is [{label, count}].
  */
-export function categoryChart(items, { caption, height = 180, unit = 'responses' } = {}) {
+export function categoryChart(items, { caption, height = 180, unit = ['response', 'responses'] } = {}) {
+  const units = (count) => `${number(count)} ${count === 1 ? unit[0] : unit[1]}`;
   const xs = items.map((_, index) => index);
   const ys = items.map((item) => item.count);
   const total = ys.reduce((sum, count) => sum + count, 0);
   const share = (count) => (total ? `${Math.round((count / total) * 100)}%` : '0%');
-  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, `${number(total)} ${unit}`);
+  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, units(total));
   const figures = h(
     'table',
     {},
@@ -171,7 +173,7 @@ export function categoryChart(items, { caption, height = 180, unit = 'responses'
         series: [
           {},
           {
-            label: unit,
+            label: unit[1],
             stroke: colours.accent,
             fill: colours.accent,
             width: 0,
@@ -183,7 +185,7 @@ export function categoryChart(items, { caption, height = 180, unit = 'responses'
           setCursor: [
             (u) => {
               const index = u.cursor.idx;
-              readout(status, index === null || index === undefined ? `${number(total)} ${unit}` : `${items[index].label}: ${number(items[index].count)} (${share(items[index].count)})`);
+              readout(status, index === null || index === undefined ? units(total) : `${items[index].label}: ${units(items[index].count)} (${share(items[index].count)})`);
             },
           ],
         },

@@ -13,7 +13,7 @@ export function h(tag, attributes = {}, ...children) {
     else if (name === 'class') element.className = value;
     else if (name === 'dataset') Object.assign(element.dataset, value);
     else if (name === 'value') element.value = value;
-    else if (name === 'checked') element.checked = Boolean(value);
+    else if (name === 'checked') element.checked = element.defaultChecked = Boolean(value);
     else element.setAttribute(name, value === true ? '' : String(value));
   }
   append(element, children);
@@ -52,6 +52,9 @@ const dayFormat = new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric'
 
 export const dateTime = (iso) => (iso ? dateTimeFormat.format(new Date(iso)) : '—');
 export const date = (iso) => (iso ? dateFormat.format(new Date(iso)) : '—');
+const shortDateFormat = new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric' });
+/** "Nov 22" this year, "Nov 22, 2025" before. */
+export const shortDate = (iso, now = new Date()) => (!iso ? '—' : new Date(iso).getFullYear() === now.getFullYear() ? shortDateFormat.format(new Date(iso)) : date(iso));
 /** A UTC day such as 2026-11-22 as "Nov 22". */
 export const day = (utcDay) => dayFormat.format(new Date(`${utcDay}T00:00:00Z`));
 

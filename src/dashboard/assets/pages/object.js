@@ -6,7 +6,7 @@
 import { api, ApiError, query } from '../api.js';
 import { categoryChart, perDayChart } from '../charts.js';
 import {
-  announce, clear, confirmDialog, copyButton, date, dateTime, emptyState, errorMessage, h, kindNames, notice, number, pageHeader, pager, statusPill, table, titleOf,
+  announce, clear, confirmDialog, copyButton, date, dateTime, shortDate, emptyState, errorMessage, h, kindNames, notice, number, pageHeader, pager, statusPill, table, titleOf,
 } from '../ui.js';
 
 const TYPE_NAMES = { feedback: 'Feedback widget', nps: 'NPS widget', contact: 'Contact widget', bug_report: 'Bug report widget', custom: 'Custom widget' };
@@ -97,6 +97,8 @@ export async function render(container, { params, navigate, isCurrent }) {
   renderSummary(summaryArea, insights, kind, summary, results);
 }
 
+const moment = (iso) => (iso ? h('time', { datetime: iso, title: dateTime(iso) }, shortDate(iso)) : '—');
+
 function statCard(label, value, detail) {
   return h('div', { class: 'stat stat-static' }, h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, value), detail ? h('span', { class: 'stat-detail' }, detail) : null);
 }
@@ -117,8 +119,8 @@ function renderSummary(area, insights, kind, summary, results) {
         'div',
         { class: 'stats stats-compact' },
         statCard(what, number(summary.total)),
-        statCard(`First`, summary.first_at ? date(summary.first_at) : '—'),
-        statCard(`Latest`, summary.last_at ? date(summary.last_at) : '—'),
+        statCard('First', moment(summary.first_at)),
+        statCard('Latest', moment(summary.last_at)),
       ),
       perDayChart(summary.per_day, { caption: `${what} per day`, height: 180 }),
     ),
@@ -146,7 +148,7 @@ function renderSummary(area, insights, kind, summary, results) {
           'div',
           { class: 'grid-3' },
           breakdowns.map(([name, items]) =>
-            h('div', { class: 'breakdown' }, h('h3', {}, labels[name] ?? name), categoryChart(items.slice(0, 8).map((item) => ({ label: labelOf(item), count: item.count })), { caption: `${labels[name] ?? name} of the responses`, height: 160 })),
+            h('div', { class: 'breakdown' }, h('h3', {}, labels[name] ?? name), categoryChart(items.slice(0, 8).map((item) => ({ label: labelOf(item), count: item.count })), { caption: `${labels[name] ?? name} of the ${kind === 'polls' ? 'votes' : 'responses'}`, height: 160, unit: kind === 'polls' ? ['vote', 'votes'] : undefined })),
           ),
         ),
       ),
@@ -208,17 +210,20 @@ function pollResults(results) {
     'section',
     { class: 'card', 'aria-labelledby': 'results-title' },
     h('div', { class: 'card-header' }, h('h2', { id: 'results-title' }, 'Results'), h('p', { class: 'card-subtitle' }, `${number(results.total_votes)} ${results.total_votes === 1 ? 'vote' : 'votes'}`)),
+    categoryChart(results.options.map((option) => ({ label: option.text, count: option.votes })), { caption: `Votes for each option of “${results.question}”`, height: 180, unit: ['vote', 'votes'] }),
     h(
       'ol',
       { class: 'results' },
-      results.options.map((option) => {
-        const bar = h('span', { class: 'result-bar', 'aria-hidden': 'true' });
-        // The share as a width through CSSOM: the dashboard's CSP allows no inline style attributes.
-        bar.style.setProperty('--share', `${option.percentage}%`);
-        return h('li', { class: 'result' }, h('span', { class: 'result-text' }, option.text), h('span', { class: 'result-figures' }, `${number(option.votes)} · ${option.percentage}%`), bar);
-      }),
+      results.options.map((option) => h('li', { class: 'result' }, h('span', { class: 'result-text' }, option.text), h('span', { class: 'result-figures' }, `${number(option.votes)} · ${option.percentage}%`))),
     ),
   );
+}
+
+/** A choice's label rather than its id. */
+function answerOf(question, value) {
+  if (!Array.isArray(question.choices)) return value;
+  const label = (id) => question.choices.find((choice) => choice.id === id)?.label ?? id;
+  return Array.isArray(value) ? value.map(label) : value === undefined || value === null ? value : label(value);
 }
 
 function formatAnswer(value) {
@@ -279,7 +284,7 @@ function responsesCard(kind, id, object) {
     const extra = [...new Set(responses.flatMap((response) => Object.keys(response.answers ?? {})))].filter((key) => !known.has(key));
     const columns = [
       { label: 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
-      ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => h('span', { class: 'answer' }, formatAnswer(response.answers?.[question.id])) })),
+      ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => h('span', { class: 'answer' }, formatAnswer(answerOf(question, response.answers?.[question.id]))) })),
       ...extra.map((key) => ({ label: key, cell: (response) => h('span', { class: 'answer' }, formatAnswer(response.answers?.[key])) })),
       { label: 'Device', cell: (response) => formatAnswer(response.metadata?.device) },
       { label: 'Browser', cell: (response) => formatAnswer(response.metadata?.browser) },
