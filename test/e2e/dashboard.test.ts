@@ -408,6 +408,29 @@ if (!existsSync(CHROMIUM)) {
       await context.close();
     });
 
+    t.test('delete a poll, after a confirmation that Escape cancels', async (t) => {
+      await nav(tab, 'Polls');
+      await tab.getByRole('link', { name: 'Which plan do you use?' }).click();
+      await heading(tab, 'Which plan do you use?');
+      await settled(tab);
+      const remove = tab.getByRole('button', { name: 'Delete', exact: true });
+      await remove.click();
+      const dialog = tab.getByRole('dialog', { name: 'Delete “Which plan do you use?”?' });
+      await dialog.waitFor();
+      await tab.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      t.equal(await tab.evaluate('document.activeElement.textContent'), 'Delete', 'focus back on the button');
+      t.equal(await tab.evaluate(`fetch('/dashboard/api/polls/${poll.id}').then((r) => r.status)`), 200, 'cancelled: still there');
+      await remove.click();
+      await dialog.waitFor();
+      await tab.screenshot({ path: `${SHOTS}poll-delete-1280.png` });
+      t.same(await axe(tab), [], 'axe: the confirmation');
+      await dialog.getByRole('button', { name: 'Delete poll' }).click();
+      await heading(tab, 'Polls');
+      await tab.getByText('No polls yet').waitFor();
+      t.equal(await tab.evaluate(`fetch('/dashboard/api/polls/${poll.id}').then((r) => r.status)`), 404, 'deleted');
+    });
+
     t.test('sign out: the session ends and the pages send to the signed-out page', async (t) => {
       await tab.getByRole('button', { name: 'Sign out' }).click();
       await tab.waitForURL(`${server.url}/dashboard/signed-out`);
@@ -423,9 +446,9 @@ if (!existsSync(CHROMIUM)) {
       t.equal(new URL(tab.url()).pathname, '/dashboard/signed-out', 'a page after sign-out');
     });
 
-    t.test('no errors in any console; the only refusals were the other account’s objects', async (t) => {
+    t.test('no errors in any console; the only refusals were the other account’s objects and the deleted poll', async (t) => {
       t.same(errors, []);
-      const foreignIds = Object.values(foreign);
+      const foreignIds = [...Object.values(foreign), poll.id];
       t.same(
         refused.filter((line) => !foreignIds.some((id) => line.includes(id))),
         [],

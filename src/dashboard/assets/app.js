@@ -101,6 +101,8 @@ async function start() {
 
   let generation = 0;
   let shown = '';
+  // What the page shown asks to run when it goes (the editor stops listening to its preview).
+  let leave = null;
   const render = async ({ focus = true } = {}) => {
     const current = ++generation;
     shown = location.pathname + location.search;
@@ -123,7 +125,10 @@ async function start() {
       const page = await route.load();
       if (current !== generation) return;
       const container = h('div', { class: 'page' });
-      await page.render(container, { session, params: match.slice(1), navigate, api, isCurrent: () => current === generation });
+      leave?.();
+      leave = null;
+      const left = await page.render(container, { session, params: match.slice(1), navigate, api, isCurrent: () => current === generation });
+      if (typeof left === 'function') leave = left;
       if (current !== generation) return;
       clear(main, container);
     } catch (error) {
