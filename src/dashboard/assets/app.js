@@ -117,7 +117,7 @@ async function start() {
     }
     if (!route) {
       document.title = 'Not found · Feedback';
-      clear(main, pageHeader('Page not found'), h('p', {}, 'There is no dashboard page at this address. ', h('a', { href: '/dashboard' }, 'Go to the overview')));
+      clear(main, h('div', { class: 'page' }, pageHeader('Page not found'), h('p', {}, 'There is no dashboard page at this address. ', h('a', { href: '/dashboard' }, 'Go to the overview'))));
       return;
     }
     clear(main, loading());
@@ -135,7 +135,16 @@ async function start() {
       if (current !== generation) return;
       const missing = error instanceof ApiError && error.status === 404;
       document.title = `${missing ? 'Not found' : 'Error'} · Feedback`;
-      clear(main, pageHeader(missing ? 'Not found' : 'Something went wrong'), notice(missing ? 'This item does not exist, or it belongs to another account.' : errorMessage(error), missing ? 'info' : 'danger'), h('p', {}, h('a', { href: '/dashboard' }, 'Back to the overview')));
+      clear(
+        main,
+        h(
+          'div',
+          { class: 'page' },
+          pageHeader(missing ? 'Not found' : 'Something went wrong'),
+          notice(missing ? 'This item does not exist, or it belongs to another account.' : errorMessage(error), missing ? 'info' : 'danger'),
+          h('p', {}, h('a', { href: '/dashboard' }, 'Back to the overview')),
+        ),
+      );
     }
     if (focus) main.querySelector('h1')?.focus({ preventScroll: true });
     window.scrollTo(0, 0);
