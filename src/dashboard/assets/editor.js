@@ -50,6 +50,13 @@ const THANKS = { title: 'Thank you!', message: 'We have received your feedback.'
 
 const copy = (value) => JSON.parse(JSON.stringify(value));
 
+/** JSON with every object's keys in order, so the same definition reads the same whoever built it. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
 /** The editable definition: the owner's view, or what a new object starts as. */
 function draftOf(kind, object) {
   if (kind === 'poll') {
@@ -180,15 +187,24 @@ export function mountEditor(container, options) {
 
   // The frame says when it can draw; the latest definition goes to it then, and after every change.
   function onMessage(event) {
+    // A page that replaced the editor without destroy() leaves no listener behind for long.
+    if (!root.isConnected) return window.removeEventListener('message', onMessage);
     if (event.source !== frame.contentWindow || event.origin !== location.origin || !event.data || event.data.type !== 'feedback-preview-ready') return;
     ready = true;
+    drawn = '';
     draw();
   }
   window.addEventListener('message', onMessage);
+  // What the frame shows now: a save that changed nothing visible (a new object only gets its id) leaves the answers someone is trying out in place.
+  let drawn = '';
   function draw() {
     queued = false;
     if (!ready || !frame.contentWindow) return;
-    frame.contentWindow.postMessage({ type: 'feedback-preview', kind, object: previewOf(kind, draft, object), options: { screen } }, location.origin);
+    const shown = previewOf(kind, draft, object);
+    const seen = canonical([{ ...shown, id: null }, screen]);
+    if (seen === drawn) return;
+    drawn = seen;
+    frame.contentWindow.postMessage({ type: 'feedback-preview', kind, object: shown, options: { screen } }, location.origin);
   }
   function schedule() {
     if (queued) return;
@@ -346,7 +362,10 @@ export function mountEditor(container, options) {
   function planNote(allowed, what) {
     return allowed ? null : `${what} is not part of your plan (${planName()}); Pro and Business include it.`;
   }
-  const planName = () => (limits && limits.plan) || 'Free';
+  const planName = () => {
+    const plan = (limits && limits.plan) || 'free';
+    return plan.charAt(0).toUpperCase() + plan.slice(1);
+  };
 
   function settingsSection() {
     const s = draft.settings;
