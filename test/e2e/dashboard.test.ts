@@ -9,7 +9,7 @@
  * every page at both widths; screenshots of every page at 1280×800 and
  * 390×844 go to test-artifacts/dashboard/.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -23,6 +23,8 @@ import { tempDir, testServices } from '../support/services.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = `${ARTIFACTS}dashboard/`;
+/** With UPDATE_DOCS_IMAGES=1 the README's pictures of the dashboard are written too. */
+const README_IMAGES = process.env.UPDATE_DOCS_IMAGES === '1' ? new URL('../../docs/images/', import.meta.url).pathname : null;
 const SIZES = [
   [1280, 800],
   [390, 844],
@@ -46,6 +48,8 @@ async function settled(tab: Page): Promise<void> {
   await tab.waitForFunction(() => {
     const doc = (globalThis as any).document;
     if (doc.querySelector('.loading, .summary-loading, [aria-busy="true"]')) return false;
+    const scheme = (globalThis as any).matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+    if ([...doc.querySelectorAll('figure.chart')].some((chart: any) => chart.dataset.scheme !== scheme)) return false;
     return [...doc.querySelectorAll('.chart-canvas')].every((box: any) => {
       const plot = box.querySelector('.uplot');
       return plot && Math.abs(plot.getBoundingClientRect().width - box.clientWidth) <= 2;
@@ -136,7 +140,8 @@ if (!existsSync(CHROMIUM)) {
       });
     };
     const signIn = async (accountId: string): Promise<{ tab: Page; context: BrowserContext }> => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      // Reduced motion: no colour transitions, so a page switched to dark is checked with its final colours.
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
       // Every wait is for a condition; the bound only turns one that never comes into a failure, even on a loaded machine.
       context.setDefaultTimeout(120_000);
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
@@ -148,7 +153,7 @@ if (!existsSync(CHROMIUM)) {
       return { tab, context };
     };
     const shots = new Set<string>();
-    /** Both widths: a screenshot, axe, and nothing wider than the screen. */
+    /** Both widths: a screenshot, axe, and nothing wider than the screen; then the dark palette. */
     const capture = async (t: Test, tab: Page, name: string) => {
       for (const [width, height] of SIZES) {
         await tab.setViewportSize({ width, height });
@@ -159,6 +164,13 @@ if (!existsSync(CHROMIUM)) {
         t.equal(await tab.evaluate('document.documentElement.scrollWidth'), width, `${name} fits ${width} px without scrolling sideways`);
       }
       await tab.setViewportSize({ width: 1280, height: 800 });
+      // And in the dark palette, which the system's setting chooses.
+      await tab.emulateMedia({ colorScheme: 'dark' });
+      await settled(tab);
+      await tab.screenshot({ path: `${SHOTS}${name}-1280-dark.png`, fullPage: true });
+      shots.add(`${name}-1280-dark`);
+      t.same(await axe(tab), [], `axe: nothing serious or critical on ${name} in the dark palette`);
+      await tab.emulateMedia({ colorScheme: 'light' });
       await settled(tab);
     };
     const nav = (tab: Page, name: string) => tab.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name, exact: true }).click();
@@ -276,6 +288,10 @@ if (!existsSync(CHROMIUM)) {
       t.same(perDay, [[submittedAt.slice(0, 10), '1']], 'the chart’s figures: one response, on the day it was sent');
       t.match(await tab.locator('.insights').textContent(), /4\.00/, 'the rating’s average');
       await capture(t, tab, 'widget');
+      if (README_IMAGES) {
+        copyFileSync(`${SHOTS}widget-1280.png`, `${README_IMAGES}dashboard-widget.png`);
+        copyFileSync(`${SHOTS}widget-390.png`, `${README_IMAGES}dashboard-widget-phone.png`);
+      }
 
       // The day filter, and the downloads with it.
       const day = submittedAt.slice(0, 10);
@@ -392,6 +408,29 @@ if (!existsSync(CHROMIUM)) {
       await context.close();
     });
 
+    t.test('delete a poll, after a confirmation that Escape cancels', async (t) => {
+      await nav(tab, 'Polls');
+      await tab.getByRole('link', { name: 'Which plan do you use?' }).click();
+      await heading(tab, 'Which plan do you use?');
+      await settled(tab);
+      const remove = tab.getByRole('button', { name: 'Delete', exact: true });
+      await remove.click();
+      const dialog = tab.getByRole('dialog', { name: 'Delete “Which plan do you use?”?' });
+      await dialog.waitFor();
+      await tab.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      t.equal(await tab.evaluate('document.activeElement.textContent'), 'Delete', 'focus back on the button');
+      t.equal(await tab.evaluate(`fetch('/dashboard/api/polls/${poll.id}').then((r) => r.status)`), 200, 'cancelled: still there');
+      await remove.click();
+      await dialog.waitFor();
+      await tab.screenshot({ path: `${SHOTS}poll-delete-1280.png` });
+      t.same(await axe(tab), [], 'axe: the confirmation');
+      await dialog.getByRole('button', { name: 'Delete poll' }).click();
+      await heading(tab, 'Polls');
+      await tab.getByText('No polls yet').waitFor();
+      t.equal(await tab.evaluate(`fetch('/dashboard/api/polls/${poll.id}').then((r) => r.status)`), 404, 'deleted');
+    });
+
     t.test('sign out: the session ends and the pages send to the signed-out page', async (t) => {
       await tab.getByRole('button', { name: 'Sign out' }).click();
       await tab.waitForURL(`${server.url}/dashboard/signed-out`);
@@ -407,15 +446,15 @@ if (!existsSync(CHROMIUM)) {
       t.equal(new URL(tab.url()).pathname, '/dashboard/signed-out', 'a page after sign-out');
     });
 
-    t.test('no errors in any console; the only refusals were the other account’s objects', async (t) => {
+    t.test('no errors in any console; the only refusals were the other account’s objects and the deleted poll', async (t) => {
       t.same(errors, []);
-      const foreignIds = Object.values(foreign);
+      const foreignIds = [...Object.values(foreign), poll.id];
       t.same(
         refused.filter((line) => !foreignIds.some((id) => line.includes(id))),
         [],
         'nothing else was refused',
       );
-      t.ok(shots.size >= 24, `${shots.size} screenshots`);
+      t.ok(shots.size >= 40, `${shots.size} screenshots`);
     });
   });
 }

@@ -101,6 +101,8 @@ async function start() {
 
   let generation = 0;
   let shown = '';
+  // What the page shown asks to run when it goes (the editor stops listening to its preview).
+  let leave = null;
   const render = async ({ focus = true } = {}) => {
     const current = ++generation;
     shown = location.pathname + location.search;
@@ -115,7 +117,7 @@ async function start() {
     }
     if (!route) {
       document.title = 'Not found · Feedback';
-      clear(main, pageHeader('Page not found'), h('p', {}, 'There is no dashboard page at this address. ', h('a', { href: '/dashboard' }, 'Go to the overview')));
+      clear(main, h('div', { class: 'page' }, pageHeader('Page not found'), h('p', {}, 'There is no dashboard page at this address. ', h('a', { href: '/dashboard' }, 'Go to the overview'))));
       return;
     }
     clear(main, loading());
@@ -123,14 +125,26 @@ async function start() {
       const page = await route.load();
       if (current !== generation) return;
       const container = h('div', { class: 'page' });
-      await page.render(container, { session, params: match.slice(1), navigate, api, isCurrent: () => current === generation });
+      leave?.();
+      leave = null;
+      const left = await page.render(container, { session, params: match.slice(1), navigate, api, isCurrent: () => current === generation });
+      if (typeof left === 'function') leave = left;
       if (current !== generation) return;
       clear(main, container);
     } catch (error) {
       if (current !== generation) return;
       const missing = error instanceof ApiError && error.status === 404;
       document.title = `${missing ? 'Not found' : 'Error'} · Feedback`;
-      clear(main, pageHeader(missing ? 'Not found' : 'Something went wrong'), notice(missing ? 'This item does not exist, or it belongs to another account.' : errorMessage(error), missing ? 'info' : 'danger'), h('p', {}, h('a', { href: '/dashboard' }, 'Back to the overview')));
+      clear(
+        main,
+        h(
+          'div',
+          { class: 'page' },
+          pageHeader(missing ? 'Not found' : 'Something went wrong'),
+          notice(missing ? 'This item does not exist, or it belongs to another account.' : errorMessage(error), missing ? 'info' : 'danger'),
+          h('p', {}, h('a', { href: '/dashboard' }, 'Back to the overview')),
+        ),
+      );
     }
     if (focus) main.querySelector('h1')?.focus({ preventScroll: true });
     window.scrollTo(0, 0);

@@ -23,7 +23,8 @@ function palette() {
 }
 
 // Charts drawn on a canvas do not follow CSS: redraw them when the system switches between light and dark.
-matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+const dark = matchMedia('(prefers-color-scheme: dark)');
+dark.addEventListener('change', () => {
   for (const chart of live) chart.redraw();
 });
 
@@ -35,11 +36,16 @@ function mount(wrapper, build) {
   const target = h('div', { class: 'chart-canvas', 'aria-hidden': 'true' });
   wrapper.prepend(target);
   let plot = null;
+  const draw = (width) => {
+    // Which palette the canvas has: the CSS around it changes at once, the canvas only when redrawn.
+    wrapper.dataset.scheme = dark.matches ? 'dark' : 'light';
+    return build(target, width);
+  };
   const entry = {
     redraw() {
       if (!plot) return;
       plot.destroy();
-      plot = build(target, target.clientWidth);
+      plot = draw(target.clientWidth);
     },
   };
   const observer = new ResizeObserver(() => {
@@ -52,7 +58,7 @@ function mount(wrapper, build) {
     const width = Math.floor(target.clientWidth);
     if (width <= 0) return;
     if (!plot) {
-      plot = build(target, width);
+      plot = draw(width);
       live.add(entry);
     } else if (Math.abs(plot.width - width) > 1) plot.setSize({ width, height: plot.height });
   });

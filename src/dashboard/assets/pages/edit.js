@@ -32,7 +32,7 @@ export async function render(container, { session, params, navigate, isCurrent }
     return;
   }
   let current = object;
-  editor.mountEditor(mountPoint, {
+  const mounted = editor.mountEditor(mountPoint, {
     kind: names.one,
     object,
     // api() already prefixes the dashboard's /dashboard/api.
@@ -53,6 +53,7 @@ export async function render(container, { session, params, navigate, isCurrent }
       actions.replaceChildren(viewLink(kind, saved.id, names));
     },
   });
+  return () => mounted?.destroy?.();
 }
 
 const viewLink = (kind, id, names) => h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}` }, `View ${names.one} and responses`);

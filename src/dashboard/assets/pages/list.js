@@ -1,6 +1,6 @@
 /** The widgets, forms or polls of the account: paged, newest first, with the create button or the plan it needs. */
 import { api, query } from '../api.js';
-import { clear, date, emptyState, h, kindNames, notice, number, pageHeader, pager, statusPill, table, timeAgo, titleOf } from '../ui.js';
+import { clear, date, emptyState, h, kindNames, number, pageHeader, pager, statusPill, table, timeAgo, titleOf } from '../ui.js';
 
 const TYPE_NAMES = { feedback: 'Feedback', nps: 'NPS', contact: 'Contact', bug_report: 'Bug report', custom: 'Custom' };
 const LIMIT = 20;

@@ -209,7 +209,7 @@ function pollResults(results) {
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'results-title' },
-    h('div', { class: 'card-header' }, h('h2', { id: 'results-title' }, 'Results'), h('p', { class: 'card-subtitle' }, `${number(results.total_votes)} ${results.total_votes === 1 ? 'vote' : 'votes'}`)),
+    h('div', { class: 'card-header' }, h('h2', { id: 'results-title' }, 'Results')),
     categoryChart(results.options.map((option) => ({ label: option.text, count: option.votes })), { caption: `Votes for each option of “${results.question}”`, height: 180, unit: ['vote', 'votes'] }),
     h(
       'ol',
