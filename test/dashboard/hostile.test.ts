@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
+import { changePlan, revokeKey } from '../../src/accounts/commands.js';
 import type { App } from '../../src/http/app.js';
 import { manualClock, owner, testApp, tokenFor } from '../support/app.js';
-import { snapshotReadModels } from '../support/services.js';
+import { snapshotReadModels, tempDir } from '../support/services.js';
 import { linkToken, postLogin, signIn, type Browser } from './support.js';
 
 /**
@@ -151,4 +152,156 @@ t.test('the login form: missing, repeated, oversized or foreign tokens and bodie
     isRefused(t, await app.inject({ method: 'GET', url: `/dashboard/login?${q}` }), `GET /dashboard/login?${q.slice(0, 30)}`);
   }
   t.equal((await postLogin(app, token)).statusCode, 303, 'the link still signs in after all that');
+});
+
+t.test('an unknown path under /dashboard/api is the D3 404, with or without a session, not a page', async (t) => {
+  const { app, me, widget } = await setUp(t);
+  for (const url of ['/dashboard/api/nothing', '/dashboard/api/sign-out', '/dashboard/api/widgets/x/nothing', `/dashboard/api/widgets/${widget}/edit`, '/dashboard/api/keys/new', '/dashboard/gadgets/new']) {
+    isRefused(t, await me.get(url), `GET ${url}`, 404, 'not_found');
+    isRefused(t, await app.inject({ method: 'GET', url }), `GET ${url} without a session`, 404, 'not_found');
+  }
+  t.equal((await me.get('/dashboard/widgets/new')).statusCode, 200, 'the pages are still there');
+  t.equal((await me.get(`/dashboard/polls/${widget}/edit`)).statusCode, 200);
+});
+
+t.test('downloads: since after until, a deleted object, a poll, HEAD', async (t) => {
+  const { app, browser, me, widget, form } = await setUp(t);
+  for (const url of [`/dashboard/api/widgets/${widget}/responses.csv`, `/dashboard/api/forms/${form}/responses.ndjson`]) {
+    const reply = await me.get(`${url}?since=2026-11-23T00:00:00Z&until=2026-11-22T00:00:00Z`);
+    isRefused(t, reply, `${url}: since after until`, 400, 'validation_error');
+    t.match(reply.json().details, [{ path: 'querystring.since' }]);
+    t.equal((await me.get(`${url}?since=2026-11-22T10:00:00Z&until=2026-11-22T10:00:00Z`)).statusCode, 200, 'since equal to until is one instant');
+  }
+  const head = await app.inject({ method: 'HEAD', url: `/dashboard/api/widgets/${widget}/responses.csv`, headers: { cookie: browser.cookie } });
+  t.equal(head.statusCode, 200, 'HEAD of a download');
+  t.equal(head.body, '', 'without the file');
+  t.equal(head.headers['cache-control'], 'no-store');
+  t.equal((await me.send('DELETE', `/dashboard/api/forms/${form}`)).statusCode, 200);
+  isRefused(t, await me.get(`/dashboard/api/forms/${form}/responses.csv`), 'a deleted form', 404, 'form_not_found');
+  isRefused(t, await me.get(`/dashboard/api/forms/${form}/summary`), 'a deleted form\'s summary', 404, 'form_not_found');
+});
+
+t.test('headers: the policy on every page and JSON reply, no-store on what a session sees, the cookie\'s attributes', async (t) => {
+  const { app, me, widget, form, poll } = await setUp(t);
+  const authenticated = [
+    '/dashboard/api/session',
+    '/dashboard/api/widgets',
+    `/dashboard/api/widgets/${widget}`,
+    `/dashboard/api/widgets/${widget}/responses`,
+    `/dashboard/api/widgets/${widget}/summary`,
+    `/dashboard/api/widgets/${widget}/responses.csv`,
+    `/dashboard/api/forms/${form}/responses.ndjson`,
+    `/dashboard/api/polls/${poll}/results`,
+    '/dashboard/api/keys',
+    '/dashboard/api/webhooks',
+    '/dashboard/api/overview',
+  ];
+  for (const url of authenticated) {
+    const reply = await me.get(url);
+    t.equal(reply.statusCode, 200, url);
+    t.equal(reply.headers['cache-control'], 'no-store', `${url}: no-store`);
+    t.match(reply.headers['content-security-policy'], /default-src 'none'/, `${url}: a policy`);
+    t.equal(reply.headers['set-cookie'], undefined, `${url}: no cookie`);
+    const refused = await app.inject({ method: 'GET', url });
+    t.equal(refused.headers['cache-control'], 'no-store', `${url} refused: no-store`);
+  }
+  const created = await me.send('POST', '/dashboard/api/keys', { name: 'CI' });
+  t.equal(created.headers['cache-control'], 'no-store', 'the key shown once is not kept by a cache');
+  for (const url of ['/dashboard', '/dashboard/widgets', `/dashboard/forms/${form}/edit`, '/dashboard/settings/developers', '/dashboard/signed-out']) {
+    const reply = await me.get(url);
+    t.match(reply.headers['content-security-policy'], /script-src 'self'.*frame-ancestors 'none'/, `${url}: the dashboard's policy`);
+    t.equal(reply.headers['cache-control'], 'no-store', `${url}: no-store`);
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/dashboard/assets/app.css' })).headers['cache-control'], 'no-cache', 'the files keep theirs');
+});
+
+t.test('sessions: a signed-out or expired cookie is refused on reads and writes, without a cookie set and without a change', async (t) => {
+  const { app, services, clock, alice, browser, me } = await setUp(t);
+  const later = await signIn(app, services, alice.accountId);
+  t.equal((await me.send('POST', '/dashboard/api/sign-out')).statusCode, 204);
+  const before = await snapshotReadModels(services);
+  isRefused(t, await me.get('/dashboard/api/session'), 'a signed-out session reads', 401, 'session_required');
+  isRefused(t, await me.send('POST', '/dashboard/api/forms', { title: 'after sign-out' }), 'a signed-out session writes', 401, 'session_required');
+  isRefused(t, await me.send('POST', '/dashboard/api/sign-out'), 'a second sign-out', 401, 'session_required');
+  t.equal((await me.get('/dashboard')).headers.location, '/dashboard/signed-out');
+  t.strictSame(await snapshotReadModels(services), before, 'nothing changed');
+
+  clock.advance(31 * 60_000);
+  const idle = as(app, later);
+  isRefused(t, await idle.send('POST', '/dashboard/api/keys', { name: 'after expiry' }), 'an expired session writes', 401, 'session_required');
+  isRefused(t, await idle.get('/dashboard/api/keys'), 'an expired session reads', 401, 'session_required');
+  t.equal(((await snapshotReadModels(services)).api_keys as unknown[]).length, (before.api_keys as unknown[]).length, 'no key was made');
+  void browser;
+});
+
+t.test('sessions follow the account: its current plan sets the limits, a revoked API key leaves the session alone', async (t) => {
+  const { app, services } = await testApp(t, { clock: manualClock() });
+  const who = await owner(services, 'free');
+  const me = as(app, await signIn(app, services, who.accountId));
+  t.match((await me.get('/dashboard/api/session')).json(), { account: { plan: 'free' }, plan_limits: { create_widgets: false } });
+  isRefused(t, await me.send('POST', '/dashboard/api/widgets', { widget_type: 'nps', title: 'On Free' }), 'a widget on Free', 403, 'plan_required');
+
+  await changePlan(services, who.accountId, 'pro');
+  t.match((await me.get('/dashboard/api/session')).json(), { account: { plan: 'pro' }, plan_limits: { create_widgets: true, rate_limit_per_minute: 300 } }, 'the upgrade shows at once');
+  t.equal((await me.send('POST', '/dashboard/api/widgets', { widget_type: 'nps', title: 'On Pro' })).statusCode, 201);
+
+  await changePlan(services, who.accountId, 'free');
+  isRefused(t, await me.send('POST', '/dashboard/api/widgets', { widget_type: 'nps', title: 'Back on Free' }), 'a widget after the downgrade', 403, 'plan_required');
+  t.equal((await me.get('/dashboard/api/widgets')).json().pagination.total, 1);
+
+  await revokeKey(services, who.keyId);
+  t.equal((await me.get('/dashboard/api/session')).statusCode, 200, 'a session is not a key');
+});
+
+t.test('CSRF: another session\'s token, Origin variants, Sec-Fetch-Site, HEAD and OPTIONS, a GET of a change', async (t) => {
+  const { app, services, browser, me } = await setUp(t);
+  const bob = await signIn(app, services, (await owner(services, 'business')).accountId);
+  const before = await snapshotReadModels(services);
+  const post = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/dashboard/api/keys', headers: { ...browser.writes, ...headers }, payload: { name: 'CSRF' } });
+  isRefused(t, await post({ 'x-csrf-token': bob.csrf }), 'another account\'s session token', 403, 'csrf_rejected');
+  isRefused(t, await post({ 'x-csrf-token': browser.csrf.toLowerCase() === browser.csrf ? `${browser.csrf}A` : browser.csrf.toLowerCase() }), 'the token in another case', 403, 'csrf_rejected');
+  isRefused(t, await post({ 'x-csrf-token': `${browser.csrf},${browser.csrf}` }), 'the token twice', 403, 'csrf_rejected');
+  for (const origin of ['null', 'http://localhost:81', 'https://localhost:80', 'http://localhost:80/', 'http://localhost:80.evil.example', 'http://evil.example', 'file://', '']) {
+    isRefused(t, await post({ origin }), `Origin ${JSON.stringify(origin)}`, 403, 'csrf_rejected');
+  }
+  for (const site of ['cross-site', 'same-site', 'CROSS-SITE', '']) {
+    isRefused(t, await post({ 'sec-fetch-site': site }), `Sec-Fetch-Site ${JSON.stringify(site)}`, 403, 'csrf_rejected');
+  }
+  for (const method of ['HEAD', 'OPTIONS', 'GET']) {
+    for (const url of ['/dashboard/api/sign-out', '/dashboard/api/keys/key_01M83MYK86VG038QNRSV3C8B3E']) {
+      const reply = await app.inject({ method: method as 'GET', url, headers: browser.writes });
+      t.equal(reply.statusCode, 404, `${method} ${url} is no route`);
+    }
+  }
+  t.strictSame(await snapshotReadModels(services), before, 'nothing changed');
+  t.equal((await me.get('/dashboard/api/session')).statusCode, 200, 'the session is still live');
+  t.equal((await post({})).statusCode, 201, 'the dashboard\'s own request passes');
+});
+
+t.test('a login link replayed on a second instance over the same data is refused; the session works on both', async (t) => {
+  const dataDir = tempDir(t);
+  const first = await testApp(t, { dataDir, clock: manualClock() });
+  const second = await testApp(t, { dataDir, clock: manualClock() });
+  const who = await owner(first.services, 'pro');
+  const token = await linkToken(first.services, who.accountId);
+  const signedIn = await postLogin(first.app, token);
+  t.equal(signedIn.statusCode, 303);
+  isRefused(t, await postLogin(second.app, token), 'the same link on the second instance', 401, 'login_link_used');
+  const replayed = await second.app.inject({ method: 'GET', url: `/dashboard/login?t=${token}` });
+  isRefused(t, replayed, 'its page on the second instance', 401, 'login_link_used');
+  const cookie = `fs_session=${signedIn.cookies.find((c) => c.name === 'fs_session')!.value}`;
+  t.equal((await second.app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie } })).statusCode, 200, 'the session is found on the other instance');
+});
+
+t.test('the session cookie: HttpOnly, SameSite=Strict, Path=/dashboard, 12 hours; none on a refused sign-in', async (t) => {
+  const { app, services } = await testApp(t, { clock: manualClock() });
+  const who = await owner(services, 'free');
+  const token = await linkToken(services, who.accountId);
+  const cookie = (await postLogin(app, token)).cookies.find((c) => c.name === 'fs_session')!;
+  t.match(cookie, { value: /^[A-Za-z0-9_-]{43}$/, httpOnly: true, sameSite: 'Strict', path: '/dashboard', maxAge: 43_200 });
+  t.notOk(cookie.secure, 'not Secure over plain http without an https base URL');
+  t.equal(cookie.domain, undefined, 'host-only');
+  for (const reply of [await postLogin(app, token), await postLogin(app, 'forged'), await postLogin(app, token, { origin: 'null' })]) {
+    t.equal(reply.headers['set-cookie'], undefined, `no cookie on a ${reply.statusCode}`);
+  }
 });
