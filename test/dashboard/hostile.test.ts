@@ -261,6 +261,8 @@ t.test('CSRF: another session\'s token, Origin variants, Sec-Fetch-Site, HEAD an
   isRefused(t, await post({ 'x-csrf-token': bob.csrf }), 'another account\'s session token', 403, 'csrf_rejected');
   isRefused(t, await post({ 'x-csrf-token': browser.csrf.toLowerCase() === browser.csrf ? `${browser.csrf}A` : browser.csrf.toLowerCase() }), 'the token in another case', 403, 'csrf_rejected');
   isRefused(t, await post({ 'x-csrf-token': `${browser.csrf},${browser.csrf}` }), 'the token twice', 403, 'csrf_rejected');
+  isRefused(t, await post({ 'x-csrf-token': `\u00e9${browser.csrf.slice(1)}` }), 'a token of the right length with a latin-1 character', 403, 'csrf_rejected');
+  isRefused(t, await post({ 'x-csrf-token': '\u00ff'.repeat(browser.csrf.length) }), 'a token of latin-1 characters only', 403, 'csrf_rejected');
   for (const origin of ['null', 'http://localhost:81', 'https://localhost:80', 'http://localhost:80/', 'http://localhost:80.evil.example', 'http://evil.example', 'file://', '']) {
     isRefused(t, await post({ origin }), `Origin ${JSON.stringify(origin)}`, 403, 'csrf_rejected');
   }
@@ -303,5 +305,13 @@ t.test('the session cookie: HttpOnly, SameSite=Strict, Path=/dashboard, 12 hours
   t.equal(cookie.domain, undefined, 'host-only');
   for (const reply of [await postLogin(app, token), await postLogin(app, 'forged'), await postLogin(app, token, { origin: 'null' })]) {
     t.equal(reply.headers['set-cookie'], undefined, `no cookie on a ${reply.statusCode}`);
+  }
+});
+
+t.test('odd cookies: undecodable, repeated, quoted, huge: no session, never a 5xx', async (t) => {
+  const { app, browser } = await setUp(t);
+  const secret = browser.cookie.slice('fs_session='.length);
+  for (const cookie of ['fs_session=%E0%A4%A', `fs_session=${secret}x`, `fs_session="${secret}"`, `fs_session=${'a'.repeat(20_000)}`, 'fs_session=', '=;;=', `FS_SESSION=${secret}`]) {
+    isRefused(t, await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie } }), `cookie ${cookie.slice(0, 30)}`, 401, 'session_required');
   }
 });
