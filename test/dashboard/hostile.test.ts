@@ -315,3 +315,54 @@ t.test('odd cookies: undecodable, repeated, quoted, huge: no session, never a 5x
     isRefused(t, await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie } }), `cookie ${cookie.slice(0, 30)}`, 401, 'session_required');
   }
 });
+
+t.test('another account\'s summaries, downloads and figures: 404, and its responses are not counted', async (t) => {
+  const { app, services, me, widget, form, poll } = await setUp(t);
+  const bob = as(app, await signIn(app, services, (await owner(services, 'business')).accountId));
+  const mine = await me.get(`/dashboard/api/widgets/${widget}/summary`);
+  t.equal(mine.json().total, 1, 'the owner sees the response');
+  const before = await snapshotReadModels(services);
+  for (const [url, code] of [
+    [`/dashboard/api/widgets/${widget}/summary`, 'widget_not_found'],
+    [`/dashboard/api/forms/${form}/summary`, 'form_not_found'],
+    [`/dashboard/api/polls/${poll}/summary`, 'poll_not_found'],
+    [`/dashboard/api/widgets/${widget}/responses.csv`, 'widget_not_found'],
+    [`/dashboard/api/widgets/${widget}/responses.ndjson`, 'widget_not_found'],
+    [`/dashboard/api/forms/${form}/responses.csv`, 'form_not_found'],
+    [`/dashboard/api/forms/${form}/responses.ndjson`, 'form_not_found'],
+    [`/dashboard/api/widgets/${widget}/responses?since=2026-01-01T00:00:00Z`, 'widget_not_found'],
+    [`/dashboard/api/polls/${poll}/results`, 'poll_not_found'],
+  ] as const) {
+    isRefused(t, await bob.get(url), `Bob reads ${url}`, 404, code);
+  }
+  // Alice's widget id on Bob's form routes, and the other way round: still not found.
+  isRefused(t, await bob.get(`/dashboard/api/forms/${widget}/summary`), 'a widget id on the form route', 404, 'form_not_found');
+  isRefused(t, await me.get(`/dashboard/api/forms/${widget}/responses.csv`), 'a widget id on the owner\'s form download', 404, 'form_not_found');
+  t.match((await bob.get('/dashboard/api/overview')).json(), { totals: { widgets: 0, forms: 0, polls: 0, responses: 0 }, latest: [] });
+  t.strictSame(await snapshotReadModels(services), before, 'nothing changed');
+});
+
+t.test('over a real connection: a CSRF header of raw latin-1 bytes is 403, not a 500', async (t) => {
+  const { app, browser } = await setUp(t);
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = new URL(address);
+  const body = '{"name":"over the wire"}';
+  const head = [
+    'POST /dashboard/api/keys HTTP/1.1',
+    `Host: 127.0.0.1:${port}`,
+    `Origin: http://127.0.0.1:${port}`,
+    `Cookie: ${browser.cookie}`,
+    'Content-Type: application/json',
+    `Content-Length: ${body.length}`,
+    'Connection: close',
+  ].join('\r\n');
+  const raw = Buffer.concat([Buffer.from(`${head}\r\nX-CSRF-Token: `), Buffer.alloc(browser.csrf.length, 0xe9), Buffer.from(`\r\n\r\n${body}`)]);
+  const { createConnection } = await import('node:net');
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.end(raw));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk)).on('end', () => resolve(Buffer.concat(chunks).toString())).on('error', reject);
+  });
+  t.match(answer, /^HTTP\/1\.1 403 /, answer.split('\r\n')[0] ?? '');
+  t.match(answer, /"code":"csrf_rejected"/);
+});
