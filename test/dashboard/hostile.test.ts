@@ -366,3 +366,19 @@ t.test('over a real connection: a CSRF header of raw latin-1 bytes is 403, not a
   t.match(answer, /^HTTP\/1\.1 403 /, answer.split('\r\n')[0] ?? '');
   t.match(answer, /"code":"csrf_rejected"/);
 });
+
+t.test('one link posted twice at once signs in once; two sign-outs at once end the session once', async (t) => {
+  const { app, services } = await testApp(t, { clock: manualClock() });
+  const who = await owner(services, 'free');
+  const token = await linkToken(services, who.accountId);
+  const replies = await Promise.all([postLogin(app, token), postLogin(app, token), postLogin(app, token)]);
+  t.strictSame(replies.map((r) => r.statusCode).sort(), [303, 401, 401]);
+  for (const reply of replies.filter((r) => r.statusCode === 401)) isRefused(t, reply, 'the losing post', 401, 'login_link_used');
+  const cookie = `fs_session=${replies.find((r) => r.statusCode === 303)!.cookies.find((c) => c.name === 'fs_session')!.value}`;
+  const csrf = (await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie } })).json().csrf_token as string;
+  const signOut = () => app.inject({ method: 'POST', url: '/dashboard/api/sign-out', headers: { cookie, 'x-csrf-token': csrf, 'sec-fetch-site': 'same-origin' } });
+  const ends = await Promise.all([signOut(), signOut()]);
+  t.ok(ends.every((r) => r.statusCode === 204 || r.statusCode === 401), ends.map((r) => `${r.statusCode} ${r.body}`).join('; '));
+  const ended = (await services.events.readAll({ after: 0n, limit: 1000 })).filter((e) => e.type === 'DashboardSignedOut');
+  t.equal(ended.length, 1, 'one DashboardSignedOut');
+});
