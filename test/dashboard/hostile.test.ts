@@ -202,6 +202,8 @@ t.test('headers: the policy on every page and JSON reply, no-store on what a ses
     t.equal(reply.headers['cache-control'], 'no-store', `${url}: no-store`);
     t.match(reply.headers['content-security-policy'], /default-src 'none'/, `${url}: a policy`);
     t.equal(reply.headers['set-cookie'], undefined, `${url}: no cookie`);
+    t.equal(reply.headers['access-control-allow-origin'], undefined, `${url}: no other site may read it`);
+    t.equal(reply.headers['x-frame-options'], 'DENY', `${url}: never framed`);
     const refused = await app.inject({ method: 'GET', url });
     t.equal(refused.headers['cache-control'], 'no-store', `${url} refused: no-store`);
   }
@@ -381,4 +383,13 @@ t.test('one link posted twice at once signs in once; two sign-outs at once end t
   t.ok(ends.every((r) => r.statusCode === 204 || r.statusCode === 401), ends.map((r) => `${r.statusCode} ${r.body}`).join('; '));
   const ended = (await services.events.readAll({ after: 0n, limit: 1000 })).filter((e) => e.type === 'DashboardSignedOut');
   t.equal(ended.length, 1, 'one DashboardSignedOut');
+});
+
+t.test('the front end\'s files: nothing outside the assets folder, no listing', async (t) => {
+  const { app } = await testApp(t, { clock: manualClock() });
+  for (const url of ['/dashboard/assets/', '/dashboard/assets/%2e%2e/auth.ts', '/dashboard/assets/..%2fauth.ts', '/dashboard/assets/%2e%2e%2f%2e%2e%2fpackage.json', '/dashboard/assets/....//auth.ts', '/dashboard/assets/%00app.js', '/dashboard/assets/vendor/../../session.ts']) {
+    const reply = await app.inject({ method: 'GET', url });
+    t.ok(reply.statusCode >= 400 && reply.statusCode < 500, `${url}: ${reply.statusCode}`);
+    t.notMatch(reply.body, /export |"dependencies"/, `${url}: no source`);
+  }
 });
