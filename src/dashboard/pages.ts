@@ -79,6 +79,12 @@ export async function pageRoutes(app: App, services: Services): Promise<void> {
   for (const url of SHELL_PATHS) {
     app.get(url, { preHandler: pageSession, schema: { hide: true } }, async (request, reply) => sendPage(reply, 200, shell(sessionOf(request).csrfToken)));
   }
+  // Any other address under /dashboard: a page saying so, for a person who typed it; under /dashboard/api/
+  // the D3 404 of every unknown route, for the front end's calls.
+  app.get('/dashboard/*', { schema: { hide: true } }, async (request, reply) => {
+    if (request.url.startsWith('/dashboard/api/')) return reply.callNotFound();
+    return sendPage(reply, 404, page('Not found', '<h1>Not found</h1><p><a href="/dashboard">Back to the dashboard</a></p>'));
+  });
   const noCache = (res: { setHeader(name: string, value: string): unknown }) => res.setHeader('cache-control', 'no-cache');
   for (const [name, [file, type]] of Object.entries(VENDOR_FILES)) {
     const content = readFileSync(join(UPLOT, file));

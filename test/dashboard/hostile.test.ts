@@ -156,9 +156,15 @@ t.test('the login form: missing, repeated, oversized or foreign tokens and bodie
 
 t.test('an unknown path under /dashboard/api is the D3 404, with or without a session, not a page', async (t) => {
   const { app, me, widget } = await setUp(t);
-  for (const url of ['/dashboard/api/nothing', '/dashboard/api/sign-out', '/dashboard/api/widgets/x/nothing', `/dashboard/api/widgets/${widget}/edit`, '/dashboard/api/keys/new', '/dashboard/gadgets/new']) {
+  for (const url of ['/dashboard/api/nothing', '/dashboard/api/sign-out', '/dashboard/api/widgets/x/nothing', `/dashboard/api/widgets/${widget}/edit`, '/dashboard/api/keys/new', '/dashboard/api/']) {
     isRefused(t, await me.get(url), `GET ${url}`, 404, 'not_found');
     isRefused(t, await app.inject({ method: 'GET', url }), `GET ${url} without a session`, 404, 'not_found');
+  }
+  for (const url of ['/dashboard/gadgets/new', `/dashboard/widgets/${widget}/nothing`, '/dashboard/settings']) {
+    const reply = await me.get(url);
+    t.equal(reply.statusCode, 404, `${url}: a page saying so`);
+    t.match(reply.headers['content-type'], /^text\/html/);
+    t.match(reply.headers['content-security-policy'], /script-src 'self'/);
   }
   t.equal((await me.get('/dashboard/widgets/new')).statusCode, 200, 'the pages are still there');
   t.equal((await me.get(`/dashboard/polls/${widget}/edit`)).statusCode, 200);
