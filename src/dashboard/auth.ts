@@ -117,7 +117,10 @@ export function checkOrigin(services: Pick<Services, 'config'>, request: Fastify
 
 function checkCsrfToken(request: FastifyRequest, expected: string): void {
   const sent = request.headers['x-csrf-token'];
-  const ok = typeof sent === 'string' && sent.length === expected.length && timingSafeEqual(Buffer.from(sent), Buffer.from(expected));
+  // Lengths compared in bytes: a header's latin-1 characters take two in UTF-8, and unequal buffers make timingSafeEqual throw.
+  const given = typeof sent === 'string' ? Buffer.from(sent) : null;
+  const wanted = Buffer.from(expected);
+  const ok = given !== null && given.length === wanted.length && timingSafeEqual(given, wanted);
   if (!ok) throw new AppError('csrf_rejected', 'The request lacks the dashboard\'s CSRF token (header x-csrf-token)');
 }
 

@@ -6,7 +6,10 @@ import { ResponseMetadata } from '../submissions/metadata.js';
 import { ResponsesQuery } from '../submissions/responses.js';
 
 /** `since` and `until` as the responses list takes them: ISO times, inclusive, compared in UTC to the millisecond. */
-export const DownloadQuery = ResponsesQuery.pick({ since: true, until: true }).strict();
+export const DownloadQuery = ResponsesQuery.pick({ since: true, until: true })
+  .strict()
+  // An empty file for a range that cannot hold anything would pass for "no responses": say it is the range.
+  .refine((query) => !query.since || !query.until || Date.parse(query.since) <= Date.parse(query.until), { message: 'must not be after until', path: ['since'] });
 export type DownloadQuery = z.infer<typeof DownloadQuery>;
 
 /** Responses read per query: a page of the index, never the whole set. */

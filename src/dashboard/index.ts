@@ -15,6 +15,11 @@ import { summaryRoutes } from './summary-routes.js';
 export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   await services.readModels.ensureCollections(SessionActivity.collections);
   await app.register(fastifyCookie);
+  // What the dashboard answers is the account's own (objects, responses, keys, the CSRF token), refusals
+  // included: no shared or browser cache keeps it. Files that set their own policy (the front end's) keep it.
+  app.addHook('onSend', async (_request, reply) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  });
   await signInRoutes(app, services);
   await pageRoutes(app, services);
   apiRoutes(app, services);

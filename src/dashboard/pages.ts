@@ -12,18 +12,17 @@ import { requireSession, sessionOf } from './auth.js';
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/** The pages the front end routes between (History API); each is the same shell. */
+/**
+ * The pages the front end routes between (History API); each is the same
+ * shell. Spelled out per kind rather than `/dashboard/:kind/:id`, which
+ * would also take `/dashboard/api/<anything>` and answer an unknown JSON
+ * endpoint with a page instead of the D3 404.
+ */
 export const SHELL_PATHS = [
   '/dashboard',
-  '/dashboard/widgets',
-  '/dashboard/forms',
-  '/dashboard/polls',
-  '/dashboard/:kind/new',
-  '/dashboard/:kind/:id',
-  '/dashboard/:kind/:id/edit',
+  ...['widgets', 'forms', 'polls'].flatMap((kind) => [`/dashboard/${kind}`, `/dashboard/${kind}/new`, `/dashboard/${kind}/:id`, `/dashboard/${kind}/:id/edit`]),
   '/dashboard/settings/developers',
 ];
-const KINDS = new Set(['widgets', 'forms', 'polls']);
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -78,12 +77,14 @@ const VENDOR_FILES = { 'uplot.esm.js': ['uPlot.esm.js', 'text/javascript; charse
 export async function pageRoutes(app: App, services: Services): Promise<void> {
   const pageSession = requireSession(services, { page: true });
   for (const url of SHELL_PATHS) {
-    app.get(url, { preHandler: pageSession, schema: { hide: true } }, async (request, reply) => {
-      const { kind } = request.params as { kind?: string };
-      if (kind !== undefined && !KINDS.has(kind)) return sendPage(reply, 404, page('Not found', '<h1>Not found</h1><p><a href="/dashboard">Back to the dashboard</a></p>'));
-      return sendPage(reply, 200, shell(sessionOf(request).csrfToken));
-    });
+    app.get(url, { preHandler: pageSession, schema: { hide: true } }, async (request, reply) => sendPage(reply, 200, shell(sessionOf(request).csrfToken)));
   }
+  // Any other address under /dashboard: a page saying so, for a person who typed it; under /dashboard/api/
+  // the D3 404 of every unknown route, for the front end's calls.
+  app.get('/dashboard/*', { schema: { hide: true } }, async (request, reply) => {
+    if (request.url.startsWith('/dashboard/api/')) return reply.callNotFound();
+    return sendPage(reply, 404, page('Not found', '<h1>Not found</h1><p><a href="/dashboard">Back to the dashboard</a></p>'));
+  });
   const noCache = (res: { setHeader(name: string, value: string): unknown }) => res.setHeader('cache-control', 'no-cache');
   for (const [name, [file, type]] of Object.entries(VENDOR_FILES)) {
     const content = readFileSync(join(UPLOT, file));

@@ -49,7 +49,13 @@ export async function signInRoutes(app: App, services: Services): Promise<void> 
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<ZodTypeProvider>();
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(String(body))));
+      // A repeated field stays a list, which the body's schema refuses, rather than the last one silently winning.
+      const fields: Record<string, string | string[]> = {};
+      for (const [name, value] of new URLSearchParams(String(body))) {
+        const seen = fields[name];
+        fields[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+      }
+      done(null, fields);
     });
     scope.post('/dashboard/login', { schema: { hide: true, body: z.object({ t: z.string().max(500) }) } }, async (request, reply) => {
       await app.limits.take(request, reply, app.limits.address(request));
