@@ -11,19 +11,19 @@ import { ErasurePending } from '../erasure/outcome.js';
 import { AppError } from '../errors.js';
 import { createForm, deleteForm, updateForm } from '../forms/commands.js';
 import { FormListItem, FormView, formView } from '../forms/routes.js';
-import { CreateFormBody, UpdateFormBody } from '../forms/schemas.js';
+import { CreateFormBody, FormCreatedReply, FormUpdatedReply, UpdateFormBody } from '../forms/schemas.js';
 import type { App } from '../http/instance.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import { createPoll, deletePoll, updatePoll } from '../polls/commands.js';
 import { PollListItem, PollView, Results, pollResults, pollView } from '../polls/routes.js';
-import { CreatePollBody, UpdatePollBody } from '../polls/schemas.js';
+import { CreatePollBody, PollCreatedReply, PollUpdatedReply, UpdatePollBody } from '../polls/schemas.js';
 import type { Services } from '../services.js';
 import { listResponses, ResponseList, ResponsesQuery } from '../submissions/responses.js';
 import { WebhookView } from '../webhooks/schemas.js';
 import { webhookView } from '../webhooks/routes.js';
 import { createWidget, deleteWidget, updateWidget } from '../widgets/commands.js';
 import { WidgetListItem, WidgetView, widgetView } from '../widgets/routes.js';
-import { CreateWidgetBody, UpdateWidgetBody } from '../widgets/schemas.js';
+import { CreateWidgetBody, UpdateWidgetBody, WidgetCreatedReply, WidgetUpdatedReply } from '../widgets/schemas.js';
 import { requireSession, sessionOf, type DashboardSession } from './auth.js';
 import { planLimits, WIDGET_PLANS } from './plans.js';
 
@@ -53,8 +53,8 @@ const WIDGETS = kind({
   render: (doc, now) => widgetView(doc, true, now),
   createBody: CreateWidgetBody,
   updateBody: UpdateWidgetBody,
-  created: z.object({ id: z.string(), title: z.string(), widget_type: z.string(), published: z.literal(false), created_at: z.string() }),
-  updated: z.object({ id: z.string(), title: z.string(), published: z.boolean(), updated_at: z.string() }),
+  created: WidgetCreatedReply,
+  updated: WidgetUpdatedReply,
   create: createWidget,
   update: updateWidget,
   remove: deleteWidget,
@@ -67,8 +67,8 @@ const FORMS = kind({
   render: (doc, now) => formView(doc, true, now),
   createBody: CreateFormBody,
   updateBody: UpdateFormBody,
-  created: z.object({ id: z.string(), title: z.string(), published: z.literal(false), version: z.literal(1), created_at: z.string() }),
-  updated: z.object({ id: z.string(), title: z.string(), published: z.boolean(), version: z.number().int(), updated_at: z.string() }),
+  created: FormCreatedReply,
+  updated: FormUpdatedReply,
   create: createForm,
   update: updateForm,
   remove: deleteForm,
@@ -80,8 +80,8 @@ const POLLS = kind({
   render: (doc, now) => pollView(doc, true, now),
   createBody: CreatePollBody,
   updateBody: UpdatePollBody,
-  created: z.object({ id: z.string(), question: z.string(), options: z.array(z.object({ id: z.string(), text: z.string() })), published: z.literal(false), created_at: z.string() }),
-  updated: z.object({ id: z.string(), question: z.string(), published: z.boolean(), updated_at: z.string() }),
+  created: PollCreatedReply,
+  updated: PollUpdatedReply,
   create: createPoll,
   update: updatePoll,
   remove: deletePoll,

@@ -14,7 +14,7 @@ import { shownSettings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { FormCreated } from './events.js';
 import { form } from './form.js';
-import { CreateFormBody, UpdateFormBody } from './schemas.js';
+import { CreateFormBody, FormCreatedReply, FormUpdatedReply, UpdateFormBody } from './schemas.js';
 
 export const FormListItem = z.object({
   id: z.string(),
@@ -79,7 +79,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
         summary: 'Create a form',
         description: DEFINITION_LIMITS_TEXT,
         body: CreateFormBody,
-        response: { 201: z.object({ id: z.string(), title: z.string(), published: z.literal(false), version: z.literal(1), created_at: z.string() }) },
+        response: { 201: FormCreatedReply },
       },
     },
     async (request, reply) => {
@@ -101,7 +101,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
         description: DEFINITION_LIMITS_TEXT,
         params: Params,
         body: UpdateFormBody,
-        response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), version: z.number().int(), updated_at: z.string() }) },
+        response: { 200: FormUpdatedReply },
       },
     },
     async (request) => {

@@ -28,3 +28,7 @@ export const UpdateFormBody = CreateFormBody.partial()
   .extend({ published: z.boolean().optional(), ...ReadOnly, version: z.number().int().optional() })
   .meta({ examples: [{ title: 'Newsletter sign-up (2027)', published: true }] });
 export type UpdateFormBody = z.infer<typeof UpdateFormBody>;
+
+/** The replies to a create and an update, the API's and the dashboard's. */
+export const FormCreatedReply = z.object({ id: z.string(), title: z.string(), published: z.literal(false), version: z.literal(1), created_at: z.string() });
+export const FormUpdatedReply = z.object({ id: z.string(), title: z.string(), published: z.boolean(), version: z.number().int(), updated_at: z.string() });

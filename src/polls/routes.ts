@@ -17,7 +17,7 @@ import { shownSettings } from '../submissions/settings.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
 import { poll } from './poll.js';
-import { CreatePollBody, PollOption, UpdatePollBody } from './schemas.js';
+import { CreatePollBody, PollCreatedReply, PollUpdatedReply, UpdatePollBody } from './schemas.js';
 import { gateOnSummary } from '../submissions/gate.js';
 import { castVote, VoteBody } from './votes.js';
 
@@ -95,7 +95,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
         tags: ['polls'],
         summary: 'Create a poll',
         body: CreatePollBody,
-        response: { 201: z.object({ id: z.string(), question: z.string(), options: z.array(PollOption), published: z.literal(false), created_at: z.string() }) },
+        response: { 201: PollCreatedReply },
       },
     },
     async (request, reply) => {
@@ -124,7 +124,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
         summary: 'Update a poll (any subset; options sent with their id keep it)',
         params: Params,
         body: UpdatePollBody,
-        response: { 200: z.object({ id: z.string(), question: z.string(), published: z.boolean(), updated_at: z.string() }) },
+        response: { 200: PollUpdatedReply },
       },
     },
     async (request) => {

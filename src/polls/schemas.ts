@@ -37,3 +37,7 @@ export const UpdatePollBody = z.strictObject({
   examples: [{ published: true, options: [{ id: 'opt_01JD3Q5V8K2M4N6P8R0S2T4V6X', text: 'Dark mode' }, { id: 'opt_01JD3Q5V8K2M4N6P8R0S2T4V6Y', text: 'CSV export' }, { text: 'Webhooks' }] }],
 });
 export type UpdatePollBody = z.infer<typeof UpdatePollBody>;
+
+/** The replies to a create and an update, the API's and the dashboard's. */
+export const PollCreatedReply = z.object({ id: z.string(), question: z.string(), options: z.array(PollOption), published: z.literal(false), created_at: z.string() });
+export const PollUpdatedReply = z.object({ id: z.string(), question: z.string(), published: z.boolean(), updated_at: z.string() });

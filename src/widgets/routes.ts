@@ -13,7 +13,7 @@ import type { Services } from '../services.js';
 import { shownSettings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { WidgetCreated } from './events.js';
-import { CreateWidgetBody, UpdateWidgetBody, WidgetType } from './schemas.js';
+import { CreateWidgetBody, UpdateWidgetBody, WidgetCreatedReply, WidgetType, WidgetUpdatedReply } from './schemas.js';
 import { widget } from './widget.js';
 
 export const WidgetListItem = z.object({
@@ -83,7 +83,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
         summary: 'Create a widget',
         description: DEFINITION_LIMITS_TEXT,
         body: CreateWidgetBody,
-        response: { 201: z.object({ id: z.string(), title: z.string(), widget_type: WidgetType, published: z.literal(false), created_at: z.string() }) },
+        response: { 201: WidgetCreatedReply },
       },
     },
     async (request, reply) => {
@@ -105,7 +105,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
         description: DEFINITION_LIMITS_TEXT,
         params: Params,
         body: UpdateWidgetBody,
-        response: { 200: z.object({ id: z.string(), title: z.string(), published: z.boolean(), updated_at: z.string() }) },
+        response: { 200: WidgetUpdatedReply },
       },
     },
     async (request) => {

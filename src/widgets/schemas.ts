@@ -49,3 +49,7 @@ export const UpdateWidgetBody = CreateWidgetBody.partial()
   .extend({ published: z.boolean().optional(), ...ReadOnly })
   .meta({ examples: [{ published: true, trigger_config: { triggerMode: 'scroll', scrollPercentage: 60 } }] });
 export type UpdateWidgetBody = z.infer<typeof UpdateWidgetBody>;
+
+/** The replies to a create and an update, the API's and the dashboard's. */
+export const WidgetCreatedReply = z.object({ id: z.string(), title: z.string(), widget_type: WidgetType, published: z.literal(false), created_at: z.string() });
+export const WidgetUpdatedReply = z.object({ id: z.string(), title: z.string(), published: z.boolean(), updated_at: z.string() });
