@@ -6,6 +6,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../http/instance.js';
 import type { Services } from '../services.js';
+import { DEFAULT_QUESTIONS } from '../widgets/defaults.js';
 import { requireSession, sessionOf } from './auth.js';
 
 /** The policy of every dashboard page: its own scripts, styles and frames only, nothing inline. */
@@ -90,5 +91,10 @@ export async function pageRoutes(app: App, services: Services): Promise<void> {
     const content = readFileSync(join(UPLOT, file));
     app.get(`/dashboard/assets/vendor/${name}`, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-cache').send(content));
   }
+  // The questions a new widget starts with, as a module the editor imports: the service's own list, not a copy of it.
+  const widgetDefaults = `export const WIDGET_DEFAULT_QUESTIONS = ${JSON.stringify(DEFAULT_QUESTIONS)};\n`;
+  app.get('/dashboard/assets/widget-defaults.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(widgetDefaults),
+  );
   await app.register(fastifyStatic, { root: ASSETS, prefix: '/dashboard/assets/', decorateReply: false, cacheControl: false, index: false, setHeaders: noCache });
 }

@@ -54,10 +54,17 @@ async function axe(target: Page | ReturnType<Page['frames']>[number]): Promise<s
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
 }
 
-t.test('the editor exports the questions a new widget of each type starts with, as the service fills them in', async (t) => {
-  // A browser module with no types: imported by address.
-  const { WIDGET_DEFAULT_QUESTIONS, snippetOf } = await import(new URL('editor.js', ASSETS).href);
+t.test('the editor gets the questions a new widget of each type starts with from the service, and the snippet the README gives', async (t) => {
+  const services = await testServices(t);
+  const app = await buildApp(services);
+  t.teardown(() => app.close());
+  const served = await app.inject({ method: 'GET', url: '/dashboard/assets/widget-defaults.js' });
+  t.equal(served.statusCode, 200);
+  t.match(served.headers['content-type'], /^text\/javascript/);
+  const { WIDGET_DEFAULT_QUESTIONS } = await import(`data:text/javascript,${encodeURIComponent(served.body)}`);
   t.same(WIDGET_DEFAULT_QUESTIONS, DEFAULT_QUESTIONS);
+  // A browser module with no types: imported by address.
+  const { snippetOf } = await import(new URL('snippet.js', ASSETS).href);
   t.equal(snippetOf('https://feedback.example.com', 'widget', 'wgt_1'), '<script src="https://feedback.example.com/embed.js" data-widget="wgt_1" async></script>', 'the snippet the README gives');
 });
 

@@ -11,26 +11,9 @@
  * - origin: where site owners load the embed from, for the snippet (this page's origin)
  */
 
-/** What a new widget of each type asks, as the service fills it in (src/widgets/defaults.ts). */
-export const WIDGET_DEFAULT_QUESTIONS = {
-  feedback: [
-    { id: 'rating', type: 'star_rating', title: 'How would you rate your experience?', required: true, starRatingSettings: { maxStars: 5 } },
-    { id: 'comment', type: 'long_text', title: 'Anything else you would like to tell us?', required: false },
-  ],
-  nps: [
-    { id: 'score', type: 'nps', title: 'How likely are you to recommend us to a friend or colleague?', required: true },
-    { id: 'reason', type: 'long_text', title: 'What is the main reason for your score?', required: false },
-  ],
-  contact: [
-    { id: 'email', type: 'email', title: 'Your email address', required: true },
-    { id: 'message', type: 'long_text', title: 'Your message', required: true },
-  ],
-  bug_report: [
-    { id: 'description', type: 'long_text', title: 'What went wrong?', required: true },
-    { id: 'severity', type: 'severity', title: 'How bad is it?', required: true },
-  ],
-  custom: [],
-};
+// What a new widget of each type asks: served from the service's own defaults (src/widgets/defaults.ts), never copied here.
+import { WIDGET_DEFAULT_QUESTIONS } from './widget-defaults.js';
+import { snippetOf } from './snippet.js';
 
 const WIDGET_TYPES = [['feedback', 'Feedback'], ['nps', 'Net Promoter Score'], ['contact', 'Contact'], ['bug_report', 'Bug report'], ['custom', 'Custom']];
 const QUESTION_TYPES = [
@@ -142,10 +125,6 @@ const instantOf = (local) => (local ? new Date(local).toISOString() : null);
 /** A colour input holds #rrggbb only: other notations the API takes show as their nearest. */
 function hexOf(colour, fallback) {
   return /^#[0-9a-f]{6}$/i.test(colour || '') ? colour : fallback;
-}
-
-export function snippetOf(origin, kind, id) {
-  return `<script src="${origin}/embed.js" data-${kind}="${id}" async></script>`;
 }
 
 export function mountEditor(container, options) {

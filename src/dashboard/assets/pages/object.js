@@ -5,6 +5,7 @@
  */
 import { api, ApiError, query } from '../api.js';
 import { categoryChart, perDayChart } from '../charts.js';
+import { snippetOf } from '../snippet.js';
 import {
   announce, clear, confirmDialog, copyButton, date, dateTime, shortDate, emptyState, errorMessage, h, kindNames, notice, number, pageHeader, pager, statusPill, table, titleOf,
 } from '../ui.js';
@@ -71,7 +72,7 @@ export async function render(container, { params, navigate, isCurrent }) {
     actions: [h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/edit` }, 'Edit'), publishButton, deleteButton],
   });
 
-  const snippet = `<script src="${location.origin}/embed.js" data-${names.one}="${id}" async></script>`;
+  const snippet = snippetOf(location.origin, names.one, id);
   const snippetNote = h('p', { class: 'muted small' }, `This ${names.one} is a draft: publish it to accept ${kind === 'polls' ? 'votes' : 'responses'}.`);
   const embedCard = h(
     'section',
