@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { DASHBOARD_SESSIONS } from '../../projections/dashboard-sessions.js';
@@ -45,10 +44,9 @@ export const csrfTokenOf = (services: Pick<Services, 'keys'>, sessionId: string)
 
 export const idleMs = (services: Pick<Services, 'config'>): number => services.config.DASHBOARD_IDLE_MINUTES * 60_000;
 
-/** The cookie's secret as sent, whether or not the cookie plugin parsed the request. */
+/** The cookie's secret as sent (dashboardRoutes registers the cookie plugin for every route that asks). */
 function presentedSecret(request: FastifyRequest): string | undefined {
-  const header = request.headers.cookie;
-  const value = request.cookies?.[SESSION_COOKIE] ?? (header ? fastifyCookie.parse(header)[SESSION_COOKIE] : undefined);
+  const value = request.cookies?.[SESSION_COOKIE];
   return value && SECRET.test(value) ? value : undefined;
 }
 
