@@ -135,7 +135,7 @@ export function requireSession(services: SessionServices, options: { page?: bool
     if (changes) checkOrigin(services, request);
     const found = await findSession(services, request);
     if (!found) {
-      if (options.page) return reply.code(303).header('cache-control', 'no-store').redirect(SIGNED_OUT_PAGE);
+      if (options.page) return reply.code(303).redirect(SIGNED_OUT_PAGE);
       throw sessionRequired();
     }
     if (changes) checkCsrfToken(request, found.csrfToken);

@@ -47,7 +47,7 @@ ${body}
 }
 
 export const sendPage = (reply: FastifyReply, status: number, html: string) =>
-  reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).header('cache-control', 'no-store').send(html);
+  reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).send(html);
 
 export { escapeHtml };
 

@@ -68,7 +68,6 @@ export async function signInRoutes(app: App, services: Services): Promise<void> 
       await execute(services.commands, session, link.linkId, { type: 'SignIn', session_id: sessionId, account_id: link.accountId, link_id: link.linkId, at: at.toISOString() }, { actor: sessionId, at, requestId: request.id });
       return reply
         .setCookie(SESSION_COOKIE, secret, { ...cookieOptions(services, request.protocol), maxAge: SESSION_LIFETIME_MS / 1000 })
-        .header('cache-control', 'no-store')
         .code(303)
         .redirect('/dashboard');
     });

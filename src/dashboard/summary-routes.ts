@@ -20,19 +20,17 @@ const Params = z.object({ id: z.string() });
 export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
   const preHandler = requireSession(services);
 
-  app.get('/dashboard/api/overview', { preHandler, schema: { hide: true, response: { 200: Overview } } }, async (request, reply) => {
-    reply.header('cache-control', 'no-store');
+  app.get('/dashboard/api/overview', { preHandler, schema: { hide: true, response: { 200: Overview } } }, async (request) => {
     return overview(services.readModels, sessionOf(request).accountId, services.clock());
   });
 
   for (const [path, kind] of Object.entries(KINDS)) {
     const what = EMBEDDABLES[kind];
-    app.get(`/dashboard/api/${path}/:id/summary`, { preHandler, schema: { hide: true, params: Params, response: { 200: ObjectSummary } } }, async (request, reply) => {
+    app.get(`/dashboard/api/${path}/:id/summary`, { preHandler, schema: { hide: true, params: Params, response: { 200: ObjectSummary } } }, async (request) => {
       await ownEmbeddable(services, what, request.params.id, sessionOf(request).accountId);
       const object = await findEmbeddable(services, what, request.params.id);
       // Deleted between the two reads.
       if (!object) throw notFound(kind);
-      reply.header('cache-control', 'no-store');
       return objectSummary(services.readModels, kind, object, services.clock());
     });
   }
@@ -58,7 +56,6 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
           return reply
             .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
             .header('content-disposition', `attachment; filename="${kind}-${id}-responses.${format}"`)
-            .header('cache-control', 'no-store')
             .send(Readable.from(chunks, { objectMode: false }));
         },
       );
