@@ -3,9 +3,8 @@ import { dashboardSessionsProjection } from './dashboard-sessions.js';
 import { formsProjection } from './forms.js';
 import { pollsProjection } from './polls.js';
 import type { Projection } from './projection.js';
-import { responseSummariesProjection } from './response-summaries.js';
 import { responsesProjection } from './responses.js';
 import { webhooksProjection } from './webhooks.js';
 import { widgetsProjection } from './widgets.js';
 
-export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, dashboardSessionsProjection, responseSummariesProjection];
+export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, dashboardSessionsProjection];

@@ -1,11 +1,12 @@
 import type { PollEvent } from '../src/polls/events.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
+import { countersCollection, uncount, VOTE_SUMMARIES, voteCounted } from './response-summaries.js';
 
 export const POLLS = 'polls';
 /** The small fields of each poll, for lists and the cheap checks of public requests. */
 export const POLL_SUMMARIES: Summaries = { collection: 'poll_summaries', fields: ['account_id', 'question', 'published', 'settings', 'slots_taken', 'created_at', 'updated_at'] };
-/** One document per vote: who owns it, where it lives (for erasure), and that it counts. */
+/** One document per vote: who owns it, where it lives (for erasure), when it was cast, and the summary counters it added to (`tallies`). */
 export const POLL_VOTERS = 'poll_voters';
 /** One document per chosen option of a vote: results count these. */
 export const POLL_CHOICES = 'poll_choices';
@@ -22,12 +23,21 @@ export type PollDoc = EmbeddableDocOf<PollCreated, 'poll_id'>;
  */
 export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, {
   name: 'polls',
-  // 2: the summaries collection.
-  version: 2,
+  // 2: the summaries collection; 3: the dashboard's vote counters, each vote listing its own.
+  version: 3,
   collections: [
     { name: POLLS, indexes: [] },
-    { name: POLL_VOTERS, indexes: [['poll_id']] },
+    // A poll's first and last vote, an account's latest.
+    {
+      name: POLL_VOTERS,
+      indexes: [
+        ['poll_id', 'cast_at', 'id'],
+        ['account_id', 'cast_at', 'id'],
+      ],
+      indexedColumns: true,
+    },
     { name: POLL_CHOICES, indexes: [['poll_id', 'option_id'], ['vote_id']] },
+    countersCollection(VOTE_SUMMARIES),
   ],
   project(event): ReadModelOp[] {
     switch (event.type) {
@@ -44,9 +54,11 @@ export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, 
       case 'PollDeleted':
         return [{ op: 'delete', collection: POLLS, where: { id: event.data.poll_id } }];
       case 'VoteCast': {
-        const { vote_id, poll_id, account_id, option_ids } = event.data;
+        const { vote_id, poll_id, account_id, option_ids, cast_at } = event.data;
+        const { tallies, ops } = voteCounted(event.data);
         return [
-          { op: 'put', collection: POLL_VOTERS, doc: { id: vote_id, poll_id, account_id, stream: event.streamId } },
+          { op: 'put', collection: POLL_VOTERS, doc: { id: vote_id, poll_id, account_id, stream: event.streamId, cast_at, tallies } },
+          ...ops,
           ...option_ids.map((option_id): ReadModelOp => ({ op: 'put', collection: POLL_CHOICES, doc: { id: `${vote_id}:${option_id}`, vote_id, poll_id, option_id } })),
         ];
       }
@@ -54,10 +66,10 @@ export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, 
         return event.data.target === 'poll' ? [{ op: 'increment', collection: POLLS, id: event.data.target_id, field: 'slots_taken', by: 1 }] : [];
       case 'ResponsesErased':
         return event.data.parent === 'poll'
-          ? event.data.response_ids.flatMap((id): ReadModelOp[] => [
-              { op: 'delete', collection: POLL_VOTERS, where: { id } },
-              { op: 'delete', collection: POLL_CHOICES, where: { vote_id: id } },
-            ])
+          ? [
+              ...uncount(VOTE_SUMMARIES, POLL_VOTERS, event.data.response_ids),
+              ...event.data.response_ids.map((id): ReadModelOp => ({ op: 'delete', collection: POLL_CHOICES, where: { vote_id: id } })),
+            ]
           : [];
       default:
         return [];

@@ -1,28 +1,31 @@
 import { createHash } from 'node:crypto';
-import type { ReadModelOp } from '../src/infra/read-models/port.js';
-import type { Projection } from './projection.js';
+import type { CollectionSpec, ReadModelOp } from '../src/infra/read-models/port.js';
 
 /**
  * The dashboard's summaries: counters kept from the feed, so a summary reads
  * a bounded number of small documents however many responses there are.
+ * The responses projection keeps the counters of widgets' and forms'
+ * responses, the polls projection those of votes, each in a collection of
+ * its own (a projection owns what it writes, and replays it alone).
  *
  * An erasure (`ResponsesErased`) names responses by id only, and a pure
- * projection cannot read what they said. So each response (or vote) also
- * leaves a small record listing the counters it added 1 to, and the erasure
- * `retract`s it: the read models take 1 back from each of those counters and
- * delete the record, in the transaction that moves the checkpoint. A counter
- * taken back to 0 is deleted, so after an erasure the collection holds what a
- * rebuild (which never sees the erased response) builds: the same documents.
- * The record keeps no answer, only counter ids, the parent and the time.
- *
- * Counters and records share one collection because a retract reads one and
- * changes the others in order, and the MongoDB adapter keeps order within a
- * collection only.
+ * projection cannot read what they said. So each response (or vote) keeps,
+ * in its own document, the ids of the counters it added 1 to (`tallies`),
+ * and the erasure `retract`s them before it deletes the document: the read
+ * models take 1 back from each of those counters in the transaction that
+ * moves the checkpoint. A counter taken back to 0 is deleted, so after an
+ * erasure the collection holds what a rebuild (which never sees the erased
+ * response) builds: the same documents. `tallies` holds counter ids only,
+ * which are hashes: nothing a visitor wrote.
  */
 export const RESPONSE_SUMMARIES = 'response_summaries';
+export const VOTE_SUMMARIES = 'vote_summaries';
 
 /** The field every counter counts in. */
 export const COUNT = 'count';
+
+/** A collection of counters, read by scope, dimension and key. */
+export const countersCollection = (name: string): CollectionSpec => ({ name, indexes: [['scope', 'dim', 'key']], indexedColumns: true });
 
 export type ParentKind = 'widget' | 'form' | 'poll';
 /** What a counter counts, within its scope (an object, or an account for the overview). */
@@ -42,30 +45,27 @@ export interface Counter {
   count: number;
 }
 
-/** One response's (or vote's) record: what `retract` takes back, and the times first/last and the latest list read. */
-export interface ContributionRecord {
-  id: string;
-  parent_kind: ParentKind;
-  parent_id: string;
-  account_id: string;
-  response_id: string;
-  at: string;
-  tallies: string[];
-}
-
-// A text value is named by its hash: a counter's id never holds what a visitor wrote.
-const part = (value: CounterValue): string =>
-  value === null ? '%' : typeof value === 'string' ? `s${createHash('sha256').update(value).digest('base64url').slice(0, 22)}` : `${typeof value === 'number' ? 'n' : 'b'}${String(value)}`;
+/** Ids already worked out: a replay counts the same few counters a million times. Cleared whole when full. */
+const ids = new Map<string, string>();
+const IDS_KEPT = 65_536;
 
 /**
- * A counter's id from what it counts: one id per (scope, dimension, key,
- * value), each part escaped or hashed so no two tuples share an id, and a
- * value's type kept (the answer 9 and the text "9" are two counters).
+ * A counter's id from what it counts: 96 bits of a SHA-256 of (scope,
+ * dimension, key, value) with the value's type (the answer 9 and the text
+ * "9" are two counters). Short, because every response lists its counters'
+ * ids; a hash, so no id holds what a visitor wrote. The counter's document
+ * says what it counts.
  */
-export const counterId = (scope: string, dim: Dimension, key = '', value: CounterValue = null): string =>
-  [encodeURIComponent(scope), dim, encodeURIComponent(key), part(value)].join(':');
-
-export const recordId = (parent: ParentKind, responseId: string): string => `record:${parent}:${encodeURIComponent(responseId)}`;
+export function counterId(scope: string, dim: Dimension, key = '', value: CounterValue = null): string {
+  const tuple = JSON.stringify([scope, dim, key, value]);
+  let id = ids.get(tuple);
+  if (id === undefined) {
+    id = createHash('sha256').update(tuple).digest('base64url').slice(0, 16);
+    if (ids.size >= IDS_KEPT) ids.clear();
+    ids.set(tuple, id);
+  }
+  return id;
+}
 
 /** The UTC day of an ISO time, as YYYY-MM-DD. */
 export const utcDay = (iso: string): string => new Date(iso).toISOString().slice(0, 10);
@@ -76,25 +76,29 @@ export const utcDay = (iso: string): string => new Date(iso).toISOString().slice
  * answer: numbers (NPS, ratings), booleans (consent) and single words of at
  * most 64 characters (choice ids, severities). Most text and email answers
  * are not of that shape; a one-word text answer may be counted, but only
- * under the hash of its value, and never shown: summaries read a question's
- * counters by the values its type allows. So no text a visitor wrote is
- * copied here.
+ * under its counter's hashed id, its value not stored, and never shown:
+ * summaries read a question's counters by the values its type allows. So no
+ * text a visitor wrote is copied here.
  */
 const TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
 const counted = (value: unknown): value is string | number | boolean =>
   typeof value === 'number' ? Number.isFinite(value) : typeof value === 'boolean' || (typeof value === 'string' && TOKEN.test(value));
 
 interface Contribution {
-  parent: ParentKind;
   parentId: string;
   accountId: string;
-  responseId: string;
   at: string;
   /** Counters of the object beyond its total and day. */
   counters: Array<{ dim: Dimension; key: string; value: CounterValue; stored?: CounterValue }>;
 }
 
-function contribute(c: Contribution): ReadModelOp[] {
+/** What a response or vote counts: the tallies into `collection`, and their ids for its own document. */
+export interface Counted {
+  tallies: string[];
+  ops: ReadModelOp[];
+}
+
+function contribute(collection: string, c: Contribution): Counted {
   const day = utcDay(c.at);
   const counters: Array<Omit<Counter, 'id' | 'count'> & { stored?: CounterValue }> = [
     { scope: c.parentId, dim: 'total', key: '', value: null },
@@ -109,71 +113,45 @@ function contribute(c: Contribution): ReadModelOp[] {
   for (const { stored, ...counter } of counters) {
     const id = counterId(counter.scope, counter.dim, counter.key, counter.value);
     tallies.push(id);
-    ops.push({ op: 'tally', collection: RESPONSE_SUMMARIES, doc: { id, ...counter, value: stored === undefined ? counter.value : stored }, field: COUNT, by: 1 });
+    ops.push({ op: 'tally', collection, doc: { id, ...counter, value: stored === undefined ? counter.value : stored }, field: COUNT, by: 1 });
   }
-  const record: ContributionRecord = {
-    id: recordId(c.parent, c.responseId),
-    parent_kind: c.parent,
-    parent_id: c.parentId,
-    account_id: c.accountId,
-    response_id: c.responseId,
-    at: c.at,
-    tallies,
-  };
-  ops.push({ op: 'put', collection: RESPONSE_SUMMARIES, doc: { ...record } });
-  return ops;
+  return { tallies, ops };
 }
 
-export const responseSummariesProjection: Projection = {
-  name: 'response_summaries',
-  version: 1,
-  collections: [
-    {
-      name: RESPONSE_SUMMARIES,
-      indexes: [
-        // Counters: a scope's days by range, a question's values, a breakdown.
-        ['scope', 'dim', 'key'],
-        // Records: an object's first and last, an account's latest.
-        ['parent_id', 'at'],
-        ['account_id', 'at'],
-      ],
-    },
-  ],
-  project(event): ReadModelOp[] {
-    switch (event.type) {
-      case 'ResponseSubmitted': {
-        const { response_id, account_id, widget_id, form_id, answers, metadata, submitted_at } = event.data;
-        const [parent, parentId] = widget_id !== undefined ? (['widget', widget_id] as const) : form_id !== undefined ? (['form', form_id] as const) : [];
-        if (parent === undefined) return [];
-        const counters: Contribution['counters'] = [];
-        for (const [question, answer] of Object.entries(answers)) {
-          // Summaries read an answer's counter by the id of a value the question allows, never by its stored value: a text one is not kept.
-          if (counted(answer)) counters.push({ dim: 'answer', key: question, value: answer, stored: typeof answer === 'string' ? null : answer });
-        }
-        // A field the owner's plan did not record is absent and not counted; one recorded but not known is null, counted as unknown.
-        const recorded = metadata as Record<string, unknown>;
-        for (const field of BREAKDOWNS) {
-          if (!Object.hasOwn(recorded, field)) continue;
-          const value = recorded[field];
-          counters.push({ dim: field, key: '', value: typeof value === 'string' ? value : null });
-        }
-        return contribute({ parent, parentId, accountId: account_id, responseId: response_id, at: submitted_at, counters });
-      }
-      case 'VoteCast': {
-        const { vote_id, poll_id, account_id, option_ids, cast_at } = event.data;
-        return contribute({
-          parent: 'poll',
-          parentId: poll_id,
-          accountId: account_id,
-          responseId: vote_id,
-          at: cast_at,
-          counters: [...new Set(option_ids)].map((option) => ({ dim: 'option', key: option, value: null })),
-        });
-      }
-      case 'ResponsesErased':
-        return event.data.response_ids.map((id) => ({ op: 'retract', collection: RESPONSE_SUMMARIES, id: recordId(event.data.parent, id), field: COUNT }));
-      default:
-        return [];
-    }
-  },
-};
+/** A response's counters: its object's total and day, the account's, each counted answer and each breakdown its plan recorded. */
+export function responseCounted(
+  response: { account_id: string; answers: Record<string, unknown>; metadata: unknown; submitted_at: string },
+  parentId: string,
+): Counted {
+  const counters: Contribution['counters'] = [];
+  for (const [question, answer] of Object.entries(response.answers)) {
+    // Summaries read an answer's counter by the id of a value the question allows, never by its stored value: a text one is not kept.
+    if (counted(answer)) counters.push({ dim: 'answer', key: question, value: answer, stored: typeof answer === 'string' ? null : answer });
+  }
+  // A field the owner's plan did not record is absent and not counted; one recorded but not known is null, counted as unknown.
+  const recorded = response.metadata as Record<string, unknown>;
+  for (const field of BREAKDOWNS) {
+    if (!Object.hasOwn(recorded, field)) continue;
+    const value = recorded[field];
+    counters.push({ dim: field, key: '', value: typeof value === 'string' ? value : null });
+  }
+  return contribute(RESPONSE_SUMMARIES, { parentId, accountId: response.account_id, at: response.submitted_at, counters });
+}
+
+/** A vote's counters: its poll's total and day, the account's, and each option chosen. */
+export function voteCounted(vote: { poll_id: string; account_id: string; option_ids: string[]; cast_at: string }): Counted {
+  return contribute(VOTE_SUMMARIES, {
+    parentId: vote.poll_id,
+    accountId: vote.account_id,
+    at: vote.cast_at,
+    counters: [...new Set(vote.option_ids)].map((option) => ({ dim: 'option', key: option, value: null })),
+  });
+}
+
+/** Takes back what each erased response or vote (documents of `records`) counted in `collection`, then deletes it. */
+export function uncount(collection: string, records: string, ids: readonly string[]): ReadModelOp[] {
+  return ids.flatMap((id): ReadModelOp[] => [
+    { op: 'retract', collection, field: COUNT, record: { collection: records, id } },
+    { op: 'delete', collection: records, where: { id } },
+  ]);
+}

@@ -1,15 +1,7 @@
 import { z } from 'zod';
-import {
-  BREAKDOWNS,
-  COUNT,
-  RESPONSE_SUMMARIES,
-  counterId,
-  type ContributionRecord,
-  type Counter,
-  type CounterValue,
-  type Dimension,
-  type ParentKind,
-} from '../../projections/response-summaries.js';
+import { POLL_VOTERS } from '../../projections/polls.js';
+import { BREAKDOWNS, COUNT, RESPONSE_SUMMARIES, VOTE_SUMMARIES, counterId, type Counter, type CounterValue, type Dimension, type ParentKind } from '../../projections/response-summaries.js';
+import { RESPONSES } from '../../projections/responses.js';
 import { EMBEDDABLES, FORM, POLL, WIDGET } from '../embeddables/queries.js';
 import type { ReadModelStore } from '../infra/read-models/port.js';
 import { SEVERITIES } from '../questions.js';
@@ -56,15 +48,18 @@ export function window(now: Date): string[] {
   return Array.from({ length: DAYS }, (_, i) => new Date(today - (DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10));
 }
 
-async function counter(store: ReadModelStore, scope: string, dim: Dimension, key = '', value: CounterValue = null): Promise<number> {
-  const doc = await store.get(RESPONSE_SUMMARIES, counterId(scope, dim, key, value));
+/** Where an object's counters are: votes' beside the polls, responses' beside the responses. */
+const countersOf = (kind: ParentKind): string => (kind === 'poll' ? VOTE_SUMMARIES : RESPONSE_SUMMARIES);
+
+async function counter(store: ReadModelStore, counters: string, scope: string, dim: Dimension, key = '', value: CounterValue = null): Promise<number> {
+  const doc = await store.get(counters, counterId(scope, dim, key, value));
   return doc === null ? 0 : Number(doc[COUNT]);
 }
 
-async function perDay(store: ReadModelStore, scope: string, now: Date): Promise<Array<{ day: string; count: number }>> {
+async function perDay(store: ReadModelStore, counters: string, scope: string, now: Date): Promise<Array<{ day: string; count: number }>> {
   const days = window(now);
   // At most one counter per day: DAYS documents through the index, whatever the total.
-  const found = (await store.find(RESPONSE_SUMMARIES, { scope, dim: 'day' }, { range: { field: 'key', gte: days[0], lte: days.at(-1) } })) as unknown as Counter[];
+  const found = (await store.find(counters, { scope, dim: 'day' }, { range: { field: 'key', gte: days[0], lte: days.at(-1) } })) as unknown as Counter[];
   const byDay = new Map(found.map((c) => [c.key, c.count]));
   return days.map((day) => ({ day, count: byDay.get(day) ?? 0 }));
 }
@@ -102,7 +97,7 @@ async function questionSummary(store: ReadModelStore, scope: string, question: S
   const base = { question_id: question.id, title: question.title, type: question.type };
   // Each question reads the counters of the values its type allows, by id: a bounded number of documents.
   const counts = async (values: Array<string | number | boolean>) =>
-    Promise.all(values.map(async (value) => ({ value, count: await counter(store, scope, 'answer', question.id, value) })));
+    Promise.all(values.map(async (value) => ({ value, count: await counter(store, RESPONSE_SUMMARIES, scope, 'answer', question.id, value) })));
   const answered = (rows: Array<{ count: number }>) => rows.reduce((sum, row) => sum + row.count, 0);
   switch (question.type) {
     case 'nps': {
@@ -140,18 +135,26 @@ async function questionSummary(store: ReadModelStore, scope: string, question: S
   }
 }
 
-async function breakdown(store: ReadModelStore, scope: string, dim: (typeof BREAKDOWNS)[number]) {
+async function breakdown(store: ReadModelStore, counters: string, scope: string, dim: (typeof BREAKDOWNS)[number]) {
   // Bounded by the values a field can take (3 devices, the browsers a parser knows, ~250 countries).
-  const found = (await store.find(RESPONSE_SUMMARIES, { scope, dim }, { limit: 1000 })) as unknown as Counter[];
+  const found = (await store.find(counters, { scope, dim }, { limit: 1000 })) as unknown as Counter[];
   return found
     .map((c) => ({ value: c.value, count: c.count }))
     .sort((a, b) => b.count - a.count || String(a.value).localeCompare(String(b.value)));
 }
 
-async function firstAndLast(store: ReadModelStore, parentId: string): Promise<{ first_at: string | null; last_at: string | null }> {
+/** Where each kind's responses (or votes) are, with the fields that name their parent and their time. */
+const RECORDS = {
+  response: { collection: RESPONSES, parent: 'parent_id', at: 'submitted_at' },
+  vote: { collection: POLL_VOTERS, parent: 'poll_id', at: 'cast_at' },
+} as const;
+
+async function firstAndLast(store: ReadModelStore, kind: ParentKind, parentId: string): Promise<{ first_at: string | null; last_at: string | null }> {
+  const records = RECORDS[kind === 'poll' ? 'vote' : 'response'];
   const edge = async (direction: 1 | -1) => {
-    const [record] = (await store.find(RESPONSE_SUMMARIES, { parent_id: parentId }, { sort: [['at', direction], ['id', direction]], limit: 1 })) as unknown as ContributionRecord[];
-    return record?.at ?? null;
+    const [record] = await store.find(records.collection, { [records.parent]: parentId }, { sort: [[records.at, direction], ['id', direction]], limit: 1 });
+    const at = record?.[records.at];
+    return typeof at === 'string' ? at : null;
   };
   const [first_at, last_at] = await Promise.all([edge(1), edge(-1)]);
   return { first_at, last_at };
@@ -165,16 +168,17 @@ async function firstAndLast(store: ReadModelStore, parentId: string): Promise<{ 
  */
 export async function objectSummary(store: ReadModelStore, kind: ParentKind, object: Record<string, unknown> & { id: string }, now: Date): Promise<ObjectSummary> {
   const scope = object.id;
-  const [total, edges, per_day] = await Promise.all([counter(store, scope, 'total'), firstAndLast(store, scope), perDay(store, scope, now)]);
+  const counters = countersOf(kind);
+  const [total, edges, per_day] = await Promise.all([counter(store, counters, scope, 'total'), firstAndLast(store, kind, scope), perDay(store, counters, scope, now)]);
   let questions: ObjectSummary['questions'];
   if (kind === 'poll') {
     const options = (object.options ?? []) as Array<{ id: string; text: string }>;
-    const rows = await Promise.all(options.map(async (option) => ({ value: option.id, label: option.text, count: await counter(store, scope, 'option', option.id) })));
+    const rows = await Promise.all(options.map(async (option) => ({ value: option.id, label: option.text, count: await counter(store, counters, scope, 'option', option.id) })));
     questions = [{ question_id: 'options', title: String(object.question ?? ''), type: 'poll', answered: total, choices: rows }];
   } else {
     questions = await Promise.all(((object.questions ?? []) as StoredQuestion[]).map((question) => questionSummary(store, scope, question)));
   }
-  const [device, browser, country] = await Promise.all(BREAKDOWNS.map((dim) => breakdown(store, scope, dim)));
+  const [device, browser, country] = await Promise.all(BREAKDOWNS.map((dim) => breakdown(store, counters, scope, dim)));
   return { total, ...edges, per_day, questions, breakdowns: { device: device!, browser: browser!, country: country! } };
 }
 
@@ -183,26 +187,32 @@ const LATEST = 10;
 
 /** The account's figures for the dashboard's overview; the responses counted are widgets' and forms' responses and polls' votes. */
 export async function overview(store: ReadModelStore, accountId: string, now: Date): Promise<Overview> {
-  const [widgets, forms, polls, responses, per_day, records] = await Promise.all([
+  const latestOf = (records: (typeof RECORDS)[keyof typeof RECORDS]) =>
+    store.find(records.collection, { account_id: accountId }, { sort: [[records.at, -1], ['id', -1]], limit: LATEST });
+  const [widgets, forms, polls, responses, votes, responseDays, voteDays, latestResponses, latestVotes] = await Promise.all([
     store.count(WIDGET.summaries, { account_id: accountId }),
     store.count(FORM.summaries, { account_id: accountId }),
     store.count(POLL.summaries, { account_id: accountId }),
-    counter(store, accountId, 'total'),
-    perDay(store, accountId, now),
-    store.find(RESPONSE_SUMMARIES, { account_id: accountId }, { sort: [['at', -1], ['id', -1]], limit: LATEST }) as unknown as Promise<ContributionRecord[]>,
+    counter(store, RESPONSE_SUMMARIES, accountId, 'total'),
+    counter(store, VOTE_SUMMARIES, accountId, 'total'),
+    perDay(store, RESPONSE_SUMMARIES, accountId, now),
+    perDay(store, VOTE_SUMMARIES, accountId, now),
+    latestOf(RECORDS.response),
+    latestOf(RECORDS.vote),
   ]);
+  const newest = [
+    ...latestResponses.map((doc) => ({ id: doc.id, kind: (doc.widget_id === undefined ? 'form' : 'widget') as ParentKind, parent_id: String(doc.parent_id), at: String(doc.submitted_at) })),
+    ...latestVotes.map((doc) => ({ id: doc.id, kind: 'poll' as ParentKind, parent_id: String(doc.poll_id), at: String(doc.cast_at) })),
+  ]
+    .sort((a, b) => (a.at === b.at ? (a.id < b.id ? 1 : -1) : a.at < b.at ? 1 : -1))
+    .slice(0, LATEST);
   const latest = await Promise.all(
-    records.map(async (record) => {
-      const parent = await store.get(EMBEDDABLES[record.parent_kind].summaries, record.parent_id);
-      const title = parent?.[TITLE_FIELD[record.parent_kind]];
-      return {
-        id: record.response_id,
-        kind: record.parent_kind,
-        parent_id: record.parent_id,
-        parent_title: typeof title === 'string' ? title : null,
-        submitted_at: record.at,
-      };
+    newest.map(async (record) => {
+      const parent = await store.get(EMBEDDABLES[record.kind].summaries, record.parent_id);
+      const title = parent?.[TITLE_FIELD[record.kind]];
+      return { id: record.id, kind: record.kind, parent_id: record.parent_id, parent_title: typeof title === 'string' ? title : null, submitted_at: record.at };
     }),
   );
-  return { totals: { widgets, forms, polls, responses }, per_day, latest };
+  const per_day = responseDays.map((day, i) => ({ day: day.day, count: day.count + voteDays[i]!.count }));
+  return { totals: { widgets, forms, polls, responses: responses + votes }, per_day, latest };
 }

@@ -123,8 +123,11 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
       { op: 'tally', collection: items, doc: counter, field: 'n', by: 2 },
     ]);
     t.strictSame(await store.get(items, 'k1'), { ...counter, n: 3 }, 'created from doc, then added to');
+    t.equal(await store.count(items, { owner: 'o1', n: 3 }), 1, 'found by its fields and its count');
     await store.write([{ op: 'tally', collection: items, doc: { id: 'k1', owner: 'changed' }, field: 'n', by: -1 }]);
     t.strictSame(await store.get(items, 'k1'), { ...counter, n: 2 }, 'an existing counter keeps its fields');
+    t.equal(await store.count(items, { owner: 'o1', n: 2 }), 1, 'found by its count as it is now');
+    t.equal(await store.count(items, { n: 3 }), 0);
     await store.write([{ op: 'tally', collection: items, doc: counter, field: 'n', by: -2 }]);
     t.equal(await store.get(items, 'k1'), null, 'a counter at zero is gone');
     t.equal(await store.count(items, { owner: 'o1' }), 0);
@@ -149,25 +152,31 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
     t.equal((await store.get(items, 'down'))!.n, 1, 'up, down to zero (gone), up again');
   });
 
-  t.test('retract takes back the tallies a record lists and deletes the record; a missing record changes nothing', async (t) => {
+  t.test('retract takes back the tallies a record of another collection lists; the record stays, a missing one changes nothing', async (t) => {
+    // Records in a ranked collection, as responses are.
     const tallied = (record: string, counters: string[]): ReadModelOp[] => [
       ...counters.map((id): ReadModelOp => ({ op: 'tally', collection: items, doc: { id, owner: 'o1' }, field: 'n', by: 1 })),
-      { op: 'put', collection: items, doc: { id: record, owner: 'r', tallies: counters } },
+      { op: 'put', collection: ranked, doc: { id: record, parent: 'p', title: record, tallies: counters } },
     ];
+    const retract = (id: string): ReadModelOp => ({ op: 'retract', collection: items, field: 'n', record: { collection: ranked, id } });
     // Put and retracted in one write, as a catch-up batch holds a submission and its erasure.
-    await store.write([...tallied('r1', ['a', 'b']), ...tallied('r2', ['b', 'c']), { op: 'retract', collection: items, id: 'r1', field: 'n' }]);
-    t.equal(await store.get(items, 'r1'), null, 'the record is gone');
+    await store.write([...tallied('r1', ['a', 'b']), ...tallied('r2', ['b', 'c']), retract('r1'), { op: 'delete', collection: ranked, where: { id: 'r1' } }]);
     t.equal(await store.get(items, 'a'), null, 'a counter only it counted is gone');
     t.equal((await store.get(items, 'b'))!.n, 1);
     t.equal((await store.get(items, 'c'))!.n, 1);
-    await store.write([
-      { op: 'retract', collection: items, id: 'r1', field: 'n' },
-      { op: 'retract', collection: items, id: 'never', field: 'n' },
-    ]);
-    t.equal((await store.get(items, 'b'))!.n, 1, 'retracting twice takes nothing more');
-    await store.write([{ op: 'retract', collection: items, id: 'r2', field: 'n' }]);
-    t.equal(await store.count(items, {}), 0, 'nothing left of either');
-    await t.rejects(store.write([{ op: 'tally', collection: ranked, doc: { id: 'x', parent: 'p' }, field: 'n', by: 1 }]), 'not on a ranked collection');
+    t.equal(await store.get(ranked, 'r1'), null, 'deleted by its own op');
+    await store.write([retract('r1'), retract('never')]);
+    t.equal((await store.get(items, 'b'))!.n, 1, 'a record gone takes nothing more');
+    await store.write([retract('r2')]);
+    t.ok(await store.get(ranked, 'r2'), 'the record is left as it is');
+    t.equal(await store.count(items, {}), 0, 'nothing left of its counts');
+    await store.write([{ op: 'put', collection: ranked, doc: { id: 'r3', parent: 'p', title: 'r3', tallies: ['d'] } }, { op: 'tally', collection: items, doc: { id: 'd', owner: 'o1' }, field: 'n', by: 1 }]);
+    await t.rejects(store.write([{ op: 'patch', collection: ranked, where: { id: 'r3' }, set: { title: 'x' } }, retract('r3')]), /patched or deleted by a filter/, 'not after a patch of the records');
+    await t.rejects(store.write([{ op: 'delete', collection: ranked, where: { parent: 'q' } }, retract('r3')]), /patched or deleted by a filter/, 'not after a delete by filter');
+    t.equal((await store.get(items, 'd'))!.n, 1, 'a refused write changed nothing');
+    t.equal((await store.get(ranked, 'r3'))!.title, 'r3');
+    await t.rejects(store.write([{ op: 'tally', collection: ranked, doc: { id: 'x', parent: 'p' }, field: 'n', by: 1 }]), 'tally: not on a ranked collection');
+    await t.rejects(store.write([{ op: 'retract', collection: ranked, field: 'n', record: { collection: items, id: 'd' } }]), 'retract: not into a ranked collection');
   });
 
   t.test('delete by filter', async (t) => {

@@ -174,7 +174,8 @@ type Planned =
   /** `id` when the filter is the id alone, which a ranked collection answers from what it looked up at once. */
   | { op: 'delete'; filter: Document; id: string | undefined }
   | { op: 'tally'; id: string; insert: Document; field: string; by: number }
-  | { op: 'retract'; id: string; field: string };
+  /** `known`: the record's tallies as a put earlier in the write left them (none when it deleted the record); undefined, read at the write's start. */
+  | { op: 'retract'; field: string; record: { collection: string; id: string }; known: string[] | undefined };
 
 /** A write's operations on one collection, in their order. */
 interface CollectionWrite {
@@ -385,9 +386,10 @@ class MongoReadModels implements ReadModelStore {
           await s.abortTransaction();
           return false;
         }
-        // Each collection's operations depend only on each other: collection by collection, each in its order.
+        const records = await this.recordsRetracted(writes, s);
+        // Each collection's operations depend only on each other (a retract's record is read above): collection by collection, each in its order.
         for (const write of writes) {
-          if (write.within === undefined) await writePlain(write, s);
+          if (write.within === undefined) await writePlain(write, s, records);
           else await writeRanked(write, write.within, s);
         }
         return true;
@@ -395,6 +397,28 @@ class MongoReadModels implements ReadModelStore {
     } finally {
       await session.endSession();
     }
+  }
+
+  /** The tallies of every record a retract of the write reads from the store, as the write finds them, by recordKey. */
+  private async recordsRetracted(writes: CollectionWrite[], session: ClientSession): Promise<Map<string, string[]>> {
+    const wanted = new Map<string, Set<string>>();
+    for (const write of writes) {
+      for (const op of write.ops) {
+        if (op.op !== 'retract' || op.known !== undefined) continue;
+        const ids = wanted.get(op.record.collection) ?? new Set<string>();
+        ids.add(op.record.id);
+        wanted.set(op.record.collection, ids);
+      }
+    }
+    const found = new Map<string, string[]>();
+    for (const [collection, ids] of wanted) {
+      const all = [...ids];
+      for (let i = 0; i < all.length; i += IDS_PER_QUERY) {
+        const docs = await this.coll(collection).find({ _id: { $in: all.slice(i, i + IDS_PER_QUERY) } }, { session, projection: { tallies: 1 } }).toArray();
+        for (const doc of docs) found.set(recordKey(collection, doc._id), talliesOf(doc));
+      }
+    }
+    return found;
   }
 
   /** True when every checkpoint was at its `expected` and now is at its `next` (inside the transaction). */
@@ -442,9 +466,33 @@ class MongoReadModels implements ReadModelStore {
       inOrder.push(op);
     }
     for (const held of counts.release(undefined)) inOrder.push({ op: 'tally', ...held });
+    // What a retract reads of its record is known here when an earlier op of the write put or deleted it, and read at the start of the write otherwise (see the port).
+    const records = new Map<string, Doc | null>();
+    const filtered = new Set<string>();
     for (const op of inOrder) {
       const planned = this.planOne(op);
-      if (planned === undefined) continue;
+      if (planned === undefined) {
+        if (op.op === 'patch') filtered.add(op.collection);
+        continue;
+      }
+      switch (planned.op) {
+        case 'put':
+          records.set(recordKey(op.collection, planned.id), planned.doc);
+          break;
+        case 'delete':
+          if (planned.id !== undefined) records.set(recordKey(op.collection, planned.id), null);
+          else filtered.add(op.collection);
+          break;
+        case 'patch':
+          filtered.add(op.collection);
+          break;
+        case 'retract': {
+          if (filtered.has(planned.record.collection)) throw new Error(`retract on ${op.collection}: ${planned.record.collection} was patched or deleted by a filter earlier in this write`);
+          const key = recordKey(planned.record.collection, planned.record.id);
+          if (records.has(key)) planned.known = talliesOf(records.get(key)!);
+          break;
+        }
+      }
       let write = writes.get(op.collection);
       if (write === undefined) {
         write = { name: op.collection, coll: this.coll(op.collection), within: this.ranked.get(op.collection), ops: [] };
@@ -502,11 +550,16 @@ class MongoReadModels implements ReadModelStore {
         const { [op.field]: _counted, ...insert } = doc;
         return { op: 'tally', id: doc.id, insert, field: op.field, by: op.by };
       }
-      case 'retract':
+      case 'retract': {
         if (within !== undefined) throw new Error(`retract on ${op.collection}: not on a ranked collection`);
         settableField(op.field);
-        if (typeof op.id !== 'string') throw new Error(`retract on ${op.collection}: id must be a string`);
-        return { op: 'retract', id: op.id, field: op.field };
+        const record = op.record as { collection?: unknown; id?: unknown } | null;
+        if (record === null || typeof record !== 'object' || typeof record.id !== 'string' || typeof record.collection !== 'string') {
+          throw new Error(`retract on ${op.collection}: record must name a collection and an id`);
+        }
+        assertName('collection', record.collection);
+        return { op: 'retract', field: op.field, record: { collection: record.collection, id: record.id }, known: undefined };
+      }
       case 'delete': {
         const filter = toFilter(op.where);
         const byId = Object.keys(filter).length === 1 && typeof filter._id === 'string';
@@ -731,8 +784,16 @@ class MongoReadModels implements ReadModelStore {
   }
 }
 
+const recordKey = (collection: string, id: string): string => `${collection}\u0000${id}`;
+
+/** The counter ids a record lists (see the port's retract). */
+function talliesOf(record: Document | null): string[] {
+  const tallies: unknown = record?.tallies;
+  return Array.isArray(tallies) ? tallies.filter((id): id is string => typeof id === 'string') : [];
+}
+
 /** A write's operations on a collection that ranks nothing: one ordered bulkWrite. */
-async function writePlain(write: CollectionWrite, session: ClientSession): Promise<void> {
+async function writePlain(write: CollectionWrite, session: ClientSession, records: Map<string, string[]>): Promise<void> {
   const models: Array<AnyBulkWriteOperation<StoredDoc>> = [];
   const send = async () => {
     if (models.length > 0) await write.coll.bulkWrite(models.splice(0), { ordered: true, session });
@@ -761,16 +822,9 @@ async function writePlain(write: CollectionWrite, session: ClientSession): Promi
       case 'tally':
         tally(op.id, op.field, op.by, op.insert);
         break;
-      case 'retract': {
-        // The record may have been put earlier in this very write: send what came before, then read it.
-        await send();
-        const record = await write.coll.findOne({ _id: op.id }, { session, projection: { tallies: 1 } });
-        if (record === null) break;
-        const tallies = record.tallies;
-        if (Array.isArray(tallies)) for (const id of tallies) if (typeof id === 'string') tally(id, op.field, -1, undefined);
-        models.push({ deleteOne: { filter: { _id: op.id } } });
+      case 'retract':
+        for (const id of op.known ?? records.get(recordKey(op.record.collection, op.record.id)) ?? []) tally(id, op.field, -1, undefined);
         break;
-      }
     }
   }
   await send();

@@ -53,14 +53,19 @@ export type ReadModelOp =
    */
   | { op: 'tally'; collection: string; doc: Doc; field: string; by: number }
   /**
-   * Takes back what a record counted: the document `id` lists in its field
-   * `tallies` the ids of documents of the same collection whose `field` was
-   * tallied by 1 for it; each of those is tallied by -1 (a missing one stays
-   * missing), then the record is deleted. A missing record changes nothing.
-   * This is how a pure projection undoes a contribution an event names only
-   * by id (an erasure). Not on a ranked collection.
+   * Takes back what a record counted: the document `record.id` of
+   * `record.collection` lists in its field `tallies` the ids of counters of
+   * `collection` whose `field` was tallied by 1 for it; each of those is
+   * tallied by -1 (a missing one stays missing, one come to 0 is deleted).
+   * The record itself is left as it is (its projection deletes it with an op
+   * of its own), and a missing record changes nothing. This is how a pure
+   * projection undoes a contribution an event names only by id (an erasure).
+   * The record is read as the ops before it in the same write left it; a
+   * patch, or a delete by anything but `{ id }`, of the record's collection
+   * earlier in the same write is refused (MongoDB would have to send every
+   * op before it first). `collection` is not a ranked one; the record's may be.
    */
-  | { op: 'retract'; collection: string; id: string; field: string };
+  | { op: 'retract'; collection: string; field: string; record: { collection: string; id: string } };
 
 /** Moves one projection's checkpoint from `expected` to `next` (compare-and-set). */
 export interface CheckpointMove {

@@ -23,10 +23,12 @@ import {
   type ShadowReadModels,
 } from './port.js';
 
-/** What one write learns about ranked groups: the next rank to give, and the ranks its deletes freed. */
+/** What one write learns as it goes: each ranked group's next rank and the ranks its deletes freed, and which collections it changed by filter. */
 class RankChanges {
   readonly top = new Map<string, number>();
   readonly freed = new Map<string, { table: string; group: string; ranks: number[] }>();
+  /** Collections patched, or deleted from by anything but an id, so far in the write: a retract may not read a record from them (see the port). */
+  readonly filtered = new Set<string>();
 
   static key(table: string, group: string): string {
     return `${table}\u0000${group}`;
@@ -231,6 +233,7 @@ export class SqliteReadModels implements ReadModelStore {
         return;
       }
       case 'patch': {
+        changes.filtered.add(op.collection);
         const fields = Object.keys(op.set);
         if (fields.length === 0) return;
         if (within !== undefined && fields.includes(within)) throw new Error(`patch on ${op.collection}: ${within} ranks the documents and cannot change`);
@@ -254,17 +257,22 @@ export class SqliteReadModels implements ReadModelStore {
       }
       case 'tally':
         if (within !== undefined) throw new Error(`tally on ${op.collection}: not on a ranked collection`);
-        return this.tally(table, op.doc, op.field, op.by, true);
+        return this.tally(table, own?.extra ?? [], op.doc, op.field, op.by, true);
       case 'retract': {
         if (within !== undefined) throw new Error(`retract on ${op.collection}: not on a ranked collection`);
-        const row = this.statement(`SELECT json_extract(doc, '$.tallies') AS tallies FROM ${table} WHERE id = ?`).get(op.id) as { tallies: string | null } | undefined;
+        const record = op.record;
+        if (record === null || typeof record !== 'object' || typeof record.id !== 'string') throw new Error(`retract on ${op.collection}: record must name a collection and an id`);
+        if (changes.filtered.has(record.collection)) throw new Error(`retract on ${op.collection}: ${record.collection} was patched or deleted by a filter earlier in this write`);
+        const row = this.statement(`SELECT json_extract(doc, '$.tallies') AS tallies FROM ${this.table(record.collection)} WHERE id = ?`).get(record.id) as
+          | { tallies: string | null }
+          | undefined;
         if (row === undefined) return;
         const tallies: unknown = row.tallies === null ? null : JSON.parse(row.tallies);
-        if (Array.isArray(tallies)) for (const id of tallies) if (typeof id === 'string') this.tally(table, { id }, op.field, -1, false);
-        this.statement(`DELETE FROM ${table} WHERE id = ?`).run(op.id);
+        if (Array.isArray(tallies)) for (const id of tallies) if (typeof id === 'string') this.tally(table, own?.extra ?? [], { id }, op.field, -1, false);
         return;
       }
       case 'delete': {
+        if (Object.keys(op.where).some((field) => field !== 'id')) changes.filtered.add(op.collection);
         const where = whereClause(columnOf, op.where);
         if (within !== undefined) {
           const rows = this.statement(`SELECT grp, rank FROM ${table} ${where.sql}`).all(...where.params) as Array<{ grp: string; rank: number }>;
@@ -281,17 +289,27 @@ export class SqliteReadModels implements ReadModelStore {
     }
   }
 
-  /** Adds `by` to a counter (creating it as `doc` when `create`), and deletes it when it comes to 0 or below. */
-  private tally(table: string, doc: Doc, field: string, by: number, create: boolean): void {
+  /**
+   * Adds `by` to a counter (creating it as `doc` when `create`), and deletes
+   * it when it comes to 0 or below. A collection with `indexedColumns` gets
+   * its columns filled as a put fills them, the counted field's kept in step.
+   */
+  private tally(table: string, extra: FieldColumns['extra'], doc: Doc, field: string, by: number, create: boolean): void {
     if (!Number.isFinite(by)) throw new Error(`tally on ${table}: by must be a finite number`);
     const path = jsonPath(field);
+    const counted = extra.find((c) => c.field === field)?.column;
+    // Every SET expression reads the row as it was: the column and the document add `by` to the same value.
+    const add = `doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?)${counted ? `, ${counted} = coalesce(json_extract(doc, ${path}), 0) + ?` : ''}`;
+    const added = counted ? [by, by] : [by];
     if (create) {
+      const others = extra.filter((c) => c.field !== field);
+      const columns = [...(counted ? [counted] : []), ...others.map((c) => c.column)];
       this.statement(
-        `INSERT INTO ${table} (id, doc) VALUES (?, json_set(?, ${path}, ?))
-         ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?)`,
-      ).run(doc.id, JSON.stringify(doc), by, by);
+        `INSERT INTO ${table} (id, doc${columns.map((c) => `, ${c}`).join('')}) VALUES (?, json_set(?, ${path}, ?)${', ?'.repeat(columns.length)})
+         ON CONFLICT (id) DO UPDATE SET ${add}`,
+      ).run(doc.id, JSON.stringify(doc), by, ...(counted ? [by] : []), ...others.map((c) => columnValue(doc[c.field])), ...added);
     } else {
-      this.statement(`UPDATE ${table} SET doc = json_set(doc, ${path}, coalesce(json_extract(doc, ${path}), 0) + ?) WHERE id = ?`).run(by, doc.id);
+      this.statement(`UPDATE ${table} SET ${add} WHERE id = ?`).run(...added, doc.id);
     }
     // Only a negative tally can bring a counter to zero: the common case, a count up, skips the check.
     if (by < 0) this.statement(`DELETE FROM ${table} WHERE id = ? AND json_extract(doc, ${path}) <= 0`).run(doc.id);
