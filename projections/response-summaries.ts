@@ -45,8 +45,9 @@ export interface Counter {
   count: number;
 }
 
-/** Ids already worked out: a replay counts the same few counters a million times. Cleared whole when full. */
-const ids = new Map<string, string>();
+/** Ids already worked out, by scope, dimension, key and value: a replay counts the same few counters a million times. */
+const ids = new Map<string, Map<Dimension, Map<string, Map<CounterValue, string>>>>();
+let idsKept = 0;
 const IDS_KEPT = 65_536;
 
 /**
@@ -57,18 +58,33 @@ const IDS_KEPT = 65_536;
  * says what it counts.
  */
 export function counterId(scope: string, dim: Dimension, key = '', value: CounterValue = null): string {
-  const tuple = JSON.stringify([scope, dim, key, value]);
-  let id = ids.get(tuple);
+  let byDim = ids.get(scope);
+  if (byDim === undefined) {
+    if (idsKept >= IDS_KEPT) {
+      ids.clear();
+      idsKept = 0;
+    }
+    ids.set(scope, (byDim = new Map()));
+  }
+  let byKey = byDim.get(dim);
+  if (byKey === undefined) byDim.set(dim, (byKey = new Map()));
+  // A Map tells 9 from "9" and true from "true" by itself (SameValueZero): the value is its own key.
+  let byValue = byKey.get(key);
+  if (byValue === undefined) byKey.set(key, (byValue = new Map()));
+  let id = byValue.get(value);
   if (id === undefined) {
-    id = createHash('sha256').update(tuple).digest('base64url').slice(0, 16);
-    if (ids.size >= IDS_KEPT) ids.clear();
-    ids.set(tuple, id);
+    id = createHash('sha256').update(JSON.stringify([scope, dim, key, value])).digest('base64url').slice(0, 16);
+    byValue.set(value, id);
+    idsKept++;
   }
   return id;
 }
 
+/** A time as the service writes it, in UTC: its day is its first ten characters. */
+const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
+
 /** The UTC day of an ISO time, as YYYY-MM-DD. */
-export const utcDay = (iso: string): string => new Date(iso).toISOString().slice(0, 10);
+export const utcDay = (iso: string): string => (UTC_TIME.test(iso) ? iso.slice(0, 10) : new Date(iso).toISOString().slice(0, 10));
 
 /**
  * Answers counted per value. The projection does not know a question's type
@@ -100,21 +116,19 @@ export interface Counted {
 
 function contribute(collection: string, c: Contribution): Counted {
   const day = utcDay(c.at);
-  const counters: Array<Omit<Counter, 'id' | 'count'> & { stored?: CounterValue }> = [
-    { scope: c.parentId, dim: 'total', key: '', value: null },
-    { scope: c.parentId, dim: 'day', key: day, value: null },
-    // The account's figures for the overview.
-    { scope: c.accountId, dim: 'total', key: '', value: null },
-    { scope: c.accountId, dim: 'day', key: day, value: null },
-    ...c.counters.map((counter) => ({ scope: c.parentId, ...counter })),
-  ];
-  const ops: ReadModelOp[] = [];
   const tallies: string[] = [];
-  for (const { stored, ...counter } of counters) {
-    const id = counterId(counter.scope, counter.dim, counter.key, counter.value);
+  const ops: ReadModelOp[] = [];
+  const count = (scope: string, dim: Dimension, key: string, value: CounterValue, stored: CounterValue) => {
+    const id = counterId(scope, dim, key, value);
     tallies.push(id);
-    ops.push({ op: 'tally', collection, doc: { id, ...counter, value: stored === undefined ? counter.value : stored }, field: COUNT, by: 1 });
-  }
+    ops.push({ op: 'tally', collection, doc: { id, scope, dim, key, value: stored }, field: COUNT, by: 1 });
+  };
+  count(c.parentId, 'total', '', null, null);
+  count(c.parentId, 'day', day, null, null);
+  // The account's figures for the overview.
+  count(c.accountId, 'total', '', null, null);
+  count(c.accountId, 'day', day, null, null);
+  for (const counter of c.counters) count(c.parentId, counter.dim, counter.key, counter.value, counter.stored === undefined ? counter.value : counter.stored);
   return { tallies, ops };
 }
 

@@ -6,6 +6,7 @@ import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type Read
 import { haltMessage, type EventStoreChangedHalt, type Halt } from './halt.js';
 import { nextTurn, Progress } from './progress.js';
 import { checkpointKey, type Projection } from './projection.js';
+import type { Prepared, PreparedFeed, PreparedHalt } from './replay.js';
 import { checkStore, rebindStore } from './store-identity.js';
 
 export type { Halt } from './halt.js';
@@ -22,12 +23,22 @@ export interface RunnerOptions {
   onApplied?: (batch: StoredEvent[]) => void;
   /** Wait before resubscribing after the feed failed. */
   retryMs?: number;
+  /**
+   * How a rebuild reads a long history: prepared on another thread while
+   * this one writes (see replay.ts). Used when at least `preparedFrom`
+   * events are to be replayed; shorter ones, and what is appended during a
+   * rebuild, are read here.
+   */
+  prepared?: PreparedFeed;
+  preparedFrom?: number;
 }
 
 /** Another process moved a checkpoint back (a new projection's reset, a rebuild's swap forced behind): the feed must be read again from there. */
 class FeedRewound extends Error {}
 
 const WRITE_ATTEMPTS = 10;
+/** Events to replay from which a rebuild prepares them on another thread: below, starting it costs more than it saves. */
+const PREPARED_FROM = 20_000;
 /** Swaps refused because live runners were ahead, before a rebuild swaps anyway and lets them replay. */
 const SWAP_ATTEMPTS = 20;
 
@@ -50,6 +61,8 @@ export class ProjectionRunner {
   private readonly catchUpBatchSize: number;
   private readonly retryMs: number;
   private readonly onApplied: ((batch: StoredEvent[]) => void) | undefined;
+  private readonly prepared: PreparedFeed | undefined;
+  private readonly preparedFrom: number;
   /** True once the runner has applied everything stored when it started. */
   caughtUp = false;
   /**
@@ -77,6 +90,8 @@ export class ProjectionRunner {
     this.catchUpBatchSize = Math.min(options.catchUpBatchSize ?? options.batchSize ?? 1000, limit);
     this.retryMs = options.retryMs ?? 1000;
     this.onApplied = options.onApplied;
+    this.prepared = options.prepared;
+    this.preparedFrom = options.preparedFrom ?? PREPARED_FROM;
   }
 
   async init(): Promise<void> {
@@ -238,8 +253,9 @@ export class ProjectionRunner {
       // The shadows start empty, from no checkpoint, and are bound to this store after the swap: nothing to start up.
       builder.initialised = true;
       // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
+      if (this.prepared && (await this.events.headPosition()) >= BigInt(this.preparedFrom)) replayed += await builder.catchUpPrepared(this.prepared(builder.position));
       for (let attempt = 1; ; attempt++) {
-        replayed += await builder.catchUp();
+        if (!builder.halted) replayed += await builder.catchUp();
         if (builder.halted) {
           // Half a history swapped in would hide what the live read models show: keep them.
           this.halted = builder.halted;
@@ -258,6 +274,29 @@ export class ProjectionRunner {
     // Only now: bound before the swap, a crash in between would pass read models of another store as this one's.
     await rebindStore(this.events, this.readModels);
     return replayed;
+  }
+
+  /**
+   * Writes a prepared feed, batch by batch, each moving every projection's
+   * checkpoint from where the batch was read after to its last event. Only
+   * for a rebuild's shadows, which start together at zero and which no one
+   * else writes: a checkpoint elsewhere than the batch expects is an error.
+   */
+  private async catchUpPrepared(feed: AsyncIterable<Prepared>): Promise<number> {
+    let applied = 0;
+    for await (const prepared of feed) {
+      if (prepared.kind === 'halt') {
+        this.haltAt(prepared);
+        break;
+      }
+      const moves = this.projections.map((projection): CheckpointMove => ({ name: checkpointKey(projection), expected: this.checkpoints.get(checkpointKey(projection)) ?? 0n, next: prepared.last }));
+      if (moves.some((move) => move.expected !== prepared.after)) throw new Error('a prepared batch does not follow the checkpoints it is written over');
+      if (!(await this.readModels.write(prepared.ops, moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
+      for (const move of moves) this.checkpoints.set(move.name, move.next);
+      applied += prepared.events;
+      this.progress.changed();
+    }
+    return applied;
   }
 
   private async loadCheckpoints(): Promise<void> {
@@ -319,10 +358,14 @@ export class ProjectionRunner {
   }
 
   private halt(error: UnreadableEvent): void {
+    this.haltAt(error);
+  }
+
+  private haltAt(event: Pick<PreparedHalt, 'position' | 'streamId' | 'type' | 'reason'>): void {
     if (this.halted) return;
-    this.halted = { cause: 'unreadable_event', position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
+    this.halted = { cause: 'unreadable_event', position: event.position, streamId: event.streamId, type: event.type, reason: event.reason };
     this.logger.error(
-      { position: String(error.position), stream: error.streamId, type: error.type, reason: error.reason },
+      { position: String(event.position), stream: event.streamId, type: event.type, reason: event.reason },
       'projections halted before an event this version of the service cannot read',
     );
   }

@@ -4,6 +4,7 @@ import pretty from 'pino-pretty';
 import { projections } from '../projections/index.js';
 import { erasureState } from '../projections/erasure.js';
 import { checkpointKey } from '../projections/projection.js';
+import { preparedInWorker } from '../projections/replay.js';
 import { ProjectionRunner, type Halt } from '../projections/runner.js';
 import { CheckpointWatch } from '../projections/watch.js';
 import { KeyUsage } from './accounts/key-usage.js';
@@ -115,6 +116,8 @@ export interface ServiceOptions {
 }
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;
+/** Events a rebuild prepares per batch on its second thread: the size of the runner's own catch-up batches. */
+const REPLAY_BATCH = 1000;
 
 /** Lines for a person at a terminal, JSON for everything that collects them. */
 export function logFormat(stdout: { isTTY?: boolean }): 'pretty' | 'json' {
@@ -180,6 +183,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   }
   const metrics = new Metrics();
   const runner = new ProjectionRunner(events, readModels, catalog, projections, logger, {
+    // A rebuild of the embedded store reads and projects on a second thread while this one writes.
+    ...(config.EVENTSTORE_URL ? {} : { prepared: preparedInWorker(config.DATA_DIR, REPLAY_BATCH) }),
     // Append to readable: what a client waits for after a write.
     onApplied: (batch) => {
       const now = Date.now();

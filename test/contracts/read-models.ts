@@ -116,6 +116,16 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
     t.equal(await store.get(items, 'ghost'), null);
   });
 
+  t.test('a put may carry its document as JSON text, with only its id and indexed fields as an object', async (t) => {
+    const whole = { id: 'j1', owner: 'o1', created_at: '2026-01-01T00:00:00.000Z', key: 'k', nested: { a: [1, 2] }, text: 'only in the text' };
+    await store.write([{ op: 'put', collection: items, doc: { id: 'j1', owner: 'o1', created_at: whole.created_at, key: 'k' }, json: JSON.stringify(whole) }]);
+    t.strictSame(await store.get(items, 'j1'), whole, 'the document is the text');
+    t.strictSame(await store.find(items, { owner: 'o1' }, { sort: [['created_at', 1]] }), [whole], 'found by its indexed fields');
+    const rankedDoc = { id: 'j2', parent: 'p', title: 't', body: 'only in the text' };
+    await store.write([{ op: 'put', collection: ranked, doc: { id: 'j2', parent: 'p', title: 't' }, json: JSON.stringify(rankedDoc) }]);
+    t.strictSame(await store.newestFirst(ranked, 'p', { offset: 0, limit: 10 }), { docs: [rankedDoc], total: 1 }, 'ranked in its group');
+  });
+
   t.test('tally creates a counter, adds to it, and deletes it when it comes to zero', async (t) => {
     const counter = { id: 'k1', owner: 'o1', key: 'a' };
     await store.write([

@@ -27,7 +27,7 @@
  * - Every majority write gives up after MAJORITY_WAIT_MS instead of waiting
  *   for a majority that is away.
  */
-import { PendingCounts } from './pending-counts.js';
+import { summed } from './pending-counts.js';
 import { randomBytes } from 'node:crypto';
 import {
   Long,
@@ -456,16 +456,9 @@ class MongoReadModels implements ReadModelStore {
   private plan(ops: ReadModelOp[]): CollectionWrite[] {
     if (!Array.isArray(ops)) throw new Error('ops must be a list');
     const writes = new Map<string, CollectionWrite>();
+    for (const op of ops) if (op === null || typeof op !== 'object') throw new Error('invalid read-model op');
     // Counts up are summed per counter and sent once (see PendingCounts), before any op that could see them.
-    const counts = new PendingCounts();
-    const inOrder: ReadModelOp[] = [];
-    for (const op of ops) {
-      if (op === null || typeof op !== 'object') throw new Error('invalid read-model op');
-      if (counts.take(op)) continue;
-      for (const held of counts.release(op)) inOrder.push({ op: 'tally', ...held });
-      inOrder.push(op);
-    }
-    for (const held of counts.release(undefined)) inOrder.push({ op: 'tally', ...held });
+    const inOrder = summed(ops);
     // What a retract reads of its record is known here when an earlier op of the write put or deleted it, and read at the start of the write otherwise (see the port).
     const records = new Map<string, Doc | null>();
     const filtered = new Set<string>();
@@ -509,14 +502,16 @@ class MongoReadModels implements ReadModelStore {
     const within = this.ranked.get(op.collection);
     switch (op.op) {
       case 'put': {
-        const doc = op.doc;
+        const doc: unknown = op.json === undefined ? op.doc : JSON.parse(op.json);
         if (!isPlainObject(doc)) throw new Error(`put on ${op.collection}: the document must be an object`);
+        if (op.json !== undefined && doc.id !== op.doc?.id) throw new Error(`put on ${op.collection}: the document's text and its id disagree`);
         if (typeof doc.id !== 'string') throw new Error(`put on ${op.collection}: the document id must be a string`);
         if (Object.hasOwn(doc, '_id') || Object.hasOwn(doc, '_rank')) throw new Error(`put on ${op.collection}: _id and _rank are reserved`);
-        if (within === undefined) return { op: 'put', id: doc.id, doc, group: undefined };
-        const group = doc[within];
+        const whole = doc as Doc;
+        if (within === undefined) return { op: 'put', id: whole.id, doc: whole, group: undefined };
+        const group = whole[within];
         if (typeof group !== 'string') throw new Error(`put on ${op.collection}: ${within} must be a string`);
-        return { op: 'put', id: doc.id, doc, group };
+        return { op: 'put', id: whole.id, doc: whole, group };
       }
       case 'patch': {
         const filter = toFilter(op.where);

@@ -17,35 +17,54 @@ export interface HeldCount {
  * down are never held: one may delete a counter, which a sum could hide.
  */
 export class PendingCounts {
-  private readonly held = new Map<string, HeldCount>();
-  /** `collection\0id` of every held counter, for the put check. */
-  private readonly ids = new Set<string>();
+  /** Held counts by collection, then counter id, then field: looked up without building a key a count. */
+  private readonly held = new Map<string, Map<string, Map<string, HeldCount>>>();
 
   /** Holds a count up, answering true; anything else is left to the caller. */
   take(op: ReadModelOp): boolean {
     if (op.op !== 'tally' || !(op.by > 0) || !Number.isFinite(op.by)) return false;
-    const id = `${op.collection}\u0000${op.doc.id}`;
-    const key = `${id}\u0000${op.field}`;
-    const held = this.held.get(key);
+    let collection = this.held.get(op.collection);
+    if (collection === undefined) this.held.set(op.collection, (collection = new Map()));
+    let fields = collection.get(op.doc.id);
+    if (fields === undefined) collection.set(op.doc.id, (fields = new Map()));
+    const held = fields.get(op.field);
     if (held) held.by += op.by;
-    else {
-      this.held.set(key, { collection: op.collection, doc: op.doc, field: op.field, by: op.by });
-      this.ids.add(id);
-    }
+    else fields.set(op.field, { collection: op.collection, doc: op.doc, field: op.field, by: op.by });
     return true;
   }
 
   /** Takes out the held counts `op` could see, or all of them when `op` is undefined (the end of the write), for the caller to write. */
   release(op: ReadModelOp | undefined): HeldCount[] {
     if (this.held.size === 0) return [];
-    if (op?.op === 'put' && !this.ids.has(`${op.collection}\u0000${op.doc.id}`)) return [];
-    const out: HeldCount[] = [];
-    for (const [key, held] of this.held) {
-      if (op !== undefined && held.collection !== op.collection) continue;
-      this.held.delete(key);
-      this.ids.delete(`${held.collection}\u0000${held.doc.id}`);
-      out.push(held);
+    if (op === undefined) {
+      const out = [...this.held.values()].flatMap(flatten);
+      this.held.clear();
+      return out;
     }
-    return out;
+    const collection = this.held.get(op.collection);
+    if (collection === undefined) return [];
+    if (op.op === 'put' && !collection.has(op.doc.id)) return [];
+    this.held.delete(op.collection);
+    return flatten(collection);
   }
+}
+
+const flatten = (collection: Map<string, Map<string, HeldCount>>): HeldCount[] => [...collection.values()].flatMap((fields) => [...fields.values()]);
+
+/**
+ * The ops as a write applies them with its counts up summed (see
+ * PendingCounts): what a store would write, for a caller that prepares a
+ * write elsewhere (a rebuild's other thread) and hands over fewer ops.
+ */
+export function summed(ops: readonly ReadModelOp[]): ReadModelOp[] {
+  const counts = new PendingCounts();
+  const out: ReadModelOp[] = [];
+  const held = (count: HeldCount): ReadModelOp => ({ op: 'tally', ...count });
+  for (const op of ops) {
+    if (counts.take(op)) continue;
+    for (const count of counts.release(op)) out.push(held(count));
+    out.push(op);
+  }
+  for (const count of counts.release(undefined)) out.push(held(count));
+  return out;
 }

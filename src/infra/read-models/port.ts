@@ -37,8 +37,13 @@ export interface CollectionSpec {
 }
 
 export type ReadModelOp =
-  /** Insert or replace the whole document. */
-  | { op: 'put'; collection: string; doc: Doc }
+  /**
+   * Insert or replace the whole document. `json`, when given, is the whole
+   * document as JSON text, written already by the caller (a rebuild writes
+   * it on another thread); `doc` then needs only the `id` and the fields
+   * the collection indexes or ranks by.
+   */
+  | { op: 'put'; collection: string; doc: Doc; json?: string }
   /** Set top-level fields on every matching document (none matching is fine). */
   | { op: 'patch'; collection: string; where: Filter; set: Record<string, unknown> }
   /** Add `by` to a numeric top-level field of one existing document; a missing document is left missing. */

@@ -89,9 +89,22 @@ export class SqliteReadModels implements ReadModelStore {
     db.exec(`CREATE TABLE IF NOT EXISTS ${LEASES} (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL)`);
   }
 
+  private readonly tables = new Map<string, string>();
   protected table(collection: string): string {
-    assertName('collection', collection);
-    return `${this.layout.tables}${collection}`;
+    let table = this.tables.get(collection);
+    if (table === undefined) {
+      assertName('collection', collection);
+      this.tables.set(collection, (table = `${this.layout.tables}${collection}`));
+    }
+    return table;
+  }
+
+  /** SQL text built once per key: a statement looked up by a string made anew each time costs a rebuild a hash of it per row. */
+  private readonly texts = new Map<string, string>();
+  private text(key: string, build: () => string): string {
+    let sql = this.texts.get(key);
+    if (sql === undefined) this.texts.set(key, (sql = build()));
+    return sql;
   }
 
   private statement(sql: string): Statement {
@@ -104,6 +117,8 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   async ensureCollections(specs: CollectionSpec[]): Promise<void> {
+    // The columns a put fills may change here.
+    this.texts.clear();
     this.db.transaction(() => {
       for (const spec of specs) {
         const table = this.table(spec.name);
@@ -222,14 +237,17 @@ export class SqliteReadModels implements ReadModelStore {
     const table = this.table(op.collection);
     const within = this.ranked.get(op.collection);
     const own = this.columns.get(op.collection);
-    const columnOf = this.columnResolver(op.collection);
     switch (op.op) {
       case 'put': {
-        if (within !== undefined) return this.putRanked(table, within, op.doc, changes, own?.extra ?? []);
+        if (within !== undefined) return this.putRanked(table, within, op.doc, op.json ?? JSON.stringify(op.doc), changes, own?.extra ?? []);
         const extra = own?.extra ?? [];
         this.statement(
-          `INSERT INTO ${table} (id, doc${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${extra.map((c) => `, ${c.column} = excluded.${c.column}`).join('')}`,
-        ).run(op.doc.id, JSON.stringify(op.doc), ...extra.map((c) => columnValue(op.doc[c.field])));
+          this.text(
+            `put:${table}`,
+            () =>
+              `INSERT INTO ${table} (id, doc${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${extra.map((c) => `, ${c.column} = excluded.${c.column}`).join('')}`,
+          ),
+        ).run(op.doc.id, op.json ?? JSON.stringify(op.doc), ...extra.map((c) => columnValue(op.doc[c.field])));
         return;
       }
       case 'patch': {
@@ -237,7 +255,7 @@ export class SqliteReadModels implements ReadModelStore {
         const fields = Object.keys(op.set);
         if (fields.length === 0) return;
         if (within !== undefined && fields.includes(within)) throw new Error(`patch on ${op.collection}: ${within} ranks the documents and cannot change`);
-        const where = whereClause(columnOf, op.where);
+        const where = whereClause(this.columnResolver(op.collection), op.where);
         const assignments = fields.map((field) => `${jsonPath(field)}, json(?)`).join(', ');
         const columns = (own?.extra ?? []).filter((c) => fields.includes(c.field));
         this.statement(`UPDATE ${table} SET doc = json_set(doc, ${assignments})${columns.map((c) => `, ${c.column} = ?`).join('')} ${where.sql}`).run(
@@ -273,7 +291,7 @@ export class SqliteReadModels implements ReadModelStore {
       }
       case 'delete': {
         if (Object.keys(op.where).some((field) => field !== 'id')) changes.filtered.add(op.collection);
-        const where = whereClause(columnOf, op.where);
+        const where = whereClause(this.columnResolver(op.collection), op.where);
         if (within !== undefined) {
           const rows = this.statement(`SELECT grp, rank FROM ${table} ${where.sql}`).all(...where.params) as Array<{ grp: string; rank: number }>;
           for (const row of rows) {
@@ -316,17 +334,16 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   /** A new document takes the group's next rank; a replaced one keeps its own. */
-  private putRanked(table: string, within: string, doc: Doc, changes: RankChanges, extra: FieldColumns['extra']): void {
+  private putRanked(table: string, within: string, doc: Doc, json: string, changes: RankChanges, extra: FieldColumns['extra']): void {
     const group = doc[within];
     if (typeof group !== 'string') throw new Error(`put on ${table}: ${within} must be a string`);
-    const json = JSON.stringify(doc);
     const key = RankChanges.key(table, group);
     // Ranks freed in this write close up at its end, so new ones count on from the highest ever given.
     const top = changes.top.get(key) ?? this.topRank(table, group);
     // Most puts are new documents: try the insert first rather than looking the id up.
     const values = extra.map((c) => columnValue(doc[c.field]));
     const inserted = this.statement(
-      `INSERT INTO ${table} (id, doc, grp, rank${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?, ?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO NOTHING`,
+      this.text(`put-ranked:${table}`, () => `INSERT INTO ${table} (id, doc, grp, rank${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?, ?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO NOTHING`),
     ).run(doc.id, json, group, top + 1, ...values);
     if (inserted.changes === 1) {
       changes.top.set(key, top + 1);

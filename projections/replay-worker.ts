@@ -1,0 +1,46 @@
+/**
+ * A rebuild's other thread (see replay.ts): reads the embedded store's feed
+ * on a connection of its own, parses and projects each batch, and sends it,
+ * at most `ahead` batches before the rebuild has taken them.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { catalog } from '../src/domain-events.js';
+import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
+import { projections } from './index.js';
+import { prepare, type ReplayMessage, type ReplayWorkerData } from './replay.js';
+
+const { dataDir, batchSize, after, ahead } = workerData as ReplayWorkerData;
+const port = parentPort!;
+let credits = ahead;
+let wake: (() => void) | undefined;
+port.on('message', () => {
+  credits++;
+  wake?.();
+});
+const send = async (message: ReplayMessage) => {
+  while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+  credits--;
+  port.postMessage(message);
+};
+
+const events = openSqliteEventStore(dataDir);
+try {
+  let position = after;
+  let halted = false;
+  while (!halted) {
+    const batch = await events.readAll({ after: position, limit: batchSize });
+    if (batch.length === 0) break;
+    for (const prepared of prepare(projections, catalog, batch, position, { written: true })) {
+      await send(prepared);
+      if (prepared.kind === 'halt') halted = true;
+      else position = prepared.last;
+    }
+  }
+  if (!halted) port.postMessage({ kind: 'end' } satisfies ReplayMessage);
+} catch (error) {
+  port.postMessage({ kind: 'failed', message: error instanceof Error ? error.message : String(error) } satisfies ReplayMessage);
+} finally {
+  await events.close();
+  // The port's listener would keep the thread alive.
+  port.close();
+}

@@ -1,0 +1,179 @@
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { DomainEvent } from '../src/domain-events.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
+import type { StoredEvent } from '../src/infra/event-store/port.js';
+import { summed } from '../src/infra/read-models/pending-counts.js';
+import type { Doc, ReadModelOp } from '../src/infra/read-models/port.js';
+import type { Projection } from './projection.js';
+
+/**
+ * A replay of the feed made ready to write: for each batch of events, every
+ * projection's ops (projection by projection, each in feed order, as the
+ * runner builds a write), with counts up summed as a store would sum them.
+ * A rebuild reads, parses and projects the history on another thread this
+ * way while its own thread writes: on two cores, each side does about half.
+ */
+export interface PreparedBatch {
+  kind: 'batch';
+  /** The position the batch was read after, and its last event's. */
+  after: bigint;
+  last: bigint;
+  events: number;
+  ops: ReadModelOp[];
+}
+
+/** The first event the catalog cannot read: what came before it was sent, nothing after it is. */
+export interface PreparedHalt {
+  kind: 'halt';
+  position: bigint;
+  streamId: string;
+  type: string;
+  reason: string;
+}
+
+export type Prepared = PreparedBatch | PreparedHalt;
+
+/** The feed from after a position, prepared, to its end as it stands when read. */
+export type PreparedFeed = (after: bigint) => AsyncIterable<Prepared>;
+
+/**
+ * One batch of stored events prepared (the batch up to an unreadable event,
+ * then the halt). With `written`, every put carries its document as JSON
+ * text and, as an object, only what the store needs beside it (the port's
+ * put): a thread handed the batch then neither copies nor writes out the
+ * whole documents.
+ */
+export function prepare(
+  projections: readonly Projection[],
+  catalog: EventCatalog<DomainEvent>,
+  batch: readonly StoredEvent[],
+  after: bigint,
+  options: { written?: boolean } = {},
+): Prepared[] {
+  const parsed: Array<Recorded<DomainEvent>> = [];
+  let readable = 0;
+  let halt: PreparedHalt | undefined;
+  for (const event of batch) {
+    try {
+      const known = catalog.parse(event);
+      if (known) parsed.push(known);
+      readable++;
+    } catch (error) {
+      if (!(error instanceof UnreadableEvent)) throw error;
+      halt = { kind: 'halt', position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
+      break;
+    }
+  }
+  const out: Prepared[] = [];
+  if (readable > 0) {
+    const ops: ReadModelOp[] = [];
+    for (const projection of projections) for (const event of parsed) for (const op of projection.project(event)) ops.push(op);
+    const keys = options.written ? keyFields(projections) : undefined;
+    out.push({ kind: 'batch', after, last: batch[readable - 1]!.position, events: readable, ops: keys ? summed(ops).map((op) => written(op, keys)) : summed(ops) });
+  }
+  if (halt) out.push(halt);
+  return out;
+}
+
+const keyFieldsOf = new WeakMap<readonly Projection[], Map<string, string[]>>();
+
+/** Per collection, the fields a store reads of a document beside its text: what the collection indexes or ranks by. */
+function keyFields(projections: readonly Projection[]): Map<string, string[]> {
+  let keys = keyFieldsOf.get(projections);
+  if (keys === undefined) {
+    keys = new Map();
+    for (const spec of projections.flatMap((p) => p.collections)) {
+      keys.set(spec.name, [...new Set([...(spec.rankWithin === undefined ? [] : [spec.rankWithin]), ...spec.indexes.flat()])].filter((field) => field !== 'id'));
+    }
+    keyFieldsOf.set(projections, keys);
+  }
+  return keys;
+}
+
+function written(op: ReadModelOp, keys: Map<string, string[]>): ReadModelOp {
+  if (op.op !== 'put' || op.json !== undefined) return op;
+  const fields = keys.get(op.collection);
+  if (fields === undefined) return op;
+  const doc: Doc = { id: op.doc.id };
+  for (const field of fields) if (Object.hasOwn(op.doc, field)) doc[field] = op.doc[field];
+  return { op: 'put', collection: op.collection, doc, json: JSON.stringify(op.doc) };
+}
+
+/** What the worker (replay-worker.ts) is started with. */
+export interface ReplayWorkerData {
+  dataDir: string;
+  batchSize: number;
+  after: bigint;
+  /** Batches it may send before the first is taken: enough to keep both threads busy, few enough to bound memory. */
+  ahead: number;
+}
+
+/** Worker to thread: a prepared batch or halt, the end of the feed, or what failed. */
+export type ReplayMessage = Prepared | { kind: 'end' } | { kind: 'failed'; message: string };
+
+const AHEAD = 4;
+/** A batch's garbage dies young: a young generation large enough for a few batches keeps it from being copied into the old one. */
+const YOUNG = { maxYoungGenerationSizeMb: 96 };
+
+/**
+ * The embedded store's feed prepared on a worker thread with its own
+ * connection to the file. The worker runs the service's own projections and
+ * catalog (projections/index.ts): this serves `admin rebuild`, not a runner
+ * built with others.
+ */
+export function preparedInWorker(dataDir: string, batchSize: number): PreparedFeed {
+  return (after) => ({ [Symbol.asyncIterator]: () => fromWorker({ dataDir, batchSize, after, ahead: AHEAD }) });
+}
+
+async function* fromWorker(data: ReplayWorkerData): AsyncGenerator<Prepared> {
+  const worker = startWorker(data);
+  const queue: ReplayMessage[] = [];
+  let failure: Error | undefined;
+  let exited = false;
+  let wake: (() => void) | undefined;
+  worker.on('message', (message: ReplayMessage) => {
+    queue.push(message);
+    wake?.();
+  });
+  worker.on('error', (error) => {
+    failure = error;
+    wake?.();
+  });
+  worker.on('exit', () => {
+    exited = true;
+    wake?.();
+  });
+  try {
+    for (;;) {
+      while (queue.length === 0) {
+        if (failure) throw failure;
+        if (exited) throw new Error('the replay worker stopped before the end of the feed');
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+      const message = queue.shift()!;
+      if (message.kind === 'end') return;
+      if (message.kind === 'failed') throw new Error(`replay worker: ${message.message}`);
+      // One taken, one more may come.
+      worker.postMessage('more');
+      yield message;
+      if (message.kind === 'halt') return;
+    }
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/**
+ * The worker runs replay-worker.js beside this file once built; from the
+ * sources (.ts, under tsx), a worker thread does not inherit tsx's loader on
+ * Node 20, so a one-line module registers it there first.
+ */
+function startWorker(data: ReplayWorkerData): Worker {
+  const url = new URL(`./replay-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData: data, resourceLimits: YOUNG });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { eval: true, workerData: data, resourceLimits: YOUNG });
+}
