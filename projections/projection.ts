@@ -79,6 +79,14 @@ export function withSummaries(summaries: Summaries, collection: string, projecti
   return {
     ...projection,
     collections: [...projection.collections, { name: summaries.collection, indexes: [['account_id', 'created_at']] }],
-    project: (event) => projection.project(event).flatMap((op) => mirror(op, Number(event.revision))),
+    project: (event) => {
+      const ops = projection.project(event);
+      // Most events (responses) are not this projection's: nothing to mirror, nothing to allocate.
+      if (ops.length === 0) return ops;
+      const revision = Number(event.revision);
+      const out: ReadModelOp[] = [];
+      for (const op of ops) out.push(...mirror(op, revision));
+      return out;
+    },
   };
 }

@@ -116,20 +116,20 @@ export interface Counted {
 
 function contribute(collection: string, c: Contribution): Counted {
   const day = utcDay(c.at);
-  const tallies: string[] = [];
-  const ops: ReadModelOp[] = [];
-  const count = (scope: string, dim: Dimension, key: string, value: CounterValue, stored: CounterValue) => {
-    const id = counterId(scope, dim, key, value);
-    tallies.push(id);
-    ops.push({ op: 'tally', collection, doc: { id, scope, dim, key, value: stored }, field: COUNT, by: 1 });
-  };
-  count(c.parentId, 'total', '', null, null);
-  count(c.parentId, 'day', day, null, null);
+  const counted: Counted = { tallies: [], ops: [] };
+  count(counted, collection, c.parentId, 'total', '', null, null);
+  count(counted, collection, c.parentId, 'day', day, null, null);
   // The account's figures for the overview.
-  count(c.accountId, 'total', '', null, null);
-  count(c.accountId, 'day', day, null, null);
-  for (const counter of c.counters) count(c.parentId, counter.dim, counter.key, counter.value, counter.stored === undefined ? counter.value : counter.stored);
-  return { tallies, ops };
+  count(counted, collection, c.accountId, 'total', '', null, null);
+  count(counted, collection, c.accountId, 'day', day, null, null);
+  for (const counter of c.counters) count(counted, collection, c.parentId, counter.dim, counter.key, counter.value, counter.stored === undefined ? counter.value : counter.stored);
+  return counted;
+}
+
+function count(into: Counted, collection: string, scope: string, dim: Dimension, key: string, value: CounterValue, stored: CounterValue): void {
+  const id = counterId(scope, dim, key, value);
+  into.tallies.push(id);
+  into.ops.push({ op: 'tally', collection, doc: { id, scope, dim, key, value: stored }, field: COUNT, by: 1 });
 }
 
 /** A response's counters: its object's total and day, the account's, each counted answer and each breakdown its plan recorded. */

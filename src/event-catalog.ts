@@ -138,21 +138,20 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
   parse(stored: StoredEvent): Recorded<E> | undefined {
     const definition = this.byType.get(stored.type);
     if (!definition) return undefined;
-    const unreadable = (reason: string) => new UnreadableEvent(stored, reason);
     const metadata = EventMetadata.safeParse(stored.metadata);
-    if (!metadata.success) throw unreadable(`its metadata does not fit: ${issues(metadata.error)}`);
+    if (!metadata.success) throw new UnreadableEvent(stored, `its metadata does not fit: ${issues(metadata.error)}`);
     const from = metadata.data.schema_version;
-    if (from > definition.version) throw unreadable(`it is version ${from}, and this service knows versions up to ${definition.version}`);
+    if (from > definition.version) throw new UnreadableEvent(stored, `it is version ${from}, and this service knows versions up to ${definition.version}`);
     let data = stored.data;
     for (let version = from; version < definition.version; version++) {
       try {
         data = definition.upcasters[version]!(data, metadata.data);
       } catch (error) {
-        throw unreadable(`upcasting it from version ${version} failed: ${(error as Error).message}`);
+        throw new UnreadableEvent(stored, `upcasting it from version ${version} failed: ${(error as Error).message}`);
       }
     }
     const parsed = definition.schema.safeParse(data);
-    if (!parsed.success) throw unreadable(`its data does not fit version ${definition.version}: ${issues(parsed.error)}`);
+    if (!parsed.success) throw new UnreadableEvent(stored, `its data does not fit version ${definition.version}: ${issues(parsed.error)}`);
     return {
       type: stored.type,
       data: parsed.data,
