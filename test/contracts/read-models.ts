@@ -183,6 +183,7 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
     await store.write([{ op: 'put', collection: ranked, doc: { id: 'r3', parent: 'p', title: 'r3', tallies: ['d'] } }, { op: 'tally', collection: items, doc: { id: 'd', owner: 'o1' }, field: 'n', by: 1 }]);
     await t.rejects(store.write([{ op: 'patch', collection: ranked, where: { id: 'r3' }, set: { title: 'x' } }, retract('r3')]), /patched or deleted by a filter/, 'not after a patch of the records');
     await t.rejects(store.write([{ op: 'delete', collection: ranked, where: { parent: 'q' } }, retract('r3')]), /patched or deleted by a filter/, 'not after a delete by filter');
+    await t.rejects(store.write([{ op: 'delete', collection: ranked, where: {} }, retract('r3')]), /patched or deleted by a filter/, 'not after a delete of everything');
     t.equal((await store.get(items, 'd'))!.n, 1, 'a refused write changed nothing');
     t.equal((await store.get(ranked, 'r3'))!.title, 'r3');
     await t.rejects(store.write([{ op: 'tally', collection: ranked, doc: { id: 'x', parent: 'p' }, field: 'n', by: 1 }]), 'tally: not on a ranked collection');

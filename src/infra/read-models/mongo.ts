@@ -482,7 +482,7 @@ class MongoReadModels implements ReadModelStore {
         case 'retract': {
           if (filtered.has(planned.record.collection)) throw new Error(`retract on ${op.collection}: ${planned.record.collection} was patched or deleted by a filter earlier in this write`);
           const key = recordKey(planned.record.collection, planned.record.id);
-          if (records.has(key)) planned.known = talliesOf(records.get(key)!);
+          if (records.has(key)) planned.known = talliesOf(records.get(key) ?? null);
           break;
         }
       }

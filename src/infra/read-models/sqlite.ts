@@ -290,7 +290,7 @@ export class SqliteReadModels implements ReadModelStore {
         return;
       }
       case 'delete': {
-        if (Object.keys(op.where).some((field) => field !== 'id')) changes.filtered.add(op.collection);
+        if (!isById(op.where)) changes.filtered.add(op.collection);
         const where = whereClause(this.columnResolver(op.collection), op.where);
         if (within !== undefined) {
           const rows = this.statement(`SELECT grp, rank FROM ${table} ${where.sql}`).all(...where.params) as Array<{ grp: string; rank: number }>;
@@ -634,6 +634,12 @@ function whereClause(
     terms.push(`(${alternatives.join(' OR ')})`);
   }
   return { sql: terms.length ? `WHERE ${terms.join(' AND ')}` : '', params };
+}
+
+/** A filter naming one document by its id alone. */
+function isById(filter: Filter): boolean {
+  const fields = Object.keys(filter);
+  return fields.length === 1 && fields[0] === 'id' && typeof filter.id === 'string';
 }
 
 /** The fields of a collection kept in columns: each one's column, and those besides `grp` that a put fills. */
