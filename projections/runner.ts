@@ -252,8 +252,9 @@ export class ProjectionRunner {
       const builder = new ProjectionRunner(this.events, shadow, this.catalog, this.projections, this.logger, { catchUpBatchSize: this.catchUpBatchSize });
       // The shadows start empty, from no checkpoint, and are bound to this store after the swap: nothing to start up.
       builder.initialised = true;
-      // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
+      // A long history is read on another thread; what follows its end as it was then, here.
       if (this.prepared && (await this.events.headPosition()) >= BigInt(this.preparedFrom)) replayed += await builder.catchUpPrepared(this.prepared(builder.position));
+      // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
       for (let attempt = 1; ; attempt++) {
         if (!builder.halted) replayed += await builder.catchUp();
         if (builder.halted) {
@@ -322,7 +323,7 @@ export class ProjectionRunner {
         parsed.push(this.catalog.parse(event));
       } catch (error) {
         if (!(error instanceof UnreadableEvent)) throw error;
-        this.halt(error);
+        this.haltAt(error);
         break;
       }
     }
@@ -355,10 +356,6 @@ export class ProjectionRunner {
       if (attempt >= WRITE_ATTEMPTS) throw new Error('projection checkpoints keep moving under this runner');
       await this.loadCheckpoints();
     }
-  }
-
-  private halt(error: UnreadableEvent): void {
-    this.haltAt(error);
   }
 
   private haltAt(event: Pick<PreparedHalt, 'position' | 'streamId' | 'type' | 'reason'>): void {
