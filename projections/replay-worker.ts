@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { catalog } from '../src/domain-events.js';
 import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
 import { projections } from './index.js';
-import { prepare, type ReplayMessage, type ReplayWorkerData } from './replay.js';
+import { pack, prepare, type ReplayMessage, type ReplayWorkerData } from './replay.js';
 
 const { dataDir, batchSize, after, ahead } = workerData as ReplayWorkerData;
 const port = parentPort!;
@@ -31,9 +31,13 @@ try {
     const batch = await events.readAll({ after: position, limit: batchSize });
     if (batch.length === 0) break;
     for (const prepared of prepare(projections, catalog, batch, position, { written: true })) {
-      await send(prepared);
-      if (prepared.kind === 'halt') halted = true;
-      else position = prepared.last;
+      if (prepared.kind === 'halt') {
+        await send(prepared);
+        halted = true;
+      } else {
+        await send(pack(prepared, projections));
+        position = prepared.last;
+      }
     }
   }
   if (!halted) port.postMessage({ kind: 'end' } satisfies ReplayMessage);
