@@ -122,6 +122,16 @@ function checkCsrfToken(request: FastifyRequest, expected: string): void {
   if (!ok) throw new AppError('csrf_rejected', 'The request lacks the dashboard\'s CSRF token (header x-csrf-token)');
 }
 
+/** Whether the cookie may only travel over HTTPS: when this request came over it, or the service is published on it. */
+const secureCookie = (services: Pick<Services, 'config'>, protocol: string) => protocol === 'https' || services.config.PUBLIC_BASE_URL?.startsWith('https:') === true;
+
+export const cookieOptions = (services: Pick<Services, 'config'>, protocol: string) => ({
+  httpOnly: true,
+  sameSite: 'strict' as const,
+  path: '/dashboard',
+  secure: secureCookie(services, protocol),
+});
+
 /**
  * The preHandler of every dashboard route but sign-in: a state-changing
  * request from another site is refused (403 `csrf_rejected`) first; then a
@@ -135,7 +145,11 @@ export function requireSession(services: SessionServices, options: { page?: bool
     if (changes) checkOrigin(services, request);
     const found = await findSession(services, request);
     if (!found) {
-      if (options.page) return reply.code(303).redirect(SIGNED_OUT_PAGE);
+      if (options.page) {
+        // A cookie that names no live session is of no more use: the browser may forget it.
+        if (request.cookies[SESSION_COOKIE] !== undefined) reply.clearCookie(SESSION_COOKIE, cookieOptions(services, request.protocol));
+        return reply.code(303).redirect(SIGNED_OUT_PAGE);
+      }
       throw sessionRequired();
     }
     if (changes) checkCsrfToken(request, found.csrfToken);

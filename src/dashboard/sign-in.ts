@@ -3,22 +3,12 @@ import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
 import type { App } from '../http/instance.js';
 import type { Services } from '../services.js';
-import { checkOrigin, requireSession, SESSION_COOKIE, sessionIdOf, sessionOf } from './auth.js';
+import { checkOrigin, cookieOptions, requireSession, SESSION_COOKIE, sessionIdOf, sessionOf } from './auth.js';
 import { checkLinkToken } from './login-link.js';
 import { escapeHtml, page, sendPage } from './pages.js';
 import { linkUsed, session, SESSION_LIFETIME_MS } from './session.js';
 
 const SIGN_IN_SCRIPT = "document.getElementById('sign-in').submit();\n";
-
-/** Whether the cookie may only travel over HTTPS: when this request came over it, or the service is published on it. */
-const secureCookie = (services: Pick<Services, 'config'>, protocol: string) => protocol === 'https' || services.config.PUBLIC_BASE_URL?.startsWith('https:') === true;
-
-const cookieOptions = (services: Pick<Services, 'config'>, protocol: string) => ({
-  httpOnly: true,
-  sameSite: 'strict' as const,
-  path: '/dashboard',
-  secure: secureCookie(services, protocol),
-});
 
 /**
  * Sign-in by a login link, the signed-out page, and sign-out. The link's
@@ -73,8 +63,8 @@ export async function signInRoutes(app: App, services: Services): Promise<void> 
     });
   });
 
-  app.get('/dashboard/signed-out', { schema: { hide: true } }, async (request, reply) => {
-    reply.clearCookie(SESSION_COOKIE, cookieOptions(services, request.protocol));
+  // Clears nothing: a link from another site to this page must not end anyone's session (a page that finds the session gone clears its cookie).
+  app.get('/dashboard/signed-out', { schema: { hide: true } }, async (_request, reply) => {
     return sendPage(
       reply,
       200,

@@ -115,10 +115,15 @@ t.test('a forged cookie: 401 session_required on the JSON endpoints, 303 to the 
     const page = await app.inject({ method: 'GET', url: '/dashboard/forms', headers: cookie ? { cookie } : {} });
     t.equal(page.statusCode, 303);
     t.equal(page.headers.location, '/dashboard/signed-out');
+    const cleared = String(page.headers['set-cookie'] ?? '');
+    if (cookie) t.match(cleared, /^fs_session=;.*Path=\/dashboard/, `${cookie}: the useless cookie is cleared`);
+    else t.equal(cleared, '', 'no cookie, none cleared');
   }
-  const signedOut = await app.inject({ method: 'GET', url: '/dashboard/signed-out' });
+  const signedOut = await app.inject({ method: 'GET', url: '/dashboard/signed-out', headers: { cookie: real.cookie } });
   t.equal(signedOut.statusCode, 200);
   t.match(signedOut.body, /login-link/, 'says how to get a new link');
+  t.equal(signedOut.headers['set-cookie'], undefined, 'the page itself clears nothing: a link to it from another site ends no session');
+  t.equal((await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie: real.cookie } })).statusCode, 200, 'the session lives on');
 });
 
 t.test('idle expiry: 30 minutes without a request end the session, and the end is recorded', async (t) => {
