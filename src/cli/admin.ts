@@ -26,6 +26,8 @@ import { createLogger, openServices, type Services } from '../services.js';
 import { audit, auditCommand } from './audit.js';
 import { rebuildAt } from './point-in-time.js';
 import { seal, verify, verifyCommand } from './verify.js';
+import { catalog } from '../domain-events.js';
+import { lastSeal } from '../seals/process.js';
 
 type Output = (line: string) => void;
 
@@ -116,7 +118,12 @@ async function printEvents(services: Services, values: { stream?: string; from?:
 /** Brings the projections as far as they go first, so that a halt shows here as it would in the server. */
 async function printStatus(services: Services, out: Output) {
   await services.projections.catchUp();
-  const [head, checkpoints, lease] = await Promise.all([services.events.headPosition(), services.readModels.checkpoints(), services.readModels.lease(PROJECTOR_LEASE)]);
+  const [head, checkpoints, lease, sealed] = await Promise.all([
+    services.events.headPosition(),
+    services.readModels.checkpoints(),
+    services.readModels.lease(PROJECTOR_LEASE),
+    lastSeal(services.events, catalog),
+  ]);
   const halted = services.projections.halted;
   out(
     JSON.stringify({
@@ -124,6 +131,7 @@ async function printStatus(services: Services, out: Output) {
       projections: projections.map((p) => ({ name: p.name, version: p.version, checkpoint: String(checkpoints.get(checkpointKey(p)) ?? 0n) })),
       halted: halted ? haltView(halted) : null,
       projector: lease ? { holder: lease.holder, expires_at: lease.expiresAt.toISOString() } : null,
+      last_seal: sealed ? { seal: sealed.seal.seal, through: sealed.seal.through, count: sealed.seal.count, hash: sealed.seal.hash, sealed_at: sealed.seal.sealed_at } : null,
     }),
   );
 }

@@ -5,7 +5,7 @@ import type { EventCatalog, Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type FeedRecord, type JsonObject } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import { formatLine, leafOf, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
-import { LogSealed } from './events.js';
+import { LogSealed, type SealEvent } from './events.js';
 
 export interface SealingOptions {
   /** A seal covers at most this many events; as many waiting seal at once. */
@@ -29,6 +29,18 @@ interface ChainHead {
 
 /** The lines of one seal stay well inside the store's largest append. */
 const MAX_SEAL_BYTES = 512 * 1024;
+
+/** The last seal of the history, none before the first; an error when the seal stream was deleted or does not end in a seal. */
+export async function lastSeal(events: EventStore, catalog: EventCatalog<DomainEvent>): Promise<{ revision: bigint; seal: Omit<SealEvent['data'], 'events'> } | null> {
+  const state = await events.streamState(SEAL_STREAM);
+  if (state === 'deleted') throw new Error(`the ${SEAL_STREAM} stream was deleted: the history can no longer be sealed`);
+  if (state === 'no_stream') return null;
+  const [last] = await events.readStream(SEAL_STREAM, { fromRevision: state, maxCount: 1 });
+  const parsed = last && catalog.parse(last);
+  if (!parsed || parsed.type !== 'LogSealed') throw new Error(`the last event of the ${SEAL_STREAM} stream is not a seal`);
+  const { events: _lines, ...seal } = parsed.data;
+  return { revision: state, seal };
+}
 
 /**
  * Seals the history: appends `LogSealed` to the `seals` stream every
@@ -116,14 +128,10 @@ export class SealingProcess {
   }
 
   private async load(): Promise<ChainHead> {
-    const state = await this.events.streamState(SEAL_STREAM);
-    if (state === 'deleted') throw new Error(`the ${SEAL_STREAM} stream was deleted: the history can no longer be sealed`);
+    const last = await lastSeal(this.events, this.catalog);
     // The first seal waits its time like any other, counted from when sealing began.
-    if (state === 'no_stream') return { next: 0, previous: null, through: 0n, sealedAt: this.clock().getTime() };
-    const [last] = await this.events.readStream(SEAL_STREAM, { fromRevision: state, maxCount: 1 });
-    const parsed = last && this.catalog.parse(last);
-    if (!parsed || parsed.type !== 'LogSealed') throw new Error(`the last event of the ${SEAL_STREAM} stream is not a seal`);
-    return { next: Number(state) + 1, previous: parsed.data.hash, through: BigInt(parsed.data.through), sealedAt: Date.parse(parsed.data.sealed_at) };
+    if (last === null) return { next: 0, previous: null, through: 0n, sealedAt: this.clock().getTime() };
+    return { next: Number(last.revision) + 1, previous: last.seal.hash, through: BigInt(last.seal.through), sealedAt: Date.parse(last.seal.sealed_at) };
   }
 
   private async sealOnce(force: boolean): Promise<'sealed' | 'nothing' | 'waiting' | 'raced'> {

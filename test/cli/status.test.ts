@@ -20,6 +20,21 @@ t.test('status: the head, each projection\'s position, and no halt', async (t) =
   t.match(status.projections, NAMES.map((name) => ({ name, version: Number, checkpoint: '2' })));
   t.equal(status.halted, null);
   t.equal(status.projector, null, 'no process holds the projector lease');
+  t.equal(status.last_seal, null, 'nothing sealed yet');
+});
+
+t.test('status names the last seal: its number, the position it covers to, its hash and when', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  json(await admin(['seal'], env));
+  const first = json(await admin(['status'], env)).last_seal;
+  t.match(first, { seal: 0, through: '2', count: 2, hash: /^[0-9a-f]{64}$/, sealed_at: String });
+  json(await admin(['create-account', '--name', 'Beta', '--plan', 'free'], env));
+  json(await admin(['seal'], env));
+  const second = json(await admin(['status'], env)).last_seal;
+  t.match(second, { seal: 1, count: 3 }, 'the newest one, covering what came after the first: the first seal, and the new account and its key');
+  t.ok(BigInt(second.through) > 2n);
+  t.not(second.hash, first.hash);
 });
 
 t.test('status names the holder of the projector lease and until when', async (t) => {
