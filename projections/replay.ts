@@ -153,7 +153,7 @@ export type ReplayMessage = PackedBatch | PreparedHalt | { kind: 'end' } | { kin
 
 const AHEAD = 4;
 /** A batch's garbage dies young: a young generation large enough for a few batches keeps it from being copied into the old one. */
-const YOUNG = { maxYoungGenerationSizeMb: 96 };
+const YOUNG = { maxYoungGenerationSizeMb: 256 };
 
 /**
  * The embedded store's feed prepared on a worker thread with its own
