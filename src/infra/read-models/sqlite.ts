@@ -24,7 +24,7 @@ import {
 } from './port.js';
 
 /** What one write learns as it goes: each ranked group's next rank and the ranks its deletes freed, and which collections it changed by filter. */
-class RankChanges {
+class WriteChanges {
   readonly top = new Map<string, number>();
   readonly freed = new Map<string, { table: string; group: string; ranks: number[] }>();
   /** Collections patched, or deleted from by anything but an id, so far in the write: a retract may not read a record from them (see the port). */
@@ -35,7 +35,7 @@ class RankChanges {
   }
 
   free(table: string, group: string, rank: number): void {
-    const key = RankChanges.key(table, group);
+    const key = WriteChanges.key(table, group);
     const entry = this.freed.get(key) ?? { table, group, ranks: [] };
     entry.ranks.push(rank);
     this.freed.set(key, entry);
@@ -193,7 +193,7 @@ export class SqliteReadModels implements ReadModelStore {
       const row = current.get(move.name) as { position: number | bigint } | undefined;
       if (BigInt(row?.position ?? 0) !== move.expected) return false;
     }
-    const changes = new RankChanges();
+    const changes = new WriteChanges();
     const counts = new PendingCounts();
     const write = (held: HeldCount) => this.apply({ op: 'tally', ...held }, changes);
     for (const op of ops) {
@@ -233,7 +233,7 @@ export class SqliteReadModels implements ReadModelStore {
     return row ? { holder: row.holder, expiresAt: new Date(row.expires_at) } : null;
   }
 
-  private apply(op: ReadModelOp, changes: RankChanges): void {
+  private apply(op: ReadModelOp, changes: WriteChanges): void {
     const table = this.table(op.collection);
     const within = this.ranked.get(op.collection);
     const own = this.columns.get(op.collection);
@@ -296,7 +296,7 @@ export class SqliteReadModels implements ReadModelStore {
           const rows = this.statement(`SELECT grp, rank FROM ${table} ${where.sql}`).all(...where.params) as Array<{ grp: string; rank: number }>;
           for (const row of rows) {
             // Remember the group's top before the delete, so no new rank reuses a freed one.
-            const key = RankChanges.key(table, row.grp);
+            const key = WriteChanges.key(table, row.grp);
             if (!changes.top.has(key)) changes.top.set(key, this.topRank(table, row.grp));
             changes.free(table, row.grp, row.rank);
           }
@@ -334,10 +334,10 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   /** A new document takes the group's next rank; a replaced one keeps its own. */
-  private putRanked(table: string, within: string, doc: Doc, json: string, changes: RankChanges, extra: FieldColumns['extra']): void {
+  private putRanked(table: string, within: string, doc: Doc, json: string, changes: WriteChanges, extra: FieldColumns['extra']): void {
     const group = doc[within];
     if (typeof group !== 'string') throw new Error(`put on ${table}: ${within} must be a string`);
-    const key = RankChanges.key(table, group);
+    const key = WriteChanges.key(table, group);
     // Ranks freed in this write close up at its end, so new ones count on from the highest ever given.
     const top = changes.top.get(key) ?? this.topRank(table, group);
     // Most puts are new documents: try the insert first rather than looking the id up.
@@ -363,7 +363,7 @@ export class SqliteReadModels implements ReadModelStore {
    * Moves every rank above freed ones down by the number freed below it: one
    * statement per stretch between two freed ranks, each stretch moved once.
    */
-  private closeGaps(changes: RankChanges): void {
+  private closeGaps(changes: WriteChanges): void {
     for (const { table, group, ranks } of changes.freed.values()) {
       ranks.sort((a, b) => a - b);
       const shift = this.statement(`UPDATE ${table} SET rank = rank - ? WHERE grp = ? AND rank > ? AND rank < ?`);
