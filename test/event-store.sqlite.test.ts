@@ -31,3 +31,38 @@ t.test('a full store refuses a whole batch of appends, stores none of them, and 
   t.same((await roomy.readAll({ after: 0n, limit: 100 })).map((event) => event.streamId), ['seed-1'], 'and none is stored');
   await roomy.close();
 });
+
+t.test('a live subscription reads what another connection appended between two appends of its own, in feed order', async (t) => {
+  const shared = mkdtempSync(join(tmpdir(), 'two-writers-'));
+  t.teardown(() => rmSync(shared, { recursive: true, force: true }));
+  const mine = openSqliteEventStore(shared);
+  const other = openSqliteEventStore(shared);
+  t.teardown(async () => {
+    await mine.close();
+    await other.close();
+  });
+  await mine.append('first', [{ type: 'Noted', data: { n: 1 }, metadata: {} }], 'no_stream');
+  await other.append('between', [{ type: 'Noted', data: { n: 2 }, metadata: {} }], 'no_stream');
+  await mine.append('last', [{ type: 'Noted', data: { n: 3 }, metadata: {} }], 'no_stream');
+  const subscription = mine.subscribe({ after: 0n, batchSize: 10 });
+  const first = await subscription[Symbol.asyncIterator]().next();
+  await subscription.close();
+  const seen = (first.value as Array<{ streamId: string }>).map((event) => event.streamId);
+  t.same(seen, ['first', 'between', 'last']);
+});
+
+t.test('a live subscription does not hand out events of a stream deleted after they were appended', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'deleted-tail-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openSqliteEventStore(dir);
+  t.teardown(() => store.close());
+  await store.append('kept', [{ type: 'Noted', data: { n: 1 }, metadata: {} }], 'no_stream');
+  await store.append('erased', [{ type: 'Noted', data: { n: 2 }, metadata: {} }], 'no_stream');
+  await store.deleteStreams(['erased']);
+  await store.append('after', [{ type: 'Noted', data: { n: 3 }, metadata: {} }], 'no_stream');
+  const subscription = store.subscribe({ after: 0n, batchSize: 10 });
+  const first = await subscription[Symbol.asyncIterator]().next();
+  await subscription.close();
+  const seen = (first.value as Array<{ streamId: string }>).map((event) => event.streamId);
+  t.same(seen, ['kept', 'after']);
+});
