@@ -83,12 +83,17 @@ const issues = (error: z.ZodError): string =>
 
 /**
  * The object paths the parsed value lacks but the input holds: fields the
- * schema does not know. Walked in place into one list: every append of
- * every event comes through here.
+ * schema does not know. Walked in place into one list, the path kept as a
+ * stack and written out only for a field found: every append of every
+ * event comes through here.
  */
-function dropped(input: unknown, output: unknown, path = '', found: string[] = []): string[] {
+function dropped(input: unknown, output: unknown, path: Array<string | number> = [], found: string[] = []): string[] {
   if (Array.isArray(input) && Array.isArray(output)) {
-    for (let i = 0; i < input.length; i++) dropped(input[i], output[i], `${path}.${i}`, found);
+    for (let i = 0; i < input.length; i++) {
+      path.push(i);
+      dropped(input[i], output[i], path, found);
+      path.pop();
+    }
     return found;
   }
   if (!input || !output || typeof input !== 'object' || typeof output !== 'object' || Array.isArray(output)) return found;
@@ -96,8 +101,12 @@ function dropped(input: unknown, output: unknown, path = '', found: string[] = [
     if (!Object.hasOwn(input, key)) continue;
     const value = (input as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    if (!Object.hasOwn(output, key)) found.push(`${path}.${key}`.slice(1));
-    else dropped(value, (output as Record<string, unknown>)[key], `${path}.${key}`, found);
+    if (!Object.hasOwn(output, key)) found.push([...path, key].join('.'));
+    else if (value !== null && typeof value === 'object') {
+      path.push(key);
+      dropped(value, (output as Record<string, unknown>)[key], path, found);
+      path.pop();
+    }
   }
   return found;
 }
