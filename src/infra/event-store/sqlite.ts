@@ -141,6 +141,8 @@ export class SqliteEventStore implements EventStore {
   private readonly maxAppendBytes: number;
   /** Reads by their LIMIT, see `limited`. */
   private readonly byLimit = new Map<string, Statement>();
+  /** Pages of the feed by their LIMIT, see `feedPage`. */
+  private readonly feedByLimit = new Map<number, Statement<[number], FeedRow>>();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -330,6 +332,25 @@ export class SqliteEventStore implements EventStore {
     return statement as Statement<P, EventRow>;
   }
 
+  /**
+   * The feed's page statement with its LIMIT written in, as `limited` does for
+   * streams: the live subscriptions read a page after every commit, and most
+   * of those reads find nothing, where planning anew would be most of the
+   * cost. A limit that is no count is bound as it comes.
+   */
+  private feedPage(after: bigint, limit: number): FeedRow[] {
+    if (!Number.isSafeInteger(limit) || limit < 0) return this.statements.readFeed.all(Number(after), limit);
+    let statement = this.feedByLimit.get(limit);
+    if (!statement) {
+      if (this.feedByLimit.size >= 64) this.feedByLimit.clear();
+      statement = this.db
+        .prepare<[number], FeedRow>(`SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position LIMIT ${limit}`)
+        .raw(true);
+      this.feedByLimit.set(limit, statement);
+    }
+    return statement.all(Number(after));
+  }
+
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = Number(options.fromRevision ?? 0n);
     return this.limited<[string, number]>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision', options.maxCount).all(streamId, from).map(toStored);
@@ -345,7 +366,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readFeed(options: ReadAllOptions): Promise<FeedRecord[]> {
-    const rows = this.statements.readFeed.all(Number(options.after ?? 0n), options.limit);
+    const rows = this.feedPage(options.after ?? 0n, options.limit);
     const out: FeedRecord[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const [position, id, streamId, revision, type, data, metadata, recordedAt] = rows[i]!;
@@ -359,7 +380,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readAllNow(after: bigint, limit: number): StoredEvent[] {
-    return this.statements.readFeed.all(Number(after), limit).map(feedToStored);
+    return this.feedPage(after, limit).map(feedToStored);
   }
 
   subscribe({ after, batchSize }: SubscribeOptions): EventSubscription {
