@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
+import { WAL_CHECKPOINT_PAGES } from '../src/infra/sqlite.js';
 import { eventStoreContract } from './contracts/event-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'events-'));
@@ -65,4 +66,13 @@ t.test('a live subscription does not hand out events of a stream deleted after t
   await subscription.close();
   const seen = (first.value as Array<{ streamId: string }>).map((event) => event.streamId);
   t.same(seen, ['kept', 'after']);
+});
+
+t.test('the store lets its write-ahead log grow to WAL_CHECKPOINT_PAGES before a commit checkpoints it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'checkpoint-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openSqliteEventStore(dir);
+  t.teardown(() => store.close());
+  t.equal(store['db'].pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
+  t.ok(WAL_CHECKPOINT_PAGES > 1000, "more than SQLite's default");
 });
