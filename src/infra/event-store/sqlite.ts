@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Statement } from 'better-sqlite3';
+import { createEventIdGenerator } from '../ids.js';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   AppendTooLarge,
@@ -139,6 +139,7 @@ export class SqliteEventStore implements EventStore {
   };
 
   private readonly maxAppendBytes: number;
+  private readonly eventId = createEventIdGenerator();
   /** Reads by their LIMIT, see `limited`. */
   private readonly byLimit = new Map<string, Statement>();
   /** Pages of the feed by their LIMIT, see `feedPage`. */
@@ -218,7 +219,7 @@ export class SqliteEventStore implements EventStore {
     const rows: FeedRow[] = [];
     for (const event of events) {
       revision += 1;
-      const id = randomUUID();
+      const id = this.eventId();
       const info = this.statements.insert.run(id, streamId, revision, event.type, event.data, event.metadata, recordedAt);
       position = Number(info.lastInsertRowid);
       rows.push([position, id, streamId, revision, event.type, event.data, event.metadata, recordedAt]);
