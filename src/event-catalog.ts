@@ -113,6 +113,13 @@ function dropped(input: unknown, output: unknown, path: Array<string | number> =
 
 export class EventCatalog<E extends { type: string; data: unknown } = { type: string; data: unknown }> {
   private readonly byType = new Map<string, EventDefinition>();
+  /**
+   * The readings of frozen stored events: a store freezes an event it hands
+   * to several readers as the one object (SQLite's live feed, to the
+   * projections, erasure and webhooks), each of which reads it here. Readers
+   * take a reading as it is and never change it.
+   */
+  private readonly shared = new WeakMap<StoredEvent, Recorded<E>>();
 
   constructor(definitions: EventDefinition[]) {
     for (const definition of definitions) {
@@ -145,6 +152,16 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
    * UnreadableEvent when the stored event cannot be brought to that version.
    */
   parse(stored: StoredEvent): Recorded<E> | undefined {
+    if (!Object.isFrozen(stored)) return this.read(stored);
+    let recorded = this.shared.get(stored);
+    if (!recorded) {
+      recorded = this.read(stored);
+      if (recorded) this.shared.set(stored, recorded);
+    }
+    return recorded;
+  }
+
+  private read(stored: StoredEvent): Recorded<E> | undefined {
     const definition = this.byType.get(stored.type);
     if (!definition) return undefined;
     const unreadable = (reason: string) => new UnreadableEvent(stored, reason);

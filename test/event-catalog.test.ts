@@ -108,3 +108,12 @@ t.test('serialize names an unknown field deep inside the data by its whole path'
   t.throws(() => lists.serialize({ type: 'Listed', data }, meta), /has no field items\.1\.size\.h:/);
   t.doesNotThrow(() => lists.serialize({ type: 'Listed', data: { items: [{ name: 'a', size: { w: 1 } }] } }, meta), 'known fields pass');
 });
+
+t.test('given a frozen stored event (one object handed to several readers), every reader gets the one reading', async (t) => {
+  const shared = Object.freeze(stored('PersonNamed', { first: 'Ada', last: 'Lovelace', tags: [] }, { ...meta, schema_version: 3 }));
+  const first = catalog.parse(shared);
+  t.equal(catalog.parse(shared), first, 'read once');
+  const own = stored('PersonNamed', { first: 'Ada', last: 'Lovelace', tags: [] }, { ...meta, schema_version: 3 });
+  t.not(catalog.parse(own), catalog.parse(own), 'an event not frozen is read at every parse');
+  t.same(catalog.parse(own), first, 'to the same reading');
+});

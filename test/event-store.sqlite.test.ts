@@ -76,3 +76,19 @@ t.test('the store lets its write-ahead log grow to WAL_CHECKPOINT_PAGES before a
   t.equal(store['db'].pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
   t.ok(WAL_CHECKPOINT_PAGES > 1000, "more than SQLite's default");
 });
+
+t.test('a live subscription hands out the events its own connection committed frozen, the one object to every subscription', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'frozen-tail-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openSqliteEventStore(dir);
+  t.teardown(() => store.close());
+  const one = store.subscribe({ after: 0n, batchSize: 10 });
+  const two = store.subscribe({ after: 0n, batchSize: 10 });
+  await store.append('noted', [{ type: 'Noted', data: { n: 1 }, metadata: {} }], 'no_stream');
+  const [a] = (await one[Symbol.asyncIterator]().next()).value as Array<{ streamId: string }>;
+  const [b] = (await two[Symbol.asyncIterator]().next()).value as Array<{ streamId: string }>;
+  await one.close();
+  await two.close();
+  t.ok(Object.isFrozen(a), 'frozen');
+  t.equal(a, b, 'one object');
+});

@@ -310,7 +310,8 @@ export class SqliteEventStore implements EventStore {
     const out: StoredEvent[] = new Array(end - start);
     for (let i = start; i < end; i++) {
       const entry = this.tail[i]!;
-      out[i - start] = entry.stored ??= feedToStored(entry.row);
+      // Frozen: the one object goes to every live subscription (see EventCatalog.parse).
+      out[i - start] = entry.stored ??= Object.freeze(feedToStored(entry.row));
     }
     return out;
   }
