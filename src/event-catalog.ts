@@ -83,12 +83,17 @@ const issues = (error: z.ZodError): string =>
 
 /**
  * The object paths the parsed value lacks but the input holds: fields the
- * schema does not know. Walked in place into one list: every append of
- * every event comes through here.
+ * schema does not know. Walked in place into one list, the path kept as a
+ * stack and written out only for a field found: every append of every
+ * event comes through here.
  */
-function dropped(input: unknown, output: unknown, path = '', found: string[] = []): string[] {
+function dropped(input: unknown, output: unknown, path: Array<string | number> = [], found: string[] = []): string[] {
   if (Array.isArray(input) && Array.isArray(output)) {
-    for (let i = 0; i < input.length; i++) dropped(input[i], output[i], `${path}.${i}`, found);
+    for (let i = 0; i < input.length; i++) {
+      path.push(i);
+      dropped(input[i], output[i], path, found);
+      path.pop();
+    }
     return found;
   }
   if (!input || !output || typeof input !== 'object' || typeof output !== 'object' || Array.isArray(output)) return found;
@@ -96,14 +101,25 @@ function dropped(input: unknown, output: unknown, path = '', found: string[] = [
     if (!Object.hasOwn(input, key)) continue;
     const value = (input as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    if (!Object.hasOwn(output, key)) found.push(`${path}.${key}`.slice(1));
-    else dropped(value, (output as Record<string, unknown>)[key], `${path}.${key}`, found);
+    if (!Object.hasOwn(output, key)) found.push([...path, key].join('.'));
+    else if (value !== null && typeof value === 'object') {
+      path.push(key);
+      dropped(value, (output as Record<string, unknown>)[key], path, found);
+      path.pop();
+    }
   }
   return found;
 }
 
 export class EventCatalog<E extends { type: string; data: unknown } = { type: string; data: unknown }> {
   private readonly byType = new Map<string, EventDefinition>();
+  /**
+   * The readings of frozen stored events: a store freezes an event it hands
+   * to several readers as the one object (SQLite's live feed, to the
+   * projections, erasure and webhooks), each of which reads it here. Readers
+   * take a reading as it is and never change it.
+   */
+  private readonly shared = new WeakMap<StoredEvent, Recorded<E>>();
 
   constructor(definitions: EventDefinition[]) {
     for (const definition of definitions) {
@@ -136,6 +152,16 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
    * UnreadableEvent when the stored event cannot be brought to that version.
    */
   parse(stored: StoredEvent): Recorded<E> | undefined {
+    if (!Object.isFrozen(stored)) return this.read(stored);
+    let recorded = this.shared.get(stored);
+    if (!recorded) {
+      recorded = this.read(stored);
+      if (recorded) this.shared.set(stored, recorded);
+    }
+    return recorded;
+  }
+
+  private read(stored: StoredEvent): Recorded<E> | undefined {
     const definition = this.byType.get(stored.type);
     if (!definition) return undefined;
     const metadata = EventMetadata.safeParse(stored.metadata);

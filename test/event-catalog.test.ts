@@ -100,3 +100,20 @@ t.test('versions lists every version a stored event may have', async (t) => {
     { type: 'Noted', version: 1 },
   ]);
 });
+
+t.test('serialize names an unknown field deep inside the data by its whole path', async (t) => {
+  const Listed = defineEvent('Listed', z.object({ items: z.array(z.object({ name: z.string(), size: z.object({ w: z.number() }) })) }));
+  const lists = new EventCatalog<EventOf<typeof Listed>>([Listed]);
+  const data = { items: [{ name: 'a', size: { w: 1 } }, { name: 'b', size: { w: 2, h: 3 } }] } as unknown as EventOf<typeof Listed>['data'];
+  t.throws(() => lists.serialize({ type: 'Listed', data }, meta), /has no field items\.1\.size\.h:/);
+  t.doesNotThrow(() => lists.serialize({ type: 'Listed', data: { items: [{ name: 'a', size: { w: 1 } }] } }, meta), 'known fields pass');
+});
+
+t.test('given a frozen stored event (one object handed to several readers), every reader gets the one reading', async (t) => {
+  const shared = Object.freeze(stored('PersonNamed', { first: 'Ada', last: 'Lovelace', tags: [] }, { ...meta, schema_version: 3 }));
+  const first = catalog.parse(shared);
+  t.equal(catalog.parse(shared), first, 'read once');
+  const own = stored('PersonNamed', { first: 'Ada', last: 'Lovelace', tags: [] }, { ...meta, schema_version: 3 });
+  t.not(catalog.parse(own), catalog.parse(own), 'an event not frozen is read at every parse');
+  t.same(catalog.parse(own), first, 'to the same reading');
+});

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
+import { WAL_CHECKPOINT_PAGES } from '../src/infra/sqlite.js';
 import { eventStoreContract } from './contracts/event-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'events-'));
@@ -30,4 +31,64 @@ t.test('a full store refuses a whole batch of appends, stores none of them, and 
   t.same(outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason.code), ['SQLITE_FULL', 'SQLITE_FULL', 'SQLITE_FULL'], 'each hears why');
   t.same((await roomy.readAll({ after: 0n, limit: 100 })).map((event) => event.streamId), ['seed-1'], 'and none is stored');
   await roomy.close();
+});
+
+t.test('a live subscription reads what another connection appended between two appends of its own, in feed order', async (t) => {
+  const shared = mkdtempSync(join(tmpdir(), 'two-writers-'));
+  t.teardown(() => rmSync(shared, { recursive: true, force: true }));
+  const mine = openSqliteEventStore(shared);
+  const other = openSqliteEventStore(shared);
+  t.teardown(async () => {
+    await mine.close();
+    await other.close();
+  });
+  await mine.append('first', [{ type: 'Noted', data: { n: 1 }, metadata: {} }], 'no_stream');
+  await other.append('between', [{ type: 'Noted', data: { n: 2 }, metadata: {} }], 'no_stream');
+  await mine.append('last', [{ type: 'Noted', data: { n: 3 }, metadata: {} }], 'no_stream');
+  const subscription = mine.subscribe({ after: 0n, batchSize: 10 });
+  const first = await subscription[Symbol.asyncIterator]().next();
+  await subscription.close();
+  const seen = (first.value as Array<{ streamId: string }>).map((event) => event.streamId);
+  t.same(seen, ['first', 'between', 'last']);
+});
+
+t.test('a live subscription does not hand out events of a stream deleted after they were appended', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'deleted-tail-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openSqliteEventStore(dir);
+  t.teardown(() => store.close());
+  await store.append('kept', [{ type: 'Noted', data: { n: 1 }, metadata: {} }], 'no_stream');
+  await store.append('erased', [{ type: 'Noted', data: { n: 2 }, metadata: {} }], 'no_stream');
+  await store.deleteStreams(['erased']);
+  await store.append('after', [{ type: 'Noted', data: { n: 3 }, metadata: {} }], 'no_stream');
+  const subscription = store.subscribe({ after: 0n, batchSize: 10 });
+  const first = await subscription[Symbol.asyncIterator]().next();
+  await subscription.close();
+  const seen = (first.value as Array<{ streamId: string }>).map((event) => event.streamId);
+  t.same(seen, ['kept', 'after']);
+});
+
+t.test('the store lets its write-ahead log grow to WAL_CHECKPOINT_PAGES before a commit checkpoints it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'checkpoint-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openSqliteEventStore(dir);
+  t.teardown(() => store.close());
+  t.equal(store['db'].pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
+  t.ok(WAL_CHECKPOINT_PAGES > 1000, "more than SQLite's default");
+});
+
+t.test('a live subscription hands out the events its own connection committed frozen, the one object to every subscription', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'frozen-tail-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openSqliteEventStore(dir);
+  t.teardown(() => store.close());
+  const one = store.subscribe({ after: 0n, batchSize: 10 });
+  const two = store.subscribe({ after: 0n, batchSize: 10 });
+  await store.append('noted', [{ type: 'Noted', data: { n: 1 }, metadata: {} }], 'no_stream');
+  const [a] = (await one[Symbol.asyncIterator]().next()).value as Array<{ streamId: string }>;
+  const [b] = (await two[Symbol.asyncIterator]().next()).value as Array<{ streamId: string }>;
+  await one.close();
+  await two.close();
+  t.ok(Object.isFrozen(a), 'frozen');
+  t.equal(a, b, 'one object');
 });

@@ -17,6 +17,7 @@ import { checkStore } from '../../projections/store-identity.js';
 import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
+import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
 import type { Clock } from '../infra/ids.js';
 import type { Fence, ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
 
@@ -46,6 +47,8 @@ interface Job {
 export interface ErasureOptions {
   batchSize?: number;
   retryMs?: number;
+  /** How long the live feed rests after a batch that was not full (see lingering). */
+  restMs?: number;
   /**
    * After streams were deleted and the erasure recorded at `position`: once
    * the read models dropped the rows too, make the bytes unrecoverable where
@@ -103,7 +106,8 @@ export class ErasureProcess {
     this.afterErasure = options.afterErasure ?? (async () => undefined);
     this.consumer = {
       label: 'the erasure process',
-      events,
+      // Nobody's reply waits for this process: appends close together are handled, and written, as one batch.
+      events: lingering(events, options.restMs ?? FEED_REST_MS),
       logger,
       batchSize: this.batchSize,
       retryMs: this.retryMs,

@@ -31,6 +31,30 @@ function pooledRandom(): () => number {
   };
 }
 
+/**
+ * Event ids: UUIDs of version 7 (RFC 9562), the millisecond they were made
+ * first, then 74 random bits. Ids made one after another sort next to each
+ * other, so the store's unique index on them grows at its end, where random
+ * ones would dirty a page of it for every event of a commit.
+ */
+export function createEventIdGenerator(now: () => number = Date.now): () => string {
+  const pool = Buffer.alloc(16 * 256);
+  let next = pool.length;
+  return () => {
+    if (next === pool.length) {
+      randomFillSync(pool);
+      next = 0;
+    }
+    const id = pool.subarray(next, next + 16);
+    next += 16;
+    id.writeUIntBE(now(), 0, 6);
+    id[6] = (id[6]! & 0x0f) | 0x70;
+    id[8] = (id[8]! & 0x3f) | 0x80;
+    const hex = id.toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
+}
+
 export type Clock = () => Date;
 export const systemClock: Clock = () => new Date();
 

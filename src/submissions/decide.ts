@@ -176,26 +176,25 @@ function consentRecord(target: SubmissionTarget, answers: Answers, command: Subm
  */
 export function decideSubmission(command: SubmitResponse, state: SubmissionState): SubmissionDecision {
   const { target } = state;
-  const { answers } = checkSubmission(target, { ...command, full: state.full });
+  const { answers } = checkSubmission(target, { now: command.now, issuedAt: command.issuedAt, host: command.host, full: state.full, answers: command.answers });
   if (caughtByHoneypot(target.settings, command.plan, command.honeypot)) return [];
   const guarded = guardsDuplicates(target.settings);
   if (guarded) checkVisitor(target.kind, state);
   const consent = consentRecord(target, answers, command);
-  return [
-    ...(guarded ? visitorClaims(target, command.responseId) : []),
-    ...slotFor(target, command.responseId),
-    {
-      type: 'ResponseSubmitted',
-      data: {
-        response_id: command.responseId,
-        account_id: target.accountId,
-        ...(target.kind === 'widget' ? { widget_id: target.id } : { form_id: target.id }),
-        answers,
-        metadata: command.metadata,
-        submitted_at: command.now.toISOString(),
-        ...(consent ? { consent_record: consent } : {}),
-        ...(guarded && command.guard ? { duplicate_guard: command.guard } : {}),
-      },
-    },
-  ];
+  // Field by field rather than spread from optional parts: every submission is decided here.
+  const data: EventOf<typeof ResponseSubmitted>['data'] = {
+    response_id: command.responseId,
+    account_id: target.accountId,
+    answers,
+    metadata: command.metadata,
+    submitted_at: command.now.toISOString(),
+  };
+  if (target.kind === 'widget') data.widget_id = target.id;
+  else data.form_id = target.id;
+  if (consent) data.consent_record = consent;
+  if (guarded && command.guard) data.duplicate_guard = command.guard;
+  const decision: SubmissionDecision = guarded ? visitorClaims(target, command.responseId) : [];
+  if (target.settings.max_responses !== null) decision.push(...slotFor(target, command.responseId));
+  decision.push({ type: 'ResponseSubmitted', data });
+  return decision;
 }

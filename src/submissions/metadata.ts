@@ -112,13 +112,13 @@ const AGENT_KEPT_LENGTH = 512;
 
 function device(userAgent: string): Device {
   const known = devices.get(userAgent);
-  if (known) return { ...known };
+  if (known) return known;
   const found = parseDevice(userAgent);
   if (userAgent.length <= AGENT_KEPT_LENGTH) {
     if (devices.size >= DEVICES_KEPT) devices.delete(devices.keys().next().value!);
     devices.set(userAgent, found);
   }
-  return { ...found };
+  return found;
 }
 
 function parseDevice(userAgent: string): Device {
@@ -155,45 +155,86 @@ function cameThroughProxy(request: SubmissionRequest): boolean {
   return hops > trusted;
 }
 
-/** Spec 2.7 and D10: the metadata of one submission, by the owner's plan at that moment. */
+const UNKNOWN_DEVICE: Device = { browser: null, browser_version: null, os: null, device: null };
+
+const utm = (query: URLSearchParams | undefined, name: string): string | null => query?.get(name) || null;
+
+/**
+ * Spec 2.7 and D10: the metadata of one submission, by the owner's plan at
+ * that moment. Each plan's fields are written in one object literal: this
+ * runs for every submission.
+ */
 export async function captureMetadata(input: MetadataInput, deps: MetadataDeps): Promise<ResponseMetadata> {
   const { request, plan } = input;
+  const { client } = request;
   const userAgent = header(request.headers, 'user-agent');
-  const pageUrl = url(request.client.pageUrl);
-  const metadata: ResponseMetadata = {
-    ...(userAgent ? device(userAgent) : { browser: null, browser_version: null, os: null, device: null }),
-    ip_hash: keyedHash(deps.hashKey, request.ip),
-    language: preferredLanguage(header(request.headers, 'accept-language')),
-    completion_time_ms: Math.max(0, input.now.getTime() - input.issuedAt.getTime()),
-    page_url: pageUrl ? pageUrl.href : null,
-    page_title: request.client.pageTitle ?? null,
-  };
-  if (plan === 'free') return metadata;
+  const agent = userAgent ? device(userAgent) : UNKNOWN_DEVICE;
+  const pageUrl = url(client.pageUrl);
+  const ipHash = keyedHash(deps.hashKey, request.ip);
+  const language = preferredLanguage(header(request.headers, 'accept-language'));
+  const completionTime = Math.max(0, input.now.getTime() - input.issuedAt.getTime());
+  if (plan === 'free') {
+    return {
+      browser: agent.browser,
+      browser_version: agent.browser_version,
+      os: agent.os,
+      device: agent.device,
+      ip_hash: ipHash,
+      language,
+      completion_time_ms: completionTime,
+      page_url: pageUrl ? pageUrl.href : null,
+      page_title: client.pageTitle ?? null,
+    };
+  }
 
   // Absent when the visitor opened the page directly: the submit request's
   // Referer is the host page itself, which would read as a referral from it.
-  const referer = url(request.client.referrer);
-  Object.assign(metadata, {
-    screen_width: request.client.screenWidth ?? null,
-    screen_height: request.client.screenHeight ?? null,
-    fingerprint_hash: request.client.fingerprint ? keyedHash(deps.hashKey, request.client.fingerprint) : null,
-    referer: referer ? referer.href : null,
-    referer_domain: referer ? referer.hostname : null,
-  });
-  if (plan === 'pro') return metadata;
+  const referer = url(client.referrer);
+  const fingerprintHash = client.fingerprint ? keyedHash(deps.hashKey, client.fingerprint) : null;
+  if (plan === 'pro') {
+    return {
+      browser: agent.browser,
+      browser_version: agent.browser_version,
+      os: agent.os,
+      device: agent.device,
+      ip_hash: ipHash,
+      language,
+      completion_time_ms: completionTime,
+      page_url: pageUrl ? pageUrl.href : null,
+      page_title: client.pageTitle ?? null,
+      screen_width: client.screenWidth ?? null,
+      screen_height: client.screenHeight ?? null,
+      fingerprint_hash: fingerprintHash,
+      referer: referer ? referer.href : null,
+      referer_domain: referer ? referer.hostname : null,
+    };
+  }
 
   const geo = await deps.geo(request.ip);
-  const query = pageUrl?.searchParams;
-  const utm = (name: string) => query?.get(name) || null;
-  Object.assign(metadata, {
+  // Only a page address with a query can carry UTM parameters.
+  const query = pageUrl && pageUrl.search ? pageUrl.searchParams : undefined;
+  return {
+    browser: agent.browser,
+    browser_version: agent.browser_version,
+    os: agent.os,
+    device: agent.device,
+    ip_hash: ipHash,
+    language,
+    completion_time_ms: completionTime,
+    page_url: pageUrl ? pageUrl.href : null,
+    page_title: client.pageTitle ?? null,
+    screen_width: client.screenWidth ?? null,
+    screen_height: client.screenHeight ?? null,
+    fingerprint_hash: fingerprintHash,
+    referer: referer ? referer.href : null,
+    referer_domain: referer ? referer.hostname : null,
     country: geo?.country ?? null,
     region: geo?.region ?? null,
     city: geo?.city ?? null,
     timezone: geo?.timezone ?? null,
-    utm_source: utm('utm_source'),
-    utm_medium: utm('utm_medium'),
-    utm_campaign: utm('utm_campaign'),
+    utm_source: utm(query, 'utm_source'),
+    utm_medium: utm(query, 'utm_medium'),
+    utm_campaign: utm(query, 'utm_campaign'),
     is_proxy: cameThroughProxy(request),
-  });
-  return metadata;
+  };
 }

@@ -31,6 +31,20 @@ export interface SubmissionInput {
   request: SubmissionRequest;
 }
 
+/** Where each decided event is recorded; the visitor's streams are there under `prevent_duplicates`, which alone decides their events. */
+function placement(event: SubmissionDecision[number], target: SubmissionTarget, responseId: string, visitor: { guard: string; network: string } | undefined): Placement {
+  switch (event.type) {
+    case 'SubmissionSlotReserved':
+      return slotPlacement(target);
+    case 'SubmissionGuarded':
+      return firstVisitPlacement(target.kind, visitor!.guard);
+    case 'NetworkSubmissionCounted':
+      return networkPlacement(target.kind, visitor!.network);
+    case 'ResponseSubmitted':
+      return { stream: `response-${responseId}`, expected: 'no_stream' };
+  }
+}
+
 /**
  * Records one response: gathers what the decision needs (the token, the
  * request's metadata by the owner's plan at this moment, the slots and the
@@ -81,19 +95,7 @@ export async function submitResponse(
     countHoneypotCatch(services, target.kind);
     return { id: responseId, kept: false };
   }
-  const place = (event: SubmissionDecision[number]): Placement => {
-    switch (event.type) {
-      case 'SubmissionSlotReserved':
-        return slotPlacement(target);
-      case 'SubmissionGuarded':
-        return firstVisitPlacement(target.kind, visitor!.guard);
-      case 'NetworkSubmissionCounted':
-        return networkPlacement(target.kind, visitor!.network);
-      case 'ResponseSubmitted':
-        return { stream: `response-${responseId}`, expected: 'no_stream' };
-    }
-  };
-  const position = await record(services, events, place, visitorMeta(now, requestId));
+  const position = await record(services, events, (event) => placement(event, target, responseId, visitor), visitorMeta(now, requestId));
   await services.commands.awaitProjections(position);
   return { id: responseId, kept: true, position };
 }

@@ -16,6 +16,7 @@ import { execute, type CommandContext } from '../aggregate.js';
 import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-store/port.js';
+import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
 import type { Clock } from '../infra/ids.js';
 import { LeaseLost, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
 import { endpointAggregate } from './endpoint.js';
@@ -47,6 +48,8 @@ export interface DispatcherOptions {
   timeoutMs?: number;
   batchSize?: number;
   retryMs?: number;
+  /** How long the live feed rests after a batch that was not full (see lingering). */
+  restMs?: number;
 }
 
 type Outcome = { kind: 'delivered'; status: number } | { kind: 'failed'; status: number | null; error: string } | { kind: 'dropped'; reason: string };
@@ -105,7 +108,8 @@ export class WebhookDispatcher {
     this.retryMs = options.retryMs ?? 1000;
     this.consumer = {
       label: 'the webhook dispatcher',
-      events,
+      // Nobody's reply waits for this process: appends close together are handled, and written, as one batch.
+      events: lingering(events, options.restMs ?? FEED_REST_MS),
       logger,
       batchSize: this.batchSize,
       retryMs: this.retryMs,

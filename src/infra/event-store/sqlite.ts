@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Statement } from 'better-sqlite3';
+import { createEventIdGenerator } from '../ids.js';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   AppendTooLarge,
@@ -73,6 +73,15 @@ interface EncodedEvent {
   metadata: string;
 }
 
+/** A row this connection committed, kept for the live feed (see `tail`); parsed on first read. */
+interface TailEntry {
+  row: FeedRow;
+  stored?: StoredEvent;
+}
+
+/** Events of the live feed kept in memory, newest last. */
+const TAIL_EVENTS = 4096;
+
 interface PendingAppend {
   streamId: string;
   events: EncodedEvent[];
@@ -107,8 +116,16 @@ export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly appended = new EventEmitter();
   private pending: PendingAppend[] = [];
+  /**
+   * The rows this connection committed last, at consecutive positions with
+   * nothing of another writer between them: the live subscriptions (the
+   * projections, erasure, webhooks) each take the events they were woken for
+   * from here, parsed once, rather than each read and parse them again.
+   * Emptied when another writer's events come between, and by any delete.
+   */
+  private tail: TailEntry[] = [];
   /** One append in a savepoint of the batch's transaction. */
-  private readonly appendOne: (streamId: string, events: EncodedEvent[], expected: ExpectedRevision) => AppendResult;
+  private readonly appendOne: (streamId: string, events: EncodedEvent[], expected: ExpectedRevision) => AppendResult & { rows: FeedRow[] };
   private readonly statements: {
     lastRevision: Statement<[string], { revision: number | null }>;
     streamNow: Statement<{ stream: string }, { deleted: number | null; revision: number | null }>;
@@ -122,8 +139,11 @@ export class SqliteEventStore implements EventStore {
   };
 
   private readonly maxAppendBytes: number;
+  private readonly eventId = createEventIdGenerator();
   /** Reads by their LIMIT, see `limited`. */
   private readonly byLimit = new Map<string, Statement>();
+  /** Pages of the feed by their LIMIT, see `feedPage`. */
+  private readonly feedByLimit = new Map<number, Statement<[number], FeedRow>>();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -196,12 +216,15 @@ export class SqliteEventStore implements EventStore {
     const recordedAt = new Date().toISOString();
     let revision = last ?? -1;
     let position = 0;
+    const rows: FeedRow[] = [];
     for (const event of events) {
       revision += 1;
-      const info = this.statements.insert.run(randomUUID(), streamId, revision, event.type, event.data, event.metadata, recordedAt);
+      const id = this.eventId();
+      const info = this.statements.insert.run(id, streamId, revision, event.type, event.data, event.metadata, recordedAt);
       position = Number(info.lastInsertRowid);
+      rows.push([position, id, streamId, revision, event.type, event.data, event.metadata, recordedAt]);
     }
-    return { nextRevision: BigInt(revision), position: BigInt(position) };
+    return { nextRevision: BigInt(revision), position: BigInt(position), rows };
   };
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
@@ -222,7 +245,7 @@ export class SqliteEventStore implements EventStore {
   private readonly flush = () => {
     const batch = this.pending;
     this.pending = [];
-    const outcomes: Array<{ result: AppendResult } | { error: unknown }> = [];
+    const outcomes: Array<{ result: AppendResult & { rows: FeedRow[] } } | { error: unknown }> = [];
     /**
      * An error after which SQLite rolled back the whole transaction, not just
      * the savepoint (SQLITE_FULL, an I/O error): the appends before it are
@@ -253,11 +276,45 @@ export class SqliteEventStore implements EventStore {
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
-      if ('result' in outcome) item.resolve(outcome.result);
-      else item.reject(outcome.error);
+      if ('result' in outcome) {
+        const { nextRevision, position, rows } = outcome.result;
+        this.keep(rows);
+        item.resolve({ nextRevision, position });
+      } else item.reject(outcome.error);
     });
     this.appended.emit('append');
   };
+
+  /** Adds committed rows to the tail; a gap before them (another writer, a rolled-back append) starts it anew. */
+  private keep(rows: FeedRow[]): void {
+    for (const row of rows) {
+      const last = this.tail[this.tail.length - 1];
+      if (last && last.row[0] + 1 !== row[0]) this.tail = [];
+      this.tail.push({ row });
+    }
+    if (this.tail.length > TAIL_EVENTS) this.tail = this.tail.slice(this.tail.length - TAIL_EVENTS / 2);
+  }
+
+  /**
+   * The events after `after` from the tail, when it holds the one right after
+   * it: every position from there to its end is then in it, as none of
+   * another writer can fall between positions one commit of this connection
+   * took. Undefined when the store must be read.
+   */
+  private fromTail(after: number, limit: number): StoredEvent[] | undefined {
+    const first = this.tail[0];
+    if (!first) return undefined;
+    const start = after + 1 - first.row[0];
+    if (start < 0 || start >= this.tail.length) return undefined;
+    const end = Math.min(this.tail.length, start + limit);
+    const out: StoredEvent[] = new Array(end - start);
+    for (let i = start; i < end; i++) {
+      const entry = this.tail[i]!;
+      // Frozen: the one object goes to every live subscription (see EventCatalog.parse).
+      out[i - start] = entry.stored ??= Object.freeze(feedToStored(entry.row));
+    }
+    return out;
+  }
 
   /**
    * The statement with its LIMIT written in: SQLite plans a statement anew
@@ -277,6 +334,25 @@ export class SqliteEventStore implements EventStore {
     return statement as Statement<P, EventRow>;
   }
 
+  /**
+   * The feed's page statement with its LIMIT written in, as `limited` does for
+   * streams: the live subscriptions read a page after every commit, and most
+   * of those reads find nothing, where planning anew would be most of the
+   * cost. A limit that is no count is bound as it comes.
+   */
+  private feedPage(after: bigint, limit: number): FeedRow[] {
+    if (!Number.isSafeInteger(limit) || limit < 0) return this.statements.readFeed.all(Number(after), limit);
+    let statement = this.feedByLimit.get(limit);
+    if (!statement) {
+      if (this.feedByLimit.size >= 64) this.feedByLimit.clear();
+      statement = this.db
+        .prepare<[number], FeedRow>(`SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position LIMIT ${limit}`)
+        .raw(true);
+      this.feedByLimit.set(limit, statement);
+    }
+    return statement.all(Number(after));
+  }
+
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = Number(options.fromRevision ?? 0n);
     return this.limited<[string, number]>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision', options.maxCount).all(streamId, from).map(toStored);
@@ -292,7 +368,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readFeed(options: ReadAllOptions): Promise<FeedRecord[]> {
-    const rows = this.statements.readFeed.all(Number(options.after ?? 0n), options.limit);
+    const rows = this.feedPage(options.after ?? 0n, options.limit);
     const out: FeedRecord[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const [position, id, streamId, revision, type, data, metadata, recordedAt] = rows[i]!;
@@ -306,7 +382,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readAllNow(after: bigint, limit: number): StoredEvent[] {
-    return this.statements.readFeed.all(Number(after), limit).map(feedToStored);
+    return this.feedPage(after, limit).map(feedToStored);
   }
 
   subscribe({ after, batchSize }: SubscribeOptions): EventSubscription {
@@ -319,7 +395,7 @@ export class SqliteEventStore implements EventStore {
       let from = after;
       try {
         while (!closed) {
-          const batch = store.readAllNow(from, batchSize);
+          const batch = store.fromTail(Number(from), batchSize) ?? store.readAllNow(from, batchSize);
           if (batch.length > 0) {
             from = batch[batch.length - 1]!.position;
             yield batch;
@@ -355,6 +431,7 @@ export class SqliteEventStore implements EventStore {
    * that way.
    */
   importFeed(records: FeedRecord[]): void {
+    this.tail = [];
     const insert = this.db.prepare(
       'INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -368,13 +445,15 @@ export class SqliteEventStore implements EventStore {
     this.deleteMany(streamIds);
   }
 
-  private readonly deleteMany = (streamIds: string[]) =>
+  private readonly deleteMany = (streamIds: string[]) => {
+    this.tail = [];
     this.db.transaction(() => {
       for (const streamId of streamIds) {
         this.statements.deleteStream.run(streamId);
         this.statements.markDeleted.run(streamId);
       }
     }).immediate();
+  };
 
   /**
    * Deleted rows are zeroed in their pages (secure_delete), but the log still
