@@ -79,6 +79,9 @@ interface TailEntry {
   stored?: StoredEvent;
 }
 
+/** The feed after a position, in order; `limited` writes its LIMIT in. */
+const FEED_PAGE = 'SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position';
+
 /** Events of the live feed kept in memory, newest last. */
 const TAIL_EVENTS = 4096;
 
@@ -133,7 +136,6 @@ export class SqliteEventStore implements EventStore {
     markDeleted: Statement<[string]>;
     end: Statement<[], { seq: number }>;
     insert: Statement<[string, string, number, string, string, string, string]>;
-    readFeed: Statement<[number, number], FeedRow>;
     deleteStream: Statement<[string]>;
     head: Statement<[], { position: number | null }>;
   };
@@ -142,8 +144,6 @@ export class SqliteEventStore implements EventStore {
   private readonly eventId = createEventIdGenerator();
   /** Reads by their LIMIT, see `limited`. */
   private readonly byLimit = new Map<string, Statement>();
-  /** Pages of the feed by their LIMIT, see `feedPage`. */
-  private readonly feedByLimit = new Map<number, Statement<[number], FeedRow>>();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -177,12 +177,6 @@ export class SqliteEventStore implements EventStore {
       insert: db.prepare(
         'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      // Rows as arrays: the projections and verify read the whole history through here, and named rows cost a third of the read.
-      readFeed: db
-        .prepare<[number, number], FeedRow>(
-          'SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position LIMIT ?',
-        )
-        .raw(true),
       deleteStream: db.prepare('DELETE FROM events WHERE stream_id = ?'),
       head: db.prepare('SELECT max(position) AS position FROM events'),
     };
@@ -335,22 +329,15 @@ export class SqliteEventStore implements EventStore {
   }
 
   /**
-   * The feed's page statement with its LIMIT written in, as `limited` does for
-   * streams: the live subscriptions read a page after every commit, and most
-   * of those reads find nothing, where planning anew would be most of the
-   * cost. A limit that is no count is bound as it comes.
+   * A page of the feed, as arrays (the projections and verify read the whole
+   * history through here, and named rows cost a third of the read), by
+   * `limited` as streams are read: the live
+   * subscriptions read a page after every commit, and most of those reads
+   * find nothing, where planning anew would be most of the cost.
    */
   private feedPage(after: bigint, limit: number): FeedRow[] {
-    if (!Number.isSafeInteger(limit) || limit < 0) return this.statements.readFeed.all(Number(after), limit);
-    let statement = this.feedByLimit.get(limit);
-    if (!statement) {
-      if (this.feedByLimit.size >= 64) this.feedByLimit.clear();
-      statement = this.db
-        .prepare<[number], FeedRow>(`SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position LIMIT ${limit}`)
-        .raw(true);
-      this.feedByLimit.set(limit, statement);
-    }
-    return statement.all(Number(after));
+    const page = this.limited<[number]>(FEED_PAGE, limit) as unknown as Statement<[number], FeedRow>;
+    return page.raw(true).all(Number(after));
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
