@@ -28,6 +28,19 @@ export function lingering(store: EventStore, ms: number): EventStore {
   };
 }
 
+/** A wait of `ms` that `wake` cuts short: how a live feed sleeps until its next look or an append. */
+export function pause(ms: number): { done: Promise<void>; wake: () => void } {
+  let wake = () => {};
+  const done = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  return { done, wake };
+}
+
 function resting(live: EventSubscription, { batchSize }: SubscribeOptions, ms: number): EventSubscription {
   let closed = false;
   let wake: (() => void) | undefined;
@@ -36,13 +49,9 @@ function resting(live: EventSubscription, { batchSize }: SubscribeOptions, ms: n
       yield batch;
       // A full batch means more is waiting: read on at once.
       if (closed || batch.length >= batchSize) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      const rest = pause(ms);
+      wake = rest.wake;
+      await rest.done;
       wake = undefined;
       if (closed) return;
     }

@@ -3,6 +3,7 @@ import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { createEventIdGenerator } from '../ids.js';
+import { pause } from './linger.js';
 import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   AppendTooLarge,
@@ -388,13 +389,9 @@ export class SqliteEventStore implements EventStore {
             yield batch;
             continue;
           }
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, POLL_MS);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
+          const rest = pause(POLL_MS);
+          wake = rest.wake;
+          await rest.done;
           wake = undefined;
         }
       } finally {
