@@ -4,6 +4,7 @@ import type { DomainEvent } from '../domain-events.js';
 import type { EventCatalog, Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type FeedRecord, type JsonObject } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
+import { nextTurn } from '../../projections/progress.js';
 import { formatLine, leafOf, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
 import { LogSealed, type SealEvent } from './events.js';
 
@@ -29,6 +30,25 @@ interface ChainHead {
 
 /** The lines of one seal stay well inside the store's largest append. */
 const MAX_SEAL_BYTES = 512 * 1024;
+
+/** Lines worked out between two turns of the event loop. */
+const LINES_PER_TURN = 100;
+
+/**
+ * The next seal's lines, worked out as the events come: a sealer that waits
+ * for more events (or for its interval) reads only what was appended since
+ * it last looked, rather than every event after the last seal again.
+ */
+interface NextSeal {
+  /** The position of its last line's event (the last seal's when it has none). */
+  through: bigint;
+  lines: string[];
+  bytes: number;
+  /** No further line fits. */
+  full: boolean;
+  /** Every line is of the seal stream. */
+  sealsOnly: boolean;
+}
 
 /** The last seal of the history, none before the first; an error when the seal stream was deleted or does not end in a seal. */
 export async function lastSeal(events: EventStore, catalog: EventCatalog<DomainEvent>): Promise<{ revision: bigint; seal: Omit<SealEvent['data'], 'events'> } | null> {
@@ -59,6 +79,8 @@ export async function lastSeal(events: EventStore, catalog: EventCatalog<DomainE
  */
 export class SealingProcess {
   private head: ChainHead | undefined;
+  private next: NextSeal | undefined;
+  private turn: Promise<unknown> = Promise.resolve();
   private loop: Promise<void> | undefined;
   private stopped = true;
   private wake: (() => void) | undefined;
@@ -84,7 +106,7 @@ export class SealingProcess {
     if (!this.stopped) return;
     this.stopped = false;
     // Read again: another process may have sealed while this one was not sealing.
-    this.head = undefined;
+    this.forget();
     this.loop = this.follow();
   }
 
@@ -112,7 +134,7 @@ export class SealingProcess {
         if (outcome === 'sealed' || outcome === 'raced') continue;
       } catch (error) {
         this.logger.error({ err: error }, 'sealing stopped; trying again');
-        this.head = undefined;
+        this.forget();
         pause = this.retryMs;
       }
       if (this.stopped) break;
@@ -134,29 +156,33 @@ export class SealingProcess {
     return { next: Number(last.revision) + 1, previous: last.seal.hash, through: BigInt(last.seal.through), sealedAt: Date.parse(last.seal.sealed_at) };
   }
 
-  private async sealOnce(force: boolean): Promise<'sealed' | 'nothing' | 'waiting' | 'raced'> {
-    const head = (this.head ??= await this.load());
-    const batch = await this.events.readFeed({ after: head.through, limit: this.everyEvents });
-    // Seals alone are left for the next seal: sealing them would append a seal for ever.
-    if (batch.every((event) => event.streamId === SEAL_STREAM)) return 'nothing';
-    const now = this.clock();
-    if (!force && batch.length < this.everyEvents && now.getTime() - head.sealedAt < this.everyMs) return 'waiting';
+  /** One at a time: the live loop and sealAll (tests, the CLI) add to the same next seal. */
+  private sealOnce(force: boolean): Promise<'sealed' | 'nothing' | 'waiting' | 'raced'> {
+    const run = this.turn.then(() => this.sealNext(force));
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
 
-    const lines: string[] = [];
-    let bytes = 0;
-    let through = head.through;
-    for (const event of batch) {
-      const line = formatLine(this.lineOf(event));
-      if (lines.length > 0 && bytes + line.length > MAX_SEAL_BYTES) break;
-      lines.push(line);
-      bytes += line.length + 1;
-      through = event.position;
+  private async sealNext(force: boolean): Promise<'sealed' | 'nothing' | 'waiting' | 'raced'> {
+    const head = (this.head ??= await this.load());
+    const next = (this.next ??= { through: head.through, lines: [], bytes: 0, full: false, sealsOnly: true });
+    if (!next.full && next.lines.length < this.everyEvents) {
+      const batch = await this.events.readFeed({ after: next.through, limit: this.everyEvents - next.lines.length });
+      await this.add(next, batch);
+      // Read again while the lines were worked out: the chain may have moved on under them.
+      if (this.next !== next) return 'raced';
     }
-    const events = lines.join('\n');
+    // Seals alone are left for the next seal: sealing them would append a seal for ever.
+    if (next.sealsOnly) return 'nothing';
+    const now = this.clock();
+    if (!force && !next.full && next.lines.length < this.everyEvents && now.getTime() - head.sealedAt < this.everyMs) return 'waiting';
+
+    const events = next.lines.join('\n');
+    const { through } = next;
     const hash = sealHash({ seal: head.next, previous: head.previous, from: head.through, through, events });
     const sealedAt = now.toISOString();
     const event = this.catalog.serialize(
-      { type: LogSealed.type, data: { seal: head.next, from: String(head.through), through: String(through), count: lines.length, events, previous: head.previous, hash, sealed_at: sealedAt } },
+      { type: LogSealed.type, data: { seal: head.next, from: String(head.through), through: String(through), count: next.lines.length, events, previous: head.previous, hash, sealed_at: sealedAt } },
       { occurred_at: sealedAt, actor: 'service' },
     );
     try {
@@ -164,11 +190,43 @@ export class SealingProcess {
     } catch (error) {
       if (!(error instanceof WrongExpectedRevision)) throw error;
       // Another sealer got there first: its seal stands, this one starts again from it.
-      this.head = undefined;
+      this.forget();
       return 'raced';
     }
     this.head = { next: head.next + 1, previous: hash, through, sealedAt: now.getTime() };
+    this.next = undefined;
     return 'sealed';
+  }
+
+  /**
+   * Adds the events' lines to the next seal, a slice at a time with a turn of
+   * the event loop between slices: a thousand lines at once held every
+   * request of the process for 20 to 30 ms.
+   */
+  private async add(next: NextSeal, batch: FeedRecord[]): Promise<void> {
+    for (let start = 0; start < batch.length && !next.full; start += LINES_PER_TURN) {
+      if (start > 0) {
+        await nextTurn();
+        if (this.next !== next) return;
+      }
+      for (const event of batch.slice(start, start + LINES_PER_TURN)) {
+        const line = formatLine(this.lineOf(event));
+        if (next.lines.length > 0 && next.bytes + line.length > MAX_SEAL_BYTES) {
+          next.full = true;
+          break;
+        }
+        next.lines.push(line);
+        next.bytes += line.length + 1;
+        next.through = event.position;
+        next.sealsOnly &&= event.streamId === SEAL_STREAM;
+      }
+    }
+  }
+
+  /** The chain is read again before the next seal, and its lines worked out again. */
+  private forget(): void {
+    this.head = undefined;
+    this.next = undefined;
   }
 
   private lineOf(event: FeedRecord): SealLine {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { catalog } from '../../src/domain-events.js';
 import type { EventStore } from '../../src/infra/event-store/port.js';
-import { SEAL_STREAM } from '../../src/seals/chain.js';
+import { parseLines, SEAL_STREAM } from '../../src/seals/chain.js';
 import { SealingProcess } from '../../src/seals/process.js';
 import { verifyHistory } from '../../src/seals/verify.js';
 import { manualClock, owner, publishedWidget, testApp } from '../support/app.js';
@@ -39,6 +39,36 @@ t.test('a sealer that died right after its append: the next one goes on after th
   const verified = await verifyHistory(services.events);
   t.equal(verified.firstBreak, undefined);
   t.equal(verified.seals, 2);
+});
+
+t.test('events that come while the sealer waits join the same seal, each once and in feed order, beyond a slice of lines', async (t) => {
+  const { services } = await live(t);
+  const append = (n: number) =>
+    Promise.all(
+      Array.from({ length: n }, () =>
+        services.events.append(`note-${Math.random().toString(36).slice(2)}`, [catalog.serialize({ type: 'AccountOpened', data: { account_id: `acc_${Math.random().toString(36).slice(2)}`, name: 'n', plan: 'free', opened_at: new Date().toISOString() } }, { occurred_at: new Date().toISOString(), actor: 'test' })], 'no_stream'),
+      ),
+    );
+  const clock = { now: Date.now() };
+  const sealing = new SealingProcess(services.events, catalog, () => new Date(clock.now), silent, { everyEvents: 400, everyMs: 60_000, pollMs: 5 });
+  t.teardown(() => sealing.stop());
+  const before = await services.events.headPosition();
+  sealing.start();
+  // Three rounds the sealer sees while it waits for 400 events or a minute.
+  for (const n of [150, 90, 130]) {
+    await append(n);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+  }
+  t.same(await ranges(services.events), [], 'still waiting: fewer than N and not yet T');
+  clock.now += 60_000;
+  t.ok(await eventually(async () => (await ranges(services.events)).length === 1));
+  const [seal] = await services.events.readStream(SEAL_STREAM);
+  const positions = parseLines(seal!.data.events as string).map((line) => line.position);
+  const head = await services.events.headPosition();
+  t.equal(positions.length, Number(head - 1n), 'every event before the seal, once');
+  t.same(positions, Array.from({ length: positions.length }, (_, i) => BigInt(i + 1)), 'in feed order, none missing or twice');
+  t.ok(before < 10n && positions.length >= 370, 'more lines than one slice, read over several polls');
+  t.equal((await verifyHistory(services.events)).firstBreak, undefined);
 });
 
 t.test('two sealers at once (a projector that lost its lease and does not know yet): one seal per range', async (t) => {
