@@ -16,7 +16,9 @@
  * one tenant floods; `npm run bench -- crud-peer` only the service beside
  * the CRUD peer, their runs alternating (see `beside`); `npm run bench --
  * download` only the server's memory while it streams a CSV download of 1M
- * responses (bench/download.ts).
+ * responses (bench/download.ts). The auditors' and CRUD peer's runs first
+ * time a fixed piece of work (bench/calibration.ts), so that their figures
+ * from different days can be read beside how fast the machine was.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -31,6 +33,7 @@ import { catalog } from '../src/domain-events.js';
 import { buildApp } from '../src/http/app.js';
 import { openServices, type Services } from '../src/services.js';
 import { adminJson, sealAndVerify, startPeer } from './auditors.js';
+import { calibrate, describeCalibration } from './calibration.js';
 import { downloadOnly } from './download.js';
 import { paced } from './paced.js';
 import { largeFormBody } from '../test/support/large-definitions.js';
@@ -563,6 +566,8 @@ function peerGoals(submit: Scenario, list: Scenario, [peerSubmit, peerList]: Sce
 async function auditorsOnly() {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   log(`machine: ${machine}`);
+  const calibration = calibrate();
+  log(`  ${describeCalibration(calibration)}`);
   const responses = Number(process.env.BENCH_RESPONSES ?? 100_000);
   log(`seeding ${EVENTS.toLocaleString('en')} events`);
   const bigDir = mkdtempSync(join(tmpdir(), 'bench-big-'));
@@ -586,23 +591,25 @@ async function auditorsOnly() {
   ];
   const rows = [submit, ...peer.slice(0, 1), list, ...peer.slice(1), guarded].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
   process.stdout.write(
-    `\nmachine: ${machine}; ${EVENTS.toLocaleString('en')} events; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario; load average ${loads.join(' → ')}\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
+    `\nmachine: ${machine}; ${describeCalibration(calibration)}; ${EVENTS.toLocaleString('en')} events; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario; load average ${loads.join(' → ')}\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
   );
-  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), events: EVENTS, responses, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, ...audit, scenarios: [submit, list, ...peer, guarded], loadAverage: loads, goals })}\n`);
+  process.stdout.write(`${JSON.stringify({ machine, calibration, date: new Date().toISOString(), events: EVENTS, responses, rebuild: { ...rebuilt, eventsPerSecond: rebuildRate }, ...audit, scenarios: [submit, list, ...peer, guarded], loadAverage: loads, goals })}\n`);
 }
 
 /** Only the service beside the CRUD peer (see `beside`), on BENCH_RESPONSES listed responses (default 100,000). */
 async function crudPeerOnly() {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   log(`machine: ${machine}`);
+  const calibration = calibrate();
+  log(`  ${describeCalibration(calibration)}`);
   const responses = Number(process.env.BENCH_RESPONSES ?? 100_000);
   const { submit, list, peer, guarded, load: loads } = await beside(responses);
   const goals = peerGoals(submit, list, peer);
   const rows = [submit, ...peer.slice(0, 1), list, ...peer.slice(1), guarded].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
   process.stdout.write(
-    `\nmachine: ${machine}; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario; load average ${loads.join(' → ')}\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
+    `\nmachine: ${machine}; ${describeCalibration(calibration)}; ${responses.toLocaleString('en')} responses listed; ${CONNECTIONS} connections, ${SECONDS} s a scenario; load average ${loads.join(' → ')}\n\n| scenario | req/s | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n\n| goal | figure | target | met |\n| --- | --- | --- | --- |\n${goals.map((g) => `| ${g.figure} | ${g.value} | ${g.goal} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}\n\n`,
   );
-  process.stdout.write(`${JSON.stringify({ machine, date: new Date().toISOString(), responses, scenarios: [submit, list, ...peer, guarded], loadAverage: loads, goals })}\n`);
+  process.stdout.write(`${JSON.stringify({ machine, calibration, date: new Date().toISOString(), responses, scenarios: [submit, list, ...peer, guarded], loadAverage: loads, goals })}\n`);
 }
 
 const PROPAGATION_ROUNDS = 5;
