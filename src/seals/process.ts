@@ -31,13 +31,18 @@ interface ChainHead {
 /** The lines of one seal stay well inside the store's largest append. */
 const MAX_SEAL_BYTES = 512 * 1024;
 
+/** What the erasure process appends once it has deleted the streams it erases. */
+const ERASURE_RECORD = 'ResponsesErased';
+
 /** Lines worked out between two turns of the event loop. */
 const LINES_PER_TURN = 100;
 
 /**
  * The next seal's lines, worked out as the events come: a sealer that waits
  * for more events (or for its interval) reads only what was appended since
- * it last looked, rather than every event after the last seal again.
+ * it last looked, rather than every event after the last seal again. A seal
+ * still lists what the store held when it was appended: an erasure's record
+ * among the new events sends the sealer back to read the rest afresh.
  */
 interface NextSeal {
   /** The position of its last line's event (the last seal's when it has none). */
@@ -204,12 +209,19 @@ export class SealingProcess {
    * request of the process for 20 to 30 ms.
    */
   private async add(next: NextSeal, batch: FeedRecord[]): Promise<void> {
+    const earlier = next.lines.length > 0;
     for (let start = 0; start < batch.length && !next.full; start += LINES_PER_TURN) {
       if (start > 0) {
         await nextTurn();
         if (this.next !== next) return;
       }
       for (const event of batch.slice(start, start + LINES_PER_TURN)) {
+        // An erasure deletes its streams before it records them erased: lines worked out in an earlier
+        // read may be of events gone now, which a seal read afresh would not list. Read afresh.
+        if (event.type === ERASURE_RECORD && earlier) {
+          this.next = undefined;
+          return;
+        }
         const line = formatLine(this.lineOf(event));
         if (next.lines.length > 0 && next.bytes + line.length > MAX_SEAL_BYTES) {
           next.full = true;

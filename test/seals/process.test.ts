@@ -71,6 +71,33 @@ t.test('events that come while the sealer waits join the same seal, each once an
   t.equal((await verifyHistory(services.events)).firstBreak, undefined);
 });
 
+t.test('a response erased while the sealer waits is not in the seal, as it would not be in a seal read afresh', async (t) => {
+  const { app, who, services } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const clock = { now: Date.now() };
+  const sealing = new SealingProcess(services.events, catalog, () => new Date(clock.now), silent, { everyEvents: 1000, everyMs: 60_000, pollMs: 5 });
+  t.teardown(() => sealing.stop());
+  const kept = await submit(app, widget);
+  const erased = await submit(app, widget);
+  const stored = async (id: string) => (await services.events.readAll({ after: 0n, limit: 1000 })).find((e) => e.type === 'ResponseSubmitted' && (e.data as { response_id: string }).response_id === id)!;
+  const erasedAt = (await stored(erased.id)).position;
+  sealing.start();
+  // Long enough for the sealer to have worked out a line for every event so far, while it waits for T.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const gone = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [erased.id] } });
+  t.equal(gone.statusCode, 200, gone.body);
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  clock.now += 60_000;
+  t.ok(await eventually(async () => (await ranges(services.events)).length === 1));
+  const [seal] = await services.events.readStream(SEAL_STREAM);
+  const positions = parseLines(seal!.data.events as string).map((line) => line.position);
+  t.notOk(positions.includes(erasedAt), 'no line for the response erased before the seal');
+  t.ok(positions.includes((await stored(kept.id)).position), 'the response kept has its line');
+  t.same(positions, [...positions].sort((a, b) => (a < b ? -1 : 1)), 'in feed order');
+  t.equal((await verifyHistory(services.events)).firstBreak, undefined);
+});
+
 t.test('two sealers at once (a projector that lost its lease and does not know yet): one seal per range', async (t) => {
   const { app, who, services } = await live(t);
   const widget = await publishedWidget(app, who);
