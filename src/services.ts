@@ -18,6 +18,7 @@ import { deriveKeys, type DerivedKeys } from './infra/keys.js';
 import type { EventStore } from './infra/event-store/port.js';
 import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenerator, type RandomBytes } from './infra/ids.js';
 import type { ReadModelStore } from './infra/read-models/port.js';
+import type { BackgroundCheckpoints } from './infra/sqlite.js';
 import { openRedis, type RedisLink } from './infra/redis.js';
 import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './http/metrics.js';
@@ -235,6 +236,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
   /** Set by start(): a server waits for the projections; the admin CLI runs them itself. */
   let serving = false;
+  /** A server's checkpoint thread, where either store is the embedded file. */
+  let checkpoints: BackgroundCheckpoints | undefined;
   /** The head of the feed when the server started, and whether the stored checkpoints have reached it since. */
   let startHead = 0n;
   let caughtUpStored = false;
@@ -289,6 +292,10 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     rateWindowMs: options.rateWindowMs ?? 60_000,
     async start() {
       serving = true;
+      if (!readOnly && !(config.EVENTSTORE_URL && config.MONGODB_URL)) {
+        const { checkpointInBackground } = await import('./infra/sqlite.js');
+        checkpoints = checkpointInBackground(config.DATA_DIR, logger);
+      }
       startHead = await events.headPosition();
       await projector?.start();
     },
@@ -300,6 +307,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       await webhooks.stop();
       await erasure.stop();
       await runner.stop();
+      await checkpoints?.stop();
       await Promise.allSettled([events.close(), readModels.close(), redis?.close()]);
     },
   };

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
+import { checkpointInBackground, DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir, testServices } from '../support/services.js';
+
+const noted = (marker: string) => [{ type: 'Noted', data: { marker }, metadata: {} }];
+const inFile = (dir: string, marker: string) => readFileSync(join(dir, DATABASE_FILE)).includes(marker);
+
+t.test('the checkpoint thread copies an appended event into the database file while no commit is near the log limit', async (t) => {
+  const dir = tempDir(t);
+  const events = openSqliteEventStore(dir);
+  t.teardown(() => events.close());
+  await events.append('noted-1', noted('FIRST-MARKER'), 'no_stream');
+  t.notOk(inFile(dir, 'FIRST-MARKER'), 'acknowledged, the event is in the write-ahead log only');
+
+  const thread = checkpointInBackground(dir, undefined, 20);
+  t.ok(await eventually(() => inFile(dir, 'FIRST-MARKER')), 'the thread copies it into the file');
+  await thread.stop();
+
+  await events.append('noted-2', noted('SECOND-MARKER'), 'no_stream');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.notOk(inFile(dir, 'SECOND-MARKER'), 'a stopped thread copies nothing more');
+  t.same((await events.readAll({ after: 0n, limit: 10 })).map((event) => event.data.marker), ['FIRST-MARKER', 'SECOND-MARKER'], 'and the store reads both');
+});
+
+t.test('a server on the embedded store runs the checkpoint thread from start to close', async (t) => {
+  const dir = tempDir(t);
+  const services = await testServices(t, { dataDir: dir });
+  await services.events.append('noted-1', noted('BEFORE-START'), 'no_stream');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.notOk(inFile(dir, 'BEFORE-START'), 'the admin CLI, which does not start, runs no thread');
+  await services.start();
+  t.ok(await eventually(() => inFile(dir, 'BEFORE-START')), 'started, the server copies the log into the file');
+});
