@@ -292,12 +292,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     rateWindowMs: options.rateWindowMs ?? 60_000,
     async start() {
       serving = true;
+      startHead = await events.headPosition();
+      await projector?.start();
       if (!readOnly && !(config.EVENTSTORE_URL && config.MONGODB_URL)) {
         const { checkpointInBackground } = await import('./infra/sqlite.js');
         checkpoints = checkpointInBackground(config.DATA_DIR, logger);
       }
-      startHead = await events.headPosition();
-      await projector?.start();
     },
     async close() {
       await projector?.stop();
