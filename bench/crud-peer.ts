@@ -1,7 +1,7 @@
 /**
  * The CRUD peer: what a user would write without event sourcing, on the same
  * stack. fastify + zod + better-sqlite3, one durable insert per request
- * (WAL, synchronous=FULL: each commit waits for the disk), and a page/limit
+ * (WAL, synchronous=FULL, as the service's event store), and a page/limit
  * list with a total. PEER_ROWS responses are there before the load starts,
  * like the service's deep widget.
  */

@@ -25,18 +25,15 @@ export interface StoreLogger {
 }
 
 /**
- * Opens the embedded database file that both SQLite adapters share, each
- * adapter on a connection of its own. Commits write the log without waiting
- * for the disk (synchronous=NORMAL: WAL mode is never corrupted by a crash
- * that way, it may only lose the last commits); the event store waits for the
- * disk itself, off the event loop, before it acknowledges or hands out an
- * event (see SqliteEventStore), and the read models are rebuilt from it.
+ * Opens the embedded database file that both SQLite adapters share. Each
+ * adapter has its own connection: `synchronous` is per connection, and only
+ * the event store needs every commit on disk before it answers.
  */
-export function openDatabase(dataDir: string): SqliteDatabase {
+export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): SqliteDatabase {
   mkdirSync(dataDir, { recursive: true });
   const db = new Database(join(dataDir, DATABASE_FILE));
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${synchronous}`);
   // A checkpoint copies every page the log holds back into the file: the pages
   // a stream of appends touches (the feed's tail, its index of random ids, the
   // read models') are mostly the same ones again, so a longer log copies each
@@ -95,9 +92,9 @@ function checkpointOnce(db: SqliteDatabase): boolean {
  * The checkpoint thread (CommonJS, evaluated as the worker's script: it needs
  * nothing of this project but the driver, so it starts in milliseconds, from
  * the sources or from the build alike). A PASSIVE checkpoint never waits for
- * a reader or writer, and syncs at any `synchronous` level: the log is on
- * disk before its pages are copied, and the file before the log may start
- * over.
+ * a reader or writer; it runs with SQLite's default synchronous=FULL, so the
+ * log is on disk before its pages are copied and the file is on disk before
+ * the log may start over.
  */
 const CHECKPOINT_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { closeSync, fdatasync, openSync, statfsSync } from 'node:fs';
+import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { createEventIdGenerator } from '../ids.js';
@@ -105,22 +105,16 @@ export interface SqliteEventStoreOptions {
 const MIN_FREE_BYTES = 4 * 1024 * 1024;
 
 /**
- * The embedded event store: one table in the shared SQLite file. An append is
- * acknowledged once it is on disk, and no read hands out an event before it
- * is (see onDisk): the commit writes the log, and an fsync of the log on
- * libuv's threads follows, so the event loop goes on serving meanwhile (a
- * commit that waited for the disk itself, synchronous=FULL, held every
- * request for about a millisecond per batch, a tenth of a loaded server's
- * time). AUTOINCREMENT keeps
+ * The embedded event store: one table in the shared SQLite file, written with
+ * synchronous=FULL so an acknowledged append is on disk. AUTOINCREMENT keeps
  * positions from ever being reused after a stream is deleted, and the names
  * of deleted streams are kept so that they refuse appends, as KurrentDB's
  * tombstones do (streams deleted before that table existed are not known).
  *
  * Group commit: appends that arrive in the same turn of the event loop are
- * written in one transaction, so they share one fsync (and batches committed
- * while an fsync runs share the next); each runs in its own savepoint, so one
- * that fails its revision check leaves the others alone. None is
- * acknowledged before the commit is on disk.
+ * written in one transaction, so they share one fsync; each runs in its own
+ * savepoint, so one that fails its revision check leaves the others alone.
+ * None is acknowledged before the commit is on disk.
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
@@ -149,25 +143,6 @@ export class SqliteEventStore implements EventStore {
 
   private readonly maxAppendBytes: number;
   private readonly eventId = createEventIdGenerator();
-  /** The write-ahead log, which a commit writes and onDisk syncs. */
-  private readonly log: string;
-  private logFd: number | undefined;
-  /** Every event at or below this position is on disk. */
-  private durableThrough = 0;
-  /** The fsync in flight, and the one that follows it for what was written meanwhile. */
-  private syncing: Promise<void> | undefined;
-  private queued: Promise<void> | undefined;
-  /** Counts what empties the tail (deletes, imports): a batch acknowledged after one keeps its rows out of it. */
-  private resets = 0;
-  /**
-   * Set by a failed fsync. The commits it covered are visible but may not be
-   * on disk, and after a failed fsync Linux may drop the unwritten pages, so
-   * a later fsync proves nothing either: from then on the store refuses every
-   * append and every read past what was on disk before, until the process
-   * starts again and SQLite recovers the log as the disk holds it.
-   */
-  private broken: Error | undefined;
-  private closing = false;
   /** Reads by their LIMIT, see `limited`. */
   private readonly byLimit = new Map<string, Statement>();
 
@@ -177,7 +152,6 @@ export class SqliteEventStore implements EventStore {
     options: SqliteEventStoreOptions = {},
   ) {
     this.maxAppendBytes = options.maxAppendBytes ?? MAX_APPEND_BYTES;
-    this.log = `${db.name}-wal`;
     if (options.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.trunc(options.maxPageCount)}`);
     db.exec(`
       CREATE TABLE IF NOT EXISTS events (
@@ -249,7 +223,6 @@ export class SqliteEventStore implements EventStore {
   };
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
-    if (this.broken) return Promise.reject(this.broken);
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     const encoded: EncodedEvent[] = [];
     let size = 0;
@@ -296,90 +269,16 @@ export class SqliteEventStore implements EventStore {
       for (const item of batch) item.reject(fatal ?? error);
       return;
     }
-    // Refused appends wrote nothing: they hear so at once; the stored ones once the log is on disk.
-    const stored: Array<{ item: PendingAppend; result: AppendResult & { rows: FeedRow[] } }> = [];
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
-      if ('result' in outcome) stored.push({ item, result: outcome.result });
-      else item.reject(outcome.error);
+      if ('result' in outcome) {
+        const { nextRevision, position, rows } = outcome.result;
+        this.keep(rows);
+        item.resolve({ nextRevision, position });
+      } else item.reject(outcome.error);
     });
-    if (stored.length === 0) return;
-    const resets = this.resets;
-    this.onDisk().then(
-      () => {
-        for (const { item, result } of stored) {
-          const { nextRevision, position, rows } = result;
-          if (Number(position) > this.durableThrough) this.durableThrough = Number(position);
-          if (resets === this.resets) this.keep(rows);
-          item.resolve({ nextRevision, position });
-        }
-        this.appended.emit('append');
-      },
-      (error: unknown) => {
-        for (const { item } of stored) item.reject(error);
-      },
-    );
+    this.appended.emit('append');
   };
-
-  /**
-   * Resolves once everything written to the log before the call is on disk.
-   * One fsync at a time, on libuv's threads: a call while one runs waits for
-   * the next, which then covers every such call at once.
-   */
-  private onDisk(): Promise<void> {
-    if (this.broken) return Promise.reject(this.broken);
-    if (this.syncing === undefined) {
-      const sync: Promise<void> = this.syncLog()
-        .catch((error: Error) => {
-          this.broken ??= new Error(`the event log could not be written to disk (${error.message}): restart the service, which recovers the log as the disk holds it`, { cause: error });
-          this.logger?.warn({ store: 'sqlite', err: error.message }, this.broken.message);
-          throw this.broken;
-        })
-        .finally(() => {
-          if (this.syncing === sync) this.syncing = undefined;
-        });
-      return (this.syncing = sync);
-    }
-    return (this.queued ??= this.syncing
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = undefined;
-        return this.onDisk();
-      }));
-  }
-
-  /**
-   * One trip to libuv's threads, on a descriptor kept open: each trip's
-   * answer waits for the event loop's next turn, which under load is
-   * milliseconds. The log is the same file while this connection is open
-   * (SQLite removes it when the last connection closes, and a truncating
-   * checkpoint keeps it).
-   */
-  private syncLog(): Promise<void> {
-    if (this.closing && this.logFd === undefined) return Promise.reject(new Error('the event store is closed'));
-    try {
-      this.logFd ??= openSync(this.log, 'r');
-    } catch (error) {
-      // No log: what was committed is in the file, which the checkpoint that removed the log synced.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Promise.resolve();
-      return Promise.reject(error);
-    }
-    return new Promise((resolve, reject) => fdatasync(this.logFd!, (error) => (error ? reject(error) : resolve())));
-  }
-
-  /**
-   * Waits, when a read found an event past what is known to be on disk
-   * (another connection's, or one of this one's whose fsync is running),
-   * until it is: whatever a read hands out survives a power cut, so no
-   * webhook goes out for an event the store could lose.
-   */
-  private async readOnDisk(position: number): Promise<void> {
-    if (position <= this.durableThrough) return;
-    // Everything committed by now is covered by the fsync that starts after this.
-    const head = this.statements.head.get()?.position ?? position;
-    await this.onDisk();
-    if (head > this.durableThrough) this.durableThrough = head;
-  }
 
   /** Adds committed rows to the tail; a gap before them (another writer, a rolled-back append) starts it anew. */
   private keep(rows: FeedRow[]): void {
@@ -444,9 +343,7 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = Number(options.fromRevision ?? 0n);
-    const rows = this.limited<[string, number]>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision', options.maxCount).all(streamId, from);
-    if (rows.length > 0) await this.readOnDisk(rows[rows.length - 1]!.position);
-    return rows.map(toStored);
+    return this.limited<[string, number]>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision', options.maxCount).all(streamId, from).map(toStored);
   }
 
   async streamState(streamId: string): Promise<StreamState> {
@@ -460,7 +357,6 @@ export class SqliteEventStore implements EventStore {
 
   async readFeed(options: ReadAllOptions): Promise<FeedRecord[]> {
     const rows = this.feedPage(options.after ?? 0n, options.limit);
-    if (rows.length > 0) await this.readOnDisk(rows[rows.length - 1]![0]);
     const out: FeedRecord[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const [position, id, streamId, revision, type, data, metadata, recordedAt] = rows[i]!;
@@ -470,13 +366,11 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
-    return this.readAllOnDisk(options.after ?? 0n, options.limit);
+    return this.readAllNow(options.after ?? 0n, options.limit);
   }
 
-  private async readAllOnDisk(after: bigint, limit: number): Promise<StoredEvent[]> {
-    const rows = this.feedPage(after, limit);
-    if (rows.length > 0) await this.readOnDisk(rows[rows.length - 1]![0]);
-    return rows.map(feedToStored);
+  private readAllNow(after: bigint, limit: number): StoredEvent[] {
+    return this.feedPage(after, limit).map(feedToStored);
   }
 
   subscribe({ after, batchSize }: SubscribeOptions): EventSubscription {
@@ -489,7 +383,7 @@ export class SqliteEventStore implements EventStore {
       let from = after;
       try {
         while (!closed) {
-          const batch = store.fromTail(Number(from), batchSize) ?? (await store.readAllOnDisk(from, batchSize));
+          const batch = store.fromTail(Number(from), batchSize) ?? store.readAllNow(from, batchSize);
           if (batch.length > 0) {
             from = batch[batch.length - 1]!.position;
             yield batch;
@@ -522,7 +416,6 @@ export class SqliteEventStore implements EventStore {
    */
   importFeed(records: FeedRecord[]): void {
     this.tail = [];
-    this.resets++;
     const insert = this.db.prepare(
       'INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -534,12 +427,10 @@ export class SqliteEventStore implements EventStore {
   /** In one transaction: one fsync for the lot, rather than one per stream. */
   async deleteStreams(streamIds: string[]): Promise<void> {
     this.deleteMany(streamIds);
-    await this.onDisk();
   }
 
   private readonly deleteMany = (streamIds: string[]) => {
     this.tail = [];
-    this.resets++;
     this.db.transaction(() => {
       for (const streamId of streamIds) {
         this.statements.deleteStream.run(streamId);
@@ -559,8 +450,6 @@ export class SqliteEventStore implements EventStore {
   }
 
   async headPosition(): Promise<bigint> {
-    // What /readyz asks: a store that cannot write to disk is not ready.
-    if (this.broken) throw this.broken;
     return BigInt(this.statements.head.get()?.position ?? 0);
   }
 
@@ -569,17 +458,11 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    // Appends committed before the close are still acknowledged (or refused) once their fsync ends, and a
-    // read or delete may ask for one more meanwhile: the log's descriptor is closed once none runs.
-    this.closing = true;
-    while (this.syncing !== undefined || this.queued !== undefined) await Promise.allSettled([this.syncing, this.queued]);
-    if (this.logFd !== undefined) closeSync(this.logFd);
-    this.logFd = undefined;
     this.appended.removeAllListeners();
     if (this.db.open) this.db.close();
   }
 }
 
 export function openSqliteEventStore(dataDir: string, logger?: StoreLogger, options?: SqliteEventStoreOptions): SqliteEventStore {
-  return new SqliteEventStore(openDatabase(dataDir), logger, options);
+  return new SqliteEventStore(openDatabase(dataDir, 'FULL'), logger, options);
 }

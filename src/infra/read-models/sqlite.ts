@@ -670,5 +670,5 @@ function bindable(value: Scalar): string | number | null {
 }
 
 export function openSqliteReadModels(dataDir: string, logger?: StoreLogger): SqliteReadModels {
-  return new SqliteReadModels(openDatabase(dataDir), LIVE, logger);
+  return new SqliteReadModels(openDatabase(dataDir, 'NORMAL'), LIVE, logger);
 }
