@@ -92,9 +92,9 @@ function checkpointOnce(db: SqliteDatabase): boolean {
  * The checkpoint thread (CommonJS, evaluated as the worker's script: it needs
  * nothing of this project but the driver, so it starts in milliseconds, from
  * the sources or from the build alike). A PASSIVE checkpoint never waits for
- * a reader or writer; it runs with SQLite's default synchronous=FULL, so the
- * log is on disk before its pages are copied and the file is on disk before
- * the log may start over.
+ * a reader or writer, and syncs at any `synchronous` level: the log is on
+ * disk before its pages are copied, and the file before the log may start
+ * over.
  */
 const CHECKPOINT_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
