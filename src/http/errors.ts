@@ -70,6 +70,13 @@ function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => vo
   return errorBody('internal_error', 'Something went wrong on our side; the request id identifies it in our logs');
 }
 
+/**
+ * What a 507 asks a client to wait: room comes back when someone frees it,
+ * not within milliseconds, and a retry before that is refused again (and
+ * stores nothing), so an embed or integration backs off rather than hammers.
+ */
+const STORAGE_FULL_RETRY_SECONDS = 60;
+
 export function registerErrorHandling(app: FastifyInstance, metrics: Metrics, storage: StorageWatch): void {
   app.setErrorHandler((error, request, reply: FastifyReply) => {
     const body = toBody(error, request, () => storage.markFull());
@@ -80,6 +87,7 @@ export function registerErrorHandling(app: FastifyInstance, metrics: Metrics, st
       metrics.increment('feedback_undocumented_errors_total', { route: `${request.method} ${request.routeOptions.url}`, code: body.code });
     }
     if (body.statusCode >= 500) reply.header('cache-control', 'no-store');
+    if (body.code === 'storage_full') reply.header('retry-after', String(STORAGE_FULL_RETRY_SECONDS));
     return reply.code(body.statusCode).send(body);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -111,6 +111,7 @@ t.test('a full disk is 507 storage_full and unready until there is room; nothing
   const refused = await submit('x'.repeat(9000));
   t.equal(refused.statusCode, 507);
   t.match(refused.json(), { ...D3(507, 'storage_full'), message: /nothing of this request was stored/ });
+  t.equal(refused.headers['retry-after'], '60', 'with a minute to wait before a retry');
   // 25 KB, more than the pages read models free up between two probes can take.
   const update = await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: biz.headers, payload: { questions: Array.from({ length: 50 }, (_, i) => ({ id: `q${i}`, type: 'long_text', title: `${i} ${'y'.repeat(490)}` })) } });
   t.match(update.json(), D3(507, 'storage_full'), 'a command too');
