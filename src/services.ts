@@ -294,7 +294,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       serving = true;
       startHead = await events.headPosition();
       await projector?.start();
-      if (!readOnly && !(config.EVENTSTORE_URL && config.MONGODB_URL)) {
+      if (!readOnly && (events.kind === 'sqlite' || readModels.kind === 'sqlite')) {
         const { checkpointInBackground } = await import('./infra/sqlite.js');
         checkpoints = checkpointInBackground(config.DATA_DIR, logger);
       }

@@ -17,7 +17,7 @@ export const DATABASE_FILE = 'feedback.db';
 export const WAL_CHECKPOINT_PAGES = 10_000;
 
 /** How often a server's checkpoint thread copies the log into the file. */
-export const BACKGROUND_CHECKPOINT_MS = 100;
+const BACKGROUND_CHECKPOINT_MS = 100;
 
 /** Where a store reports what it could not finish; pino's `warn` fits. */
 export interface StoreLogger {
