@@ -31,7 +31,15 @@ t.test('a server on the embedded store runs the checkpoint thread from start to 
   const services = await testServices(t, { dataDir: dir });
   await services.events.append('noted-1', noted('BEFORE-START'), 'no_stream');
   await new Promise((resolve) => setTimeout(resolve, 200));
-  t.notOk(inFile(dir, 'BEFORE-START'), 'the admin CLI, which does not start, runs no thread');
+  t.notOk(inFile(dir, 'BEFORE-START'), 'services not started (as under the admin CLI) run no thread');
   await services.start();
   t.ok(await eventually(() => inFile(dir, 'BEFORE-START')), 'started, the server copies the log into the file');
+  await services.close();
+
+  // Another connection appends once the server is closed: only a thread still running would copy it.
+  const events = openSqliteEventStore(dir);
+  t.teardown(() => events.close());
+  await events.append('noted-2', noted('AFTER-CLOSE'), 'no_stream');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.notOk(inFile(dir, 'AFTER-CLOSE'), 'closed, the server left no thread behind');
 });
