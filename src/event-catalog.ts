@@ -46,6 +46,13 @@ export type Recorded<E> = E & {
   position: bigint;
   metadata: EventMetadata;
   recordedAt: string;
+  /**
+   * `data` as JSON text, as the store holds it, when the store gave its text
+   * and `data` is that text read back unchanged: stored in the current
+   * version, with no field the schema drops or adds. A projection that
+   * writes the data out again may build on it rather than serialise it.
+   */
+  dataText: string | undefined;
 };
 
 export const EventMetadata = z.object({
@@ -109,6 +116,31 @@ function dropped(input: unknown, output: unknown, path: Array<string | number> =
     }
   }
   return found;
+}
+
+/**
+ * Whether a schema's output holds exactly what its input held: the same
+ * fields, none dropped or added, each value the same. A schema that only
+ * checks hands every value through as it was, so a walk of the objects
+ * tells; a transform or default shows as a value or field that differs.
+ */
+function sameJson(input: unknown, output: unknown): boolean {
+  if (input === output) return true;
+  if (input === null || output === null || typeof input !== 'object' || typeof output !== 'object') return false;
+  if (Array.isArray(input)) {
+    if (!Array.isArray(output) || input.length !== output.length) return false;
+    for (let i = 0; i < input.length; i++) if (input[i] !== output[i] && !sameJson(input[i], output[i])) return false;
+    return true;
+  }
+  if (Array.isArray(output)) return false;
+  const fields = Object.keys(input);
+  if (fields.length !== Object.keys(output).length) return false;
+  for (const field of fields) {
+    // A field the output lacks reads as undefined, which no JSON value is (nor an inherited method).
+    const value = (input as Record<string, unknown>)[field];
+    if (value !== (output as Record<string, unknown>)[field] && !sameJson(value, (output as Record<string, unknown>)[field])) return false;
+  }
+  return true;
 }
 
 export class EventCatalog<E extends { type: string; data: unknown } = { type: string; data: unknown }> {
@@ -186,6 +218,7 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
       position: stored.position,
       metadata: metadata.data,
       recordedAt: stored.recordedAt,
+      dataText: stored.dataText !== undefined && data === stored.data && sameJson(data, parsed.data) ? stored.dataText : undefined,
     } as unknown as Recorded<E>;
   }
 

@@ -117,3 +117,22 @@ t.test('given a frozen stored event (one object handed to several readers), ever
   t.not(catalog.parse(own), catalog.parse(own), 'an event not frozen is read at every parse');
   t.same(catalog.parse(own), first, 'to the same reading');
 });
+
+t.test('an event that reads back as stored comes with the text it was stored as', async (t) => {
+  const data = { first: 'Edsger', last: 'Dijkstra', tags: ['go-to'] };
+  const text = JSON.stringify(data);
+  t.equal(catalog.parse({ ...stored('PersonNamed', JSON.parse(text), { ...meta, schema_version: 3 }), dataText: text })?.dataText, text);
+  t.equal(catalog.parse(stored('PersonNamed', data, { ...meta, schema_version: 3 }))?.dataText, undefined, 'none where the store gave none');
+});
+
+t.test('no stored text comes with data that is not the text read back: upcast, a field dropped or added, a value changed', async (t) => {
+  const withText = (type: string, data: JsonObject, version: number) => ({ ...stored(type, data, { ...meta, schema_version: version }), dataText: JSON.stringify(data) });
+  t.equal(catalog.parse(withText('PersonNamed', { first: 'Grace', last: 'Hopper' }, 2))?.dataText, undefined, 'upcast from version 2');
+  t.equal(catalog.parse(withText('PersonNamed', { first: 'Grace', last: 'Hopper', tags: [], middle: 'B' }, 3))?.dataText, undefined, 'a field the schema drops');
+  const Listed = defineEvent('Listed', z.object({ items: z.array(z.object({ name: z.string() })), size: z.number().default(1), label: z.string().transform((s) => s.trim()) }));
+  const lists = new EventCatalog<EventOf<typeof Listed>>([Listed]);
+  t.equal(lists.parse(withText('Listed', { items: [{ name: 'a' }], size: 2, label: 'x' }, 1))?.dataText, JSON.stringify({ items: [{ name: 'a' }], size: 2, label: 'x' }), 'the same, field by field, deep down');
+  t.equal(lists.parse(withText('Listed', { items: [{ name: 'a', h: 3 }], size: 2, label: 'x' }, 1))?.dataText, undefined, 'a field dropped deep inside');
+  t.equal(lists.parse(withText('Listed', { items: [], label: 'x' }, 1))?.dataText, undefined, 'a field a default adds');
+  t.equal(lists.parse(withText('Listed', { items: [], size: 2, label: ' x ' }, 1))?.dataText, undefined, 'a value a transform changes');
+});

@@ -162,8 +162,14 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
     const theirs = parsed.filter((e) => e.streamId.startsWith(prefix));
     t.same(
       ours.map(({ data, metadata, ...rest }) => ({ ...rest, data: JSON.parse(data), metadata: JSON.parse(metadata) })),
-      theirs,
+      theirs.map(({ dataText, ...rest }) => rest),
       'every field alike once parsed',
+    );
+    // The embedded store reads the data as text and hands it on; KurrentDB's client parses it first, and gives none.
+    t.same(
+      theirs.map((e) => e.dataText ?? null),
+      store.kind === 'sqlite' ? ours.map((e) => e.data) : ours.map(() => null),
+      'the data as stored, where the store has it as text',
     );
     // What the append wrote, byte for byte: the hash of the history is a hash of this text.
     t.same(ours.map((e) => e.data), [JSON.stringify(ev('A', 1).data), JSON.stringify(ev('B', 2).data)]);

@@ -37,6 +37,12 @@ export interface StoredEvent {
   metadata: JsonObject;
   /** When the store recorded the event (ISO 8601). */
   recordedAt: string;
+  /**
+   * `data` as the store holds it, JSON text, where the store read it as
+   * text (the embedded store): a reader that would write `data` out as
+   * JSON again may copy this instead (see EventCatalog.parse).
+   */
+  dataText?: string;
 }
 
 /**

@@ -51,6 +51,7 @@ const toStored = (row: EventRow): StoredEvent => ({
   data: JSON.parse(row.data),
   metadata: JSON.parse(row.metadata),
   recordedAt: row.recorded_at,
+  dataText: row.data,
 });
 
 /** The columns of the feed's statements, in this order. */
@@ -65,6 +66,7 @@ const feedToStored = ([position, id, streamId, revision, type, data, metadata, r
   data: JSON.parse(data),
   metadata: JSON.parse(metadata),
   recordedAt,
+  dataText: data,
 });
 
 /** An event to append with its data and metadata as JSON, written once for the size check and the row. */

@@ -39,9 +39,10 @@ export interface CollectionSpec {
 export type ReadModelOp =
   /**
    * Insert or replace the whole document. `json`, when given, is the whole
-   * document as JSON text, written already by the caller (a rebuild writes
-   * it on another thread); `doc` then needs only the `id` and the fields
-   * the collection indexes or ranks by.
+   * document as JSON text (its fields in any order), written already by
+   * the caller (a projection that builds it from its event's stored text,
+   * or a rebuild on another thread); `doc` then needs only the `id` and the
+   * fields the collection indexes or ranks by.
    */
   | { op: 'put'; collection: string; doc: Doc; json?: string }
   /** Set top-level fields on every matching document (none matching is fine). */
