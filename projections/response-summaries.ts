@@ -45,10 +45,21 @@ export interface Counter {
   count: number;
 }
 
-/** Ids already worked out, by scope, dimension, key and value: a replay counts the same few counters a million times. */
-const ids = new Map<string, Map<Dimension, Map<string, Map<CounterValue, string>>>>();
-let idsKept = 0;
-const IDS_KEPT = 65_536;
+/**
+ * A counter already worked out: its id, and by collection the op that
+ * counts one more in it. A replay counts the same few counters a million
+ * times; each response then lists ids and ops made once (frozen: stores
+ * and sums only read ops) rather than hashing and allocating anew.
+ */
+interface KnownCounter {
+  id: string;
+  countOne: Map<string, ReadModelOp>;
+}
+
+/** Counters already worked out, by scope, dimension, key and value. */
+const known = new Map<string, Map<Dimension, Map<string, Map<CounterValue, KnownCounter>>>>();
+let countersKept = 0;
+const COUNTERS_KEPT = 65_536;
 
 /**
  * A counter's id from what it counts: 96 bits of a SHA-256 of (scope,
@@ -58,26 +69,30 @@ const IDS_KEPT = 65_536;
  * says what it counts.
  */
 export function counterId(scope: string, dim: Dimension, key = '', value: CounterValue = null): string {
-  let byDim = ids.get(scope);
+  return counter(scope, dim, key, value).id;
+}
+
+function counter(scope: string, dim: Dimension, key: string, value: CounterValue): KnownCounter {
+  let byDim = known.get(scope);
   if (byDim === undefined) {
-    if (idsKept >= IDS_KEPT) {
-      ids.clear();
-      idsKept = 0;
+    if (countersKept >= COUNTERS_KEPT) {
+      known.clear();
+      countersKept = 0;
     }
-    ids.set(scope, (byDim = new Map()));
+    known.set(scope, (byDim = new Map()));
   }
   let byKey = byDim.get(dim);
   if (byKey === undefined) byDim.set(dim, (byKey = new Map()));
   // A Map tells 9 from "9" and true from "true" by itself (SameValueZero): the value is its own key.
   let byValue = byKey.get(key);
   if (byValue === undefined) byKey.set(key, (byValue = new Map()));
-  let id = byValue.get(value);
-  if (id === undefined) {
-    id = createHash('sha256').update(JSON.stringify([scope, dim, key, value])).digest('base64url').slice(0, 16);
-    byValue.set(value, id);
-    idsKept++;
+  let found = byValue.get(value);
+  if (found === undefined) {
+    found = { id: createHash('sha256').update(JSON.stringify([scope, dim, key, value])).digest('base64url').slice(0, 16), countOne: new Map() };
+    byValue.set(value, found);
+    countersKept++;
   }
-  return id;
+  return found;
 }
 
 /** A time as the service writes it, in UTC: its day is its first ten characters. */
@@ -127,9 +142,16 @@ function contribute(collection: string, c: Contribution): Counted {
 }
 
 function count(into: Counted, collection: string, scope: string, dim: Dimension, key: string, value: CounterValue, stored: CounterValue): void {
-  const id = counterId(scope, dim, key, value);
+  const { id, countOne } = counter(scope, dim, key, value);
   into.tallies.push(id);
-  into.ops.push({ op: 'tally', collection, doc: { id, scope, dim, key, value: stored }, field: COUNT, by: 1 });
+  let op = countOne.get(collection);
+  // What a counter stores follows from what it counts; a caller that stored otherwise gets an op of its own.
+  if (op === undefined || (op.op === 'tally' && op.doc.value !== stored)) {
+    const made: ReadModelOp = Object.freeze({ op: 'tally', collection, doc: Object.freeze({ id, scope, dim, key, value: stored }), field: COUNT, by: 1 });
+    if (op === undefined) countOne.set(collection, made);
+    op = made;
+  }
+  into.ops.push(op);
 }
 
 /** A response's counters: its object's total and day, the account's, each counted answer and each breakdown its plan recorded. */

@@ -145,6 +145,7 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
 
   t.test('tallies in one write read as their ops in order, whatever the store sums', async (t) => {
     const count = (id: string, by = 1): ReadModelOp => ({ op: 'tally', collection: items, doc: { id, owner: 'o1' }, field: 'n', by });
+    const shared = count('shared');
     await store.write([
       ...Array.from({ length: 50 }, () => count('many')),
       count('replaced'),
@@ -155,8 +156,14 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
       count('down'),
       count('down', -1),
       count('down'),
+      // One op object counted again and again, as a projection may make it once: the same as as many alike.
+      ...Array.from({ length: 3 }, () => shared),
+      { op: 'put', collection: items, doc: { id: 'shared', owner: 'o3', n: 100 } },
+      shared,
+      shared,
     ]);
     t.equal((await store.get(items, 'many'))!.n, 50);
+    t.strictSame(await store.get(items, 'shared'), { id: 'shared', owner: 'o3', n: 102 }, 'the one op: counted before the put, and after it');
     t.strictSame(await store.get(items, 'replaced'), { id: 'replaced', owner: 'o2', n: 11 }, 'a put sees the counts before it, a count the put');
     t.equal(await store.get(items, 'deleted'), null, 'a delete sees the counts before it');
     t.equal((await store.get(items, 'down'))!.n, 1, 'up, down to zero (gone), up again');

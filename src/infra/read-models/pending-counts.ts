@@ -19,17 +19,25 @@ export interface HeldCount {
 export class PendingCounts {
   /** Held counts by collection, then counter id, then field: looked up without building a key a count. */
   private readonly held = new Map<string, Map<string, Map<string, HeldCount>>>();
+  /** The held count of an op met before: a projection that counts with the same op object each time finds it in one look-up. */
+  private readonly byOp = new Map<ReadModelOp, HeldCount>();
 
   /** Holds a count up, answering true; anything else is left to the caller. */
   take(op: ReadModelOp): boolean {
     if (op.op !== 'tally' || !(op.by > 0) || !Number.isFinite(op.by)) return false;
+    const same = this.byOp.get(op);
+    if (same !== undefined) {
+      same.by += op.by;
+      return true;
+    }
     let collection = this.held.get(op.collection);
     if (collection === undefined) this.held.set(op.collection, (collection = new Map()));
     let fields = collection.get(op.doc.id);
     if (fields === undefined) collection.set(op.doc.id, (fields = new Map()));
-    const held = fields.get(op.field);
+    let held = fields.get(op.field);
     if (held) held.by += op.by;
-    else fields.set(op.field, { collection: op.collection, doc: op.doc, field: op.field, by: op.by });
+    else fields.set(op.field, (held = { collection: op.collection, doc: op.doc, field: op.field, by: op.by }));
+    this.byOp.set(op, held);
     return true;
   }
 
@@ -39,12 +47,14 @@ export class PendingCounts {
     if (op === undefined) {
       const out = [...this.held.values()].flatMap(flatten);
       this.held.clear();
+      this.byOp.clear();
       return out;
     }
     const collection = this.held.get(op.collection);
     if (collection === undefined) return [];
     if (op.op === 'put' && !collection.has(op.doc.id)) return [];
     this.held.delete(op.collection);
+    for (const [taken, held] of this.byOp) if (held.collection === op.collection) this.byOp.delete(taken);
     return flatten(collection);
   }
 }
