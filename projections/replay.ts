@@ -153,11 +153,12 @@ export type ReplayMessage = PackedBatch | PreparedHalt | { kind: 'end' } | { kin
 
 /**
  * Batches the worker may prepare before the writing thread has taken them
- * (about a megabyte each). The writer's commits are uneven, a checkpoint
- * now and then taking many times a batch's time: with 4 ahead, each thread
- * sat idle for a sixth of a 1M-event rebuild waiting on the other, and the
- * rebuild took 24-27 s where 32 ahead took 16-22 s on the same machine
- * within minutes (peak RSS the same, about 470 MB).
+ * (about half a megabyte each, at the service's 500 events). The writer's
+ * commits are uneven, a checkpoint now and then taking many times a batch's
+ * time: with 4 ahead (of 1000 events each), each thread sat idle for a
+ * sixth of a 1M-event rebuild waiting on the other, and the rebuild took
+ * 24-27 s where 32 ahead took 16-22 s on the same machine within minutes
+ * (peak RSS the same, about 470 MB).
  */
 const AHEAD = 32;
 /** A batch's garbage dies young: a young generation large enough for a few batches keeps it from being copied into the old one. */
