@@ -31,8 +31,8 @@ export interface Rebuilt {
  * was seeded (two copies, then the store itself, which is left rebuilt):
  * the median. On this virtual machine one run of the same rebuild took
  * from 10 to 13 s within the hour, and the first run after seeding a
- * million events was the slowest of three more often than not. Each copy
- * is on disk before its run, as the seeded store is.
+ * million events was the slowest of the three in each bench run that
+ * timed three. Each copy is on disk before its run, as the seeded store is.
  */
 export async function rebuildThrice(dataDir: string): Promise<Rebuilt> {
   const runs: number[] = [];

@@ -123,6 +123,8 @@ function dropped(input: unknown, output: unknown, path: Array<string | number> =
  * fields, none dropped or added, each value the same. A schema that only
  * checks hands every value through as it was, so a walk of the objects
  * tells; a transform or default shows as a value or field that differs.
+ * (`dropped` names the fields a schema drops, for an error message; this
+ * only answers, on every read, and sees what a default adds too.)
  */
 function sameJson(input: unknown, output: unknown): boolean {
   if (input === output) return true;
