@@ -53,8 +53,10 @@ export interface Counter {
  */
 interface KnownCounter {
   id: string;
-  countOne: Map<string, ReadModelOp>;
+  countOne: Map<string, CountOne>;
 }
+
+type CountOne = Extract<ReadModelOp, { op: 'tally' }>;
 
 /** Counters already worked out, by scope, dimension, key and value. */
 const known = new Map<string, Map<Dimension, Map<string, Map<CounterValue, KnownCounter>>>>();
@@ -146,8 +148,8 @@ function count(into: Counted, collection: string, scope: string, dim: Dimension,
   into.tallies.push(id);
   let op = countOne.get(collection);
   // What a counter stores follows from what it counts; a caller that stored otherwise gets an op of its own.
-  if (op === undefined || (op.op === 'tally' && op.doc.value !== stored)) {
-    const made: ReadModelOp = Object.freeze({ op: 'tally', collection, doc: Object.freeze({ id, scope, dim, key, value: stored }), field: COUNT, by: 1 });
+  if (op === undefined || op.doc.value !== stored) {
+    const made: CountOne = Object.freeze({ op: 'tally', collection, doc: Object.freeze({ id, scope, dim, key, value: stored }), field: COUNT, by: 1 });
     if (op === undefined) countOne.set(collection, made);
     op = made;
   }
