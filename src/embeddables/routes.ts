@@ -94,7 +94,7 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
   const schema: z.ZodType<unknown> = z.object({ [key]: z.array(item), pagination: Pagination });
   app.get(
     what.path,
-    { preHandler: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema } } },
+    { onRequest: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema } } },
     async (request): Promise<unknown> => {
       const { accountId } = callerOf(request);
       // Summaries only: a page of whole definitions could weigh tens of megabytes.
@@ -122,7 +122,7 @@ export function deleteRoute<D extends EmbeddableDoc>(
   app.delete(
     `${what.path}/:id`,
     {
-      preHandler: requireKey(services, { scope: 'forms:write' }),
+      onRequest: requireKey(services, { scope: 'forms:write' }),
       config: { errors: [CODES[what.kind].notFound, 'conflict', 'event_unreadable'] },
       schema: {
         tags: [`${what.kind}s`],

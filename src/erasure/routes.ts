@@ -28,7 +28,7 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
   app.delete(
     '/api/responses',
     {
-      preHandler: requireKey(services, { scope: 'responses:write' }),
+      onRequest: requireKey(services, { scope: 'responses:write' }),
       config: { errors: ['widget_not_found', 'form_not_found', 'poll_not_found'] },
       schema: {
         tags: ['responses'],

@@ -72,7 +72,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
   app.post(
     '/api/forms',
     {
-      preHandler: writeDefinitions,
+      onRequest: writeDefinitions,
       config: { errors: ['conflict'] },
       schema: {
         tags: ['forms'],
@@ -93,7 +93,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
   app.put(
     '/api/forms/:id',
     {
-      preHandler: writeDefinitions,
+      onRequest: writeDefinitions,
       config: { errors: ['form_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['forms'],

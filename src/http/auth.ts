@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import { authenticate, type Caller } from '../accounts/authenticate.js';
 import type { Plan, Scope } from '../accounts/plans.js';
 import { AppError } from '../errors.js';
@@ -18,17 +18,20 @@ export interface KeyRequirement {
 
 const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
 
-/** Marks the preHandlers made by requireKey, so the OpenAPI document can name the bearer scheme on their routes. */
+/** Marks the hooks made by requireKey, so the OpenAPI document can name the bearer scheme on their routes. */
 export const REQUIRES_KEY = Symbol('requires an API key');
 
-/** Whether a route's preHandlers include requireKey. */
-export const needsKey = (route: RouteOptions): boolean => [route.preHandler].flat().some((handler) => handler && REQUIRES_KEY in handler);
+/** Whether a route's onRequest hooks include requireKey. */
+export const needsKey = (route: RouteOptions): boolean => [route.onRequest].flat().some((handler) => handler && REQUIRES_KEY in handler);
 
 /**
- * The preHandler of every K endpoint: 401 without a valid key, then 403
- * `plan_required`, then 403 `insufficient_scope`, in that order.
+ * The onRequest hook of every K endpoint: 401 without a valid key, then 429
+ * over the key's rate, then 403 `plan_required`, then 403
+ * `insufficient_scope`, in that order, all before the body is read or any
+ * part of the request is validated: a caller without a key learns nothing of
+ * the endpoint's schema, and a key's invalid requests count against its rate.
  */
-export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): preHandlerAsyncHookHandler {
+export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): onRequestAsyncHookHandler {
   const plans = requirement.plans ?? ['business'];
   const check = async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];

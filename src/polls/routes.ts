@@ -89,7 +89,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
   app.post(
     '/api/polls',
     {
-      preHandler: writeDefinitions,
+      onRequest: writeDefinitions,
       config: { errors: ['conflict'] },
       schema: {
         tags: ['polls'],
@@ -117,7 +117,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
   app.put(
     '/api/polls/:id',
     {
-      preHandler: writeDefinitions,
+      onRequest: writeDefinitions,
       config: { errors: ['poll_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['polls'],

@@ -104,7 +104,7 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Serv
   app.get(
     `${what.path}/:id/responses`,
     {
-      preHandler: requireKey(services, { scope: 'responses:read' }),
+      onRequest: requireKey(services, { scope: 'responses:read' }),
       config: { errors: [CODES[what.kind].notFound, 'validation_error'] },
       schema: {
         tags: ['responses'],

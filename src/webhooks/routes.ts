@@ -47,7 +47,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
   app.post(
     '/api/webhooks',
     {
-      preHandler: write,
+      onRequest: write,
       config: { errors: ['validation_error', 'conflict'] },
       schema: {
         tags: ['webhooks'],
@@ -78,7 +78,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
 
   app.get(
     '/api/webhooks',
-    { preHandler: read, schema: { tags: ['webhooks'], summary: 'List webhook endpoints', querystring: PaginationQuery, response: { 200: WebhookList } } },
+    { onRequest: read, schema: { tags: ['webhooks'], summary: 'List webhook endpoints', querystring: PaginationQuery, response: { 200: WebhookList } } },
     async (request) => {
       const { accountId } = callerOf(request);
       const [docs, total] = await Promise.all([
@@ -91,14 +91,14 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
 
   app.get(
     '/api/webhooks/:id',
-    { preHandler: read, config: { errors: ['webhook_not_found'] }, schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: Params, response: { 200: WebhookView } } },
+    { onRequest: read, config: { errors: ['webhook_not_found'] }, schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: Params, response: { 200: WebhookView } } },
     async (request) => webhookView(await own(request.params.id, callerOf(request).accountId)),
   );
 
   app.put(
     '/api/webhooks/:id',
     {
-      preHandler: write,
+      onRequest: write,
       config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'event_unreadable'] },
       schema: { tags: ['webhooks'], summary: 'Change a webhook endpoint, or turn it off or on', params: Params, body: UpdateWebhookBody, response: { 200: WebhookView } },
     },
@@ -115,7 +115,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
   app.delete(
     '/api/webhooks/:id',
     {
-      preHandler: write,
+      onRequest: write,
       config: { errors: ['webhook_not_found', 'conflict', 'event_unreadable'] },
       schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint (what is still queued for it is dropped)', params: Params, response: { 200: z.object({ success: z.literal(true) }) } },
     },
@@ -131,7 +131,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
   app.get(
     '/api/webhooks/:id/deliveries',
     {
-      preHandler: read,
+      onRequest: read,
       config: { errors: ['webhook_not_found'] },
       schema: {
         tags: ['webhooks'],
@@ -167,7 +167,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
   app.post(
     '/api/webhooks/:id/replay',
     {
-      preHandler: write,
+      onRequest: write,
       config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['webhooks'],

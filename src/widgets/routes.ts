@@ -76,7 +76,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
   app.post(
     '/api/widgets',
     {
-      preHandler: requireKey(services, { scope: 'forms:write', plans: ['business'] }),
+      onRequest: requireKey(services, { scope: 'forms:write', plans: ['business'] }),
       config: { errors: ['conflict'] },
       schema: {
         tags: ['widgets'],
@@ -97,7 +97,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
   app.put(
     '/api/widgets/:id',
     {
-      preHandler: writeDefinitions,
+      onRequest: writeDefinitions,
       config: { errors: ['widget_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['widgets'],
