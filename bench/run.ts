@@ -509,7 +509,7 @@ const loadAverage = () => loadavg()[0]!.toFixed(2);
  * but for the scenario that drives one of them. Submits run in ROUNDS
  * rounds of service then peer, then list-100 the same way, and each figure
  * is the median of its rounds: on this shared virtual machine one 10-second
- * run of the same server varied by a fifth within minutes, so one run each
+ * run of the same server varied by up to 30 % within minutes, so one run each
  * let the machine's moment decide. Both are driven alike: a body built and
  * a random X-Forwarded-For for each request (the peer ignores the header;
  * the service needs it for its per-address rate limits), so the load
@@ -547,7 +547,7 @@ async function beside(responses: number): Promise<{ submit: Scenario; list: Scen
       return autocannon({ url, connections: CONNECTIONS, duration: 2, ...(requestFactory ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, ...requestFactory() }) }] } : {}), ...rest });
     };
     await warm(`${base}/api/widgets/${fixture.widget}/submit`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body: plain() }) });
-    await warm(`${peerBase}/widgets/w1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: PEER_SUBMIT });
+    await warm(`${peerBase}/widgets/w1/responses`, { method: 'POST', requestFactory: () => ({ headers: visitorHeaders(), body: peerBody() }) });
     const submits: Scenario[] = [];
     const peerSubmits: Scenario[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -588,9 +588,12 @@ async function beside(responses: number): Promise<{ submit: Scenario; list: Scen
   }
 }
 
-/** The table's rows: medians, then each run. */
+/** The table's rows: medians, then each run, and any failed request of all the runs. */
 function besideRows(scenarios: Scenario[]): string[] {
-  return scenarios.map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} | ${s.runs ? s.runs.map((run) => `${run.rps}, ${run.p99}`).join('; ') : 'one run'} |${s.non2xx ? ` ${s.non2xx} non-2xx` : ''}`);
+  return scenarios.map((s) => {
+    const failed = [s.non2xx ? `${s.non2xx} non-2xx` : '', s.errors ? `${s.errors} errors` : ''].filter(Boolean).join(', ');
+    return `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} | ${s.runs ? s.runs.map((run) => `${run.rps}, ${run.p99}`).join('; ') : 'one run'}${failed ? ` (${failed} in all)` : ''} |`;
+  });
 }
 
 /** The service must stay ahead of the peer on both throughput and p99. */

@@ -67,9 +67,9 @@ const BODY: ErrorCode[] = ['payload_too_large', 'unsupported_media_type', 'stora
 const takesKey = (route: RouteOptions) => Boolean(route.config?.optionalKey) || needsKey(route);
 
 /**
- * The codes a route can answer, roughly in the order its checks run: a bad
- * path, query or body, the key, the route's own checks, its rate, and our
- * own failure.
+ * The codes a route can answer: a URL the router cannot read, the key (on a
+ * K endpoint before anything else of the request), a bad path, query or
+ * body, the route's own checks, its rate, and our own failure.
  */
 export function errorCodesOf(route: RouteOptions): ErrorCode[] {
   const hasBody = [route.method].flat().some((method) => method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE');
