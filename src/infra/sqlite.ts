@@ -134,7 +134,7 @@ export function checkpointInBackground(dataDir: string, logger?: StoreLogger, ev
   // A process that ends without stop() is not held open by it.
   worker.unref();
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  worker.on('error', (error) => logger?.warn({ err: error.message }, 'the checkpoint thread stopped: commits copy the write-ahead log into the file themselves'));
+  worker.on('error', (error: unknown) => logger?.warn({ err: reasonOf(error) }, 'the checkpoint thread stopped: commits copy the write-ahead log into the file themselves'));
   return {
     async stop() {
       // Held open until the thread has closed its connection.
@@ -143,4 +143,13 @@ export function checkpointInBackground(dataDir: string, logger?: StoreLogger, ev
       await exited;
     },
   };
+}
+
+/** What stopped the thread: the driver's errors cross from it as objects holding only their `code` (SQLITE_CANTOPEN), no message. */
+function reasonOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+  if (typeof message === 'string') return message;
+  if (typeof code === 'string') return code;
+  return String(error);
 }

@@ -43,3 +43,20 @@ t.test('a server on the embedded store runs the checkpoint thread from start to 
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.notOk(inFile(dir, 'AFTER-CLOSE'), 'closed, the server left no thread behind');
 });
+
+t.test('a checkpoint thread that fails says so, takes nothing down with it, and stops when asked', async (t) => {
+  // No database file in the directory: the thread's connection (fileMustExist) fails as it opens.
+  const dir = tempDir(t);
+  const warned: Array<{ fields: object; message: string }> = [];
+  const thread = checkpointInBackground(dir, { warn: (fields, message) => warned.push({ fields, message }) }, 20);
+  t.ok(await eventually(() => warned.length > 0), 'the failure is logged');
+  t.match(warned[0]!.message, /checkpoint thread stopped: commits copy the write-ahead log into the file themselves/);
+  t.match(warned[0]!.fields, { err: 'SQLITE_CANTOPEN' }, 'with what stopped it');
+  await thread.stop();
+  t.pass('stop() returns for a thread that is gone already');
+
+  const events = openSqliteEventStore(dir);
+  t.teardown(() => events.close());
+  await events.append('noted-1', noted('AFTER-FAILURE'), 'no_stream');
+  t.same((await events.readAll({ after: 0n, limit: 10 })).map((event) => event.data.marker), ['AFTER-FAILURE'], 'the store appends and reads as before');
+});
