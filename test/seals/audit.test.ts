@@ -1,7 +1,7 @@
 import t from 'tap';
 import { publishedWidget } from '../support/app.js';
 import { admin } from '../support/processes.js';
-import { live, submit } from './support.js';
+import { live, openFile, submit } from './support.js';
 
 t.test('admin audit --object: the object and its responses in order, erased ones included, never their content', async (t) => {
   const { dir, app, who, services, close } = await live(t);
@@ -40,4 +40,27 @@ t.test('admin audit --object: the object and its responses in order, erased ones
   const bad = await admin(['audit', '--object', widget, '--format', 'xml'], { DATA_DIR: dir });
   t.equal(bad.code, 2);
   t.match(bad.stderr, /--format must be ndjson or table/);
+});
+
+t.test('admin audit --object finds an event whose JSON spells the id with \\u escapes, and skips the rest unparsed', async (t) => {
+  const { dir, app, who, close } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const other = await publishedWidget(app, who);
+  await close();
+  // JSON may write any character as \uXXXX; a writer other than this service's might.
+  const escaped = JSON.stringify(widget).replace(/[a-z]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const db = openFile(dir);
+  const published = db.prepare("SELECT position, data FROM events WHERE type = 'WidgetPublished' AND data LIKE ?").get(`%${widget}%`) as { position: number; data: string };
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(published.data.replace(JSON.stringify(widget), escaped), published.position);
+  // An event of another object that no longer parses: the audit of this one does not need to read it.
+  const broken = db.prepare("SELECT position FROM events WHERE type = 'WidgetCreated' AND data LIKE ?").get(`%${other}%`) as { position: number };
+  db.prepare("UPDATE events SET data = '{not json' WHERE position = ?").run(broken.position);
+  db.close();
+
+  const run = await admin(['audit', '--object', widget], { DATA_DIR: dir });
+  t.equal(run.code, 0, run.stderr);
+  const entries = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  t.same(entries.map((e) => e.type), ['WidgetCreated', 'WidgetPublished']);
+  t.equal(entries[1].position, String(published.position));
+  t.equal(entries[1].data.widget_id, widget, 'read as the id it spells');
 });
