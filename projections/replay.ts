@@ -1,11 +1,10 @@
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { DomainEvent } from '../src/domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
 import type { StoredEvent } from '../src/infra/event-store/port.js';
 import { summed } from '../src/infra/read-models/pending-counts.js';
 import type { Doc, ReadModelOp } from '../src/infra/read-models/port.js';
+import { besideModule, startThread } from '../src/infra/threads.js';
 import type { Projection } from './projection.js';
 
 /**
@@ -216,14 +215,6 @@ async function* fromWorker(data: ReplayWorkerData): AsyncGenerator<Prepared> {
   }
 }
 
-/**
- * The worker runs replay-worker.js beside this file once built; from the
- * sources (.ts, under tsx), a worker thread does not inherit tsx's loader on
- * Node 20, so a one-line module registers it there first.
- */
 function startWorker(data: ReplayWorkerData): Worker {
-  const url = new URL(`./replay-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData: data, resourceLimits: YOUNG });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { eval: true, workerData: data, resourceLimits: YOUNG });
+  return startThread(besideModule(import.meta.url, 'replay-worker'), { workerData: data, resourceLimits: YOUNG });
 }

@@ -1,6 +1,7 @@
 import type { EventStore, FeedRecord } from '../infra/event-store/port.js';
-import { leafOf, parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
+import { parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
 import { LogSealed } from './events.js';
+import { leafPage, type LeafFeed, type LeafPage } from './leaves.js';
 
 /** The first place where the history is not what was sealed. */
 export interface Break {
@@ -31,6 +32,12 @@ export interface VerifyOptions {
   /** A seal hash noted earlier (outside the store): the chain must still hold it. */
   expect?: string;
   pageSize?: number;
+  /**
+   * Where the events up to the head (as it stood when the walk began) are
+   * read and hashed, other than here page by page: on threads of their own
+   * (leavesInThreads, the embedded store). Those appended since are read here.
+   */
+  leaves?: LeafFeed;
 }
 
 interface Seen {
@@ -61,18 +68,18 @@ class Pending {
   start = 0;
   end = 0;
 
-  /** Takes the leaf as the seals write it (base64url), as its bytes: a string per event would be one more object to keep. */
-  push(position: bigint, leaf: string): void {
+  /** Takes the leaf as its 32 bytes, from `leaves` at `offset`: a string per event would be one more object to keep. */
+  push(position: bigint, leaves: Buffer, offset: number): void {
     if (this.end === this.positions.length) {
       const positions = new BigUint64Array(this.positions.length * 2);
       positions.set(this.positions);
       this.positions = positions;
-      const leaves = Buffer.alloc(this.leaves.length * 2);
-      this.leaves.copy(leaves);
-      this.leaves = leaves;
+      const grown = Buffer.alloc(this.leaves.length * 2);
+      this.leaves.copy(grown);
+      this.leaves = grown;
     }
     this.positions[this.end] = position;
-    this.leaves.write(leaf, this.end * 32, 32, 'base64url');
+    leaves.copy(this.leaves, this.end * 32, offset, offset + 32);
     this.end++;
   }
 
@@ -188,13 +195,14 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     seals++;
   };
 
-  for (let after = 0n; ; ) {
-    const page = await store.readFeed({ after, limit: pageSize });
-    if (page.length === 0) break;
-    after = page[page.length - 1]!.position;
-    for (const record of page) {
+  const take = (page: LeafPage) => {
+    // A thread's page arrives as a plain Uint8Array: one Buffer over its bytes, so that each leaf is copied without a view of its own.
+    const leaves = Buffer.from(page.leaves.buffer, page.leaves.byteOffset, page.leaves.byteLength);
+    let next = 0;
+    for (let i = 0; i < page.count; i++) {
       events++;
-      if (record.type === 'ResponsesErased') {
+      const record = page.records[next]?.[0] === i ? page.records[next++]![1] : undefined;
+      if (record?.type === 'ResponsesErased') {
         try {
           const ids = (JSON.parse(record.data) as { response_ids?: unknown }).response_ids;
           if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') erasedIds.add(id);
@@ -202,9 +210,22 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
           // Unparseable now: its own leaf says so.
         }
       }
-      if (record.streamId === SEAL_STREAM) checkSeal(record);
-      pending.push(record.position, leafOf(record));
+      if (record?.streamId === SEAL_STREAM) checkSeal(record);
+      pending.push(page.positions[i]!, leaves, i * 32);
     }
+  };
+
+  let after = 0n;
+  if (options.leaves) {
+    const head = await store.headPosition();
+    for await (const page of options.leaves(after, head)) take(page);
+    after = head;
+  }
+  for (;;) {
+    const records = await store.readFeed({ after, limit: pageSize });
+    if (records.length === 0) break;
+    after = records[records.length - 1]!.position;
+    take(leafPage(records));
   }
 
   // Erasures are recorded after what they erase: the missing are judged once every record is read.

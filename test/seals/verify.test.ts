@@ -4,6 +4,7 @@ import t from 'tap';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { SEAL_STREAM } from '../../src/seals/chain.js';
 import { catalog } from '../../src/domain-events.js';
+import { leavesInThreads } from '../../src/seals/leaves.js';
 import { verifyHistory } from '../../src/seals/verify.js';
 import { testServices } from '../support/services.js';
 import { admin } from '../support/processes.js';
@@ -204,4 +205,35 @@ t.test('a backlog sealed at once (seals after all the events they cover) verifie
   const target = db.prepare('SELECT position, data FROM events WHERE position = ?').get(11_500) as { position: number; data: string };
   db.prepare('UPDATE events SET data = ? WHERE position = ?').run(flipped(target.data), target.position);
   t.equal((await verifyHistory(services.events)).firstBreak?.position, 11_500n, 'a change in the eleventh seal’s range is named at its position');
+});
+
+t.test('on threads, in ranges of positions, verify finds what it finds in one: the same figures and the same first break, gaps included', async (t) => {
+  const services = await testServices(t, { sealing: { everyEvents: 1000, everyMs: 3_600_000 } });
+  const meta = { occurred_at: '2026-11-01T00:00:00.000Z', actor: 'test' };
+  const count = 3000;
+  for (let done = 0; done < count; done += 500) {
+    await Promise.all(
+      Array.from({ length: 500 }, (_, i) =>
+        services.events.append(`account-ranges${done + i}`, [catalog.serialize({ type: 'AccountOpened', data: { account_id: `acc_ranges${done + i}`, name: 'Ranges', plan: 'free', opened_at: meta.occurred_at } } as never, meta)], 'no_stream'),
+      ),
+    );
+  }
+  t.equal(await services.seals.sealAll(), 3);
+  const dir = services.config.DATA_DIR;
+  // Ranges of 7 positions over three threads: many ranges, and a range boundary inside every seal.
+  const threaded = () => verifyHistory(services.events, { leaves: leavesInThreads(dir, { threads: 3, range: 7, ahead: 2 }) });
+  const whole = await verifyHistory(services.events);
+  t.match(whole, { firstBreak: undefined, events: count + 3, sealed: count, unsealed: 3, seals: 3 });
+  t.same(await threaded(), whole, 'an untouched history');
+
+  const db = openFile(dir);
+  t.teardown(() => db.close());
+  // A hole of ten positions across range boundaries, then a change further on.
+  db.prepare('DELETE FROM events WHERE position BETWEEN 1201 AND 1210').run();
+  const later = db.prepare('SELECT data FROM events WHERE position = 2345').get() as { data: string };
+  db.prepare('UPDATE events SET data = ? WHERE position = 2345').run(flipped(later.data));
+  const broken = await verifyHistory(services.events);
+  t.equal(broken.firstBreak?.position, 1201n, 'the first of the deleted events');
+  t.same(await threaded(), broken, 'the same break and figures on threads');
+  t.equal(broken.events, count + 3 - 10);
 });

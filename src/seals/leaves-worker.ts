@@ -1,0 +1,37 @@
+/**
+ * A verify's reading thread (see leaves.ts): reads its ranges of the
+ * embedded store's feed on a connection of its own and hashes each event,
+ * at most `ahead` ranges before the verify has taken them.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
+import { leafPage, type LeavesMessage, type LeavesWorkerData } from './leaves.js';
+
+const { dataDir, after, through, range, index, of, ahead } = workerData as LeavesWorkerData;
+const port = parentPort!;
+let credits = ahead;
+let wake: (() => void) | undefined;
+port.on('message', () => {
+  credits++;
+  wake?.();
+});
+
+const events = openSqliteEventStore(dataDir);
+try {
+  const last = BigInt(through);
+  for (let from = BigInt(after) + BigInt(index * range); from < last; from += BigInt(of * range)) {
+    const to = from + BigInt(range) < last ? from + BigInt(range) : last;
+    // A range of positions holds at most as many events; what lies beyond it is another thread's.
+    const records = (await events.readFeed({ after: from, limit: range })).filter((record) => record.position <= to);
+    while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+    credits--;
+    const page = leafPage(records);
+    port.postMessage({ kind: 'page', page } satisfies LeavesMessage, [page.positions.buffer as ArrayBuffer, page.leaves.buffer as ArrayBuffer]);
+  }
+} catch (error) {
+  port.postMessage({ kind: 'failed', message: error instanceof Error ? error.message : String(error) } satisfies LeavesMessage);
+} finally {
+  await events.close();
+  // The port's listener would keep the thread alive.
+  port.close();
+}
