@@ -6,22 +6,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { catalog } from '../src/domain-events.js';
 import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
+import { creditedSender } from '../src/infra/threads.js';
 import { projections } from './index.js';
 import { pack, prepare, type ReplayMessage, type ReplayWorkerData } from './replay.js';
 
 const { dataDir, batchSize, after, ahead } = workerData as ReplayWorkerData;
 const port = parentPort!;
-let credits = ahead;
-let wake: (() => void) | undefined;
-port.on('message', () => {
-  credits++;
-  wake?.();
-});
-const send = async (message: ReplayMessage) => {
-  while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
-  credits--;
-  port.postMessage(message);
-};
+const send = creditedSender<ReplayMessage>(port, ahead);
 
 const events = openSqliteEventStore(dataDir);
 try {

@@ -4,7 +4,7 @@ import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-
 import type { StoredEvent } from '../src/infra/event-store/port.js';
 import { summed } from '../src/infra/read-models/pending-counts.js';
 import type { Doc, ReadModelOp } from '../src/infra/read-models/port.js';
-import { besideModule, startThread } from '../src/infra/threads.js';
+import { besideModule, messagesOf, startThread } from '../src/infra/threads.js';
 import type { Projection } from './projection.js';
 
 /**
@@ -175,31 +175,10 @@ export function preparedInWorker(dataDir: string, batchSize: number): PreparedFe
 
 async function* fromWorker(data: ReplayWorkerData): AsyncGenerator<Prepared> {
   const worker = startWorker(data);
-  const queue: ReplayMessage[] = [];
-  let failure: Error | undefined;
-  let exited = false;
-  let wake: (() => void) | undefined;
-  worker.on('message', (message: ReplayMessage) => {
-    queue.push(message);
-    wake?.();
-  });
-  worker.on('error', (error) => {
-    failure = error;
-    wake?.();
-  });
-  worker.on('exit', () => {
-    exited = true;
-    wake?.();
-  });
+  const messages = messagesOf<ReplayMessage>(worker, 'the replay worker');
   try {
     for (;;) {
-      while (queue.length === 0) {
-        if (failure) throw failure;
-        if (exited) throw new Error('the replay worker stopped before the end of the feed');
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
-      const message = queue.shift()!;
+      const message = await messages.next();
       if (message.kind === 'end') return;
       if (message.kind === 'failed') throw new Error(`replay worker: ${message.message}`);
       // One taken, one more may come.

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { reasonOf } from './threads.js';
 import Database from 'better-sqlite3';
 
 export type SqliteDatabase = Database.Database;
@@ -143,13 +144,4 @@ export function checkpointInBackground(dataDir: string, logger?: StoreLogger, ev
       await exited;
     },
   };
-}
-
-/** What stopped the thread: the driver's errors cross from it as objects holding only their `code` (SQLITE_CANTOPEN), no message. */
-function reasonOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
-  if (typeof message === 'string') return message;
-  if (typeof code === 'string') return code;
-  return String(error);
 }

@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { Worker, type MessagePort, type WorkerOptions } from 'node:worker_threads';
 
 /**
  * The module beside `from` named `name`, as this code runs: `name.ts` from
@@ -19,4 +19,66 @@ export function startThread(module: URL, options: WorkerOptions): Worker {
   if (!module.pathname.endsWith('.ts')) return new Worker(module, options);
   const tsx = import.meta.resolve('tsx/esm/api');
   return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(module.href)}); });`, { ...options, eval: true });
+}
+
+/** What stopped a thread: the driver's errors cross from it as objects holding only their `code` (SQLITE_CANTOPEN), no message. */
+export function reasonOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+  if (typeof message === 'string') return message;
+  if (typeof code === 'string') return code;
+  return String(error);
+}
+
+/**
+ * A thread's messages, taken one at a time in the order it sent them. A
+ * thread that fails, or ends before the taker expects no more, makes the
+ * next take throw, named as `what`.
+ */
+export function messagesOf<M>(worker: Worker, what: string): { next(): Promise<M> } {
+  const queue: M[] = [];
+  let failure: Error | undefined;
+  let exited = false;
+  let wake: (() => void) | undefined;
+  worker.on('message', (message: M) => {
+    queue.push(message);
+    wake?.();
+  });
+  worker.on('error', (error: unknown) => {
+    failure = new Error(`${what}: ${reasonOf(error)}`);
+    wake?.();
+  });
+  worker.on('exit', () => {
+    exited = true;
+    wake?.();
+  });
+  return {
+    async next() {
+      while (queue.length === 0) {
+        if (failure) throw failure;
+        if (exited) throw new Error(`${what} stopped before its last message`);
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+      return queue.shift()!;
+    },
+  };
+}
+
+/**
+ * Sends to the thread's parent at most `ahead` messages before the parent
+ * has taken the first: each message it posts back is one taken.
+ */
+export function creditedSender<M>(port: MessagePort, ahead: number): (message: M, transfer?: ArrayBuffer[]) => Promise<void> {
+  let credits = ahead;
+  let wake: (() => void) | undefined;
+  port.on('message', () => {
+    credits++;
+    wake?.();
+  });
+  return async (message, transfer = []) => {
+    while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+    credits--;
+    port.postMessage(message, transfer);
+  };
 }

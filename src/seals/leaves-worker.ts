@@ -4,34 +4,29 @@
  * at most `ahead` ranges before the verify has taken them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
+import { openSqliteEventStore, type SqliteEventStore } from '../infra/event-store/sqlite.js';
+import { creditedSender, reasonOf } from '../infra/threads.js';
 import { leafPage, type LeavesMessage, type LeavesWorkerData } from './leaves.js';
 
 const { dataDir, after, through, range, index, of, ahead } = workerData as LeavesWorkerData;
 const port = parentPort!;
-let credits = ahead;
-let wake: (() => void) | undefined;
-port.on('message', () => {
-  credits++;
-  wake?.();
-});
+const send = creditedSender<LeavesMessage>(port, ahead);
 
-const events = openSqliteEventStore(dataDir);
+let events: SqliteEventStore | undefined;
 try {
+  events = openSqliteEventStore(dataDir);
   const last = BigInt(through);
   for (let from = BigInt(after) + BigInt(index * range); from < last; from += BigInt(of * range)) {
     const to = from + BigInt(range) < last ? from + BigInt(range) : last;
     // A range of positions holds at most as many events; what lies beyond it is another thread's.
     const records = (await events.readFeed({ after: from, limit: range })).filter((record) => record.position <= to);
-    while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
-    credits--;
     const page = leafPage(records);
-    port.postMessage({ kind: 'page', page } satisfies LeavesMessage, [page.positions.buffer as ArrayBuffer, page.leaves.buffer as ArrayBuffer]);
+    await send({ kind: 'page', page }, [page.positions.buffer as ArrayBuffer, page.leaves.buffer as ArrayBuffer]);
   }
 } catch (error) {
-  port.postMessage({ kind: 'failed', message: error instanceof Error ? error.message : String(error) } satisfies LeavesMessage);
+  port.postMessage({ kind: 'failed', message: reasonOf(error) } satisfies LeavesMessage);
 } finally {
-  await events.close();
+  await events?.close();
   // The port's listener would keep the thread alive.
   port.close();
 }

@@ -1,6 +1,5 @@
-import type { Worker } from 'node:worker_threads';
 import type { FeedRecord } from '../infra/event-store/port.js';
-import { besideModule, startThread } from '../infra/threads.js';
+import { besideModule, messagesOf, startThread } from '../infra/threads.js';
 import { leafLatin1, SEAL_STREAM } from './chain.js';
 
 /**
@@ -61,53 +60,23 @@ export function leavesInThreads(dataDir: string, { threads = 2, range = 1000, ah
 
 async function* fromThreads(dataDir: string, after: bigint, through: bigint, options: { threads: number; range: number; ahead: number }): AsyncGenerator<LeafPage> {
   const ranges = Number((through - after + BigInt(options.range) - 1n) / BigInt(options.range));
-  const of = Math.min(options.threads, Math.max(1, ranges));
-  const threads = Array.from({ length: of }, (_, index) =>
-    lineOf(startThread(besideModule(import.meta.url, 'leaves-worker'), {
+  if (ranges <= 0) return;
+  const of = Math.min(options.threads, ranges);
+  const threads = Array.from({ length: of }, (_, index) => {
+    const worker = startThread(besideModule(import.meta.url, 'leaves-worker'), {
       workerData: { dataDir, after: String(after), through: String(through), range: options.range, index, of, ahead: options.ahead } satisfies LeavesWorkerData,
-    })),
-  );
+    });
+    return { worker, messages: messagesOf<LeavesMessage>(worker, 'a verify thread') };
+  });
   try {
     for (let k = 0; k < ranges; k++) {
       const thread = threads[k % of]!;
-      const message = await thread.next();
-      if (message.kind === 'failed') throw new Error(`verify thread: ${message.message}`);
+      const message = await thread.messages.next();
+      if (message.kind === 'failed') throw new Error(`a verify thread: ${message.message}`);
       thread.worker.postMessage('more');
       yield message.page;
     }
   } finally {
     await Promise.all(threads.map((thread) => thread.worker.terminate()));
   }
-}
-
-/** A thread's messages, taken one at a time in the order it sent them. */
-function lineOf(worker: Worker): { worker: Worker; next(): Promise<LeavesMessage> } {
-  const queue: LeavesMessage[] = [];
-  let failure: Error | undefined;
-  let exited = false;
-  let wake: (() => void) | undefined;
-  worker.on('message', (message: LeavesMessage) => {
-    queue.push(message);
-    wake?.();
-  });
-  worker.on('error', (error) => {
-    failure = error;
-    wake?.();
-  });
-  worker.on('exit', () => {
-    exited = true;
-    wake?.();
-  });
-  return {
-    worker,
-    async next() {
-      while (queue.length === 0) {
-        if (failure) throw failure;
-        if (exited) throw new Error('a verify thread stopped before its last range');
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
-      return queue.shift()!;
-    },
-  };
 }
