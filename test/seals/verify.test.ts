@@ -220,20 +220,28 @@ t.test('on threads, in ranges of positions, verify finds what it finds in one: t
   }
   t.equal(await services.seals.sealAll(), 3);
   const dir = services.config.DATA_DIR;
-  // Ranges of 7 positions over three threads: many ranges, and a range boundary inside every seal.
-  const threaded = () => verifyHistory(services.events, { leaves: leavesInThreads(dir, { threads: 3, range: 7, ahead: 2 }) });
+  // Ranges of 8 positions over three threads: many ranges, a range boundary inside every seal, and a last range only partly filled (3003 events).
+  const threaded = () => verifyHistory(services.events, { leaves: leavesInThreads(dir, { threads: 3, range: 8, ahead: 2 }) });
   const whole = await verifyHistory(services.events);
   t.match(whole, { firstBreak: undefined, events: count + 3, sealed: count, unsealed: 3, seals: 3 });
   t.same(await threaded(), whole, 'an untouched history');
 
   const db = openFile(dir);
   t.teardown(() => db.close());
-  // A hole of ten positions across range boundaries, then a change further on.
-  db.prepare('DELETE FROM events WHERE position BETWEEN 1201 AND 1210').run();
+  // A hole of 25 positions, two ranges of it empty, then a change further on.
+  db.prepare('DELETE FROM events WHERE position BETWEEN 1191 AND 1215').run();
   const later = db.prepare('SELECT data FROM events WHERE position = 2345').get() as { data: string };
   db.prepare('UPDATE events SET data = ? WHERE position = 2345').run(flipped(later.data));
   const broken = await verifyHistory(services.events);
-  t.equal(broken.firstBreak?.position, 1201n, 'the first of the deleted events');
+  t.equal(broken.firstBreak?.position, 1191n, 'the first of the deleted events');
   t.same(await threaded(), broken, 'the same break and figures on threads');
-  t.equal(broken.events, count + 3 - 10);
+  t.equal(broken.events, count + 3 - 25);
+});
+
+t.test('a verify thread that cannot open the store fails the verify, saying why', async (t) => {
+  const services = await testServices(t);
+  const meta = { occurred_at: '2026-11-01T00:00:00.000Z', actor: 'test' };
+  await services.events.append('account-unopened', [catalog.serialize({ type: 'AccountOpened', data: { account_id: 'acc_unopened', name: 'Unopened', plan: 'free', opened_at: meta.occurred_at } } as never, meta)], 'no_stream');
+  const nowhere = join(services.config.DATA_DIR, 'feedback.db', 'not-a-directory');
+  await t.rejects(verifyHistory(services.events, { leaves: leavesInThreads(nowhere, { threads: 2, range: 8 }) }), /verify thread.*(unable to open|SQLITE_CANTOPEN|ENOTDIR|not a directory)/i);
 });
