@@ -78,7 +78,8 @@ export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>,
  * is letters, digits, `_` and `-`, which JSON writes as they are, so the
  * text holds it quoted, or spells it with `\u` escapes (which no writer of
  * this service uses, but JSON allows): such a text is parsed and looked at
- * whole. An event of another object that no longer parses is not read.
+ * whole. An event whose text does not name the id is not parsed, so one
+ * that no longer parses stops the audit only if it names the id.
  */
 const mayName = (text: string, quoted: string): boolean => text.includes(quoted) || text.includes('\\u');
 

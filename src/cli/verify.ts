@@ -6,7 +6,7 @@ import type { Services } from '../services.js';
 type Output = (line: string) => void;
 
 /**
- * Events from which the embedded store's history is read and hashed on two
+ * The head position from which the embedded store's history is read and hashed on two
  * threads (most of a walk), not here: a thread takes 0.3-0.4 s to start,
  * the time the walk here takes for about this many events. A 1M-event walk
  * took 3.8-5.5 s on threads against 4.5-6.9 s here (alternating runs), for
