@@ -245,3 +245,46 @@ t.test('a verify thread that cannot open the store fails the verify, saying why'
   const nowhere = join(services.config.DATA_DIR, 'feedback.db', 'not-a-directory');
   await t.rejects(verifyHistory(services.events, { leaves: leavesInThreads(nowhere, { threads: 2, range: 8 }) }), /verify thread.*(unable to open|SQLITE_CANTOPEN|ENOTDIR|not a directory)/i);
 });
+
+t.test('on threads, a lawful erasure inside a thread’s range verifies as in one walk, and a deletion no erasure records breaks at the same position', async (t) => {
+  const { dir, app, who, services, close, widgets, responses } = await sealedHistory(t);
+  const bulk = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widgets[0], ids: [responses[0]!.id] } });
+  t.ok(bulk.statusCode < 300, bulk.body);
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await services.seals.sealAll();
+  // Ranges of 4 positions on two threads: the erased event, its ResponsesErased record and the seals each fall in a thread's range.
+  const threaded = () => verifyHistory(services.events, { leaves: leavesInThreads(dir, { threads: 2, range: 4, ahead: 2 }) });
+  const whole = await verifyHistory(services.events);
+  t.match(whole, { firstBreak: undefined });
+  t.ok(whole.erased > 0, 'the erased response is counted');
+  t.same(await threaded(), whole, 'the same figures on threads');
+
+  const db = openFile(dir);
+  t.teardown(() => db.close());
+  const victim = rows(dir).find((row) => row.data.includes(responses[1]!.marker))!;
+  db.prepare('DELETE FROM events WHERE stream_id = ?').run(victim.stream_id);
+  const broken = await verifyHistory(services.events);
+  t.match(broken.firstBreak, { position: BigInt(victim.position), problem: /no recorded erasure/ });
+  t.same(await threaded(), broken, 'the same break on threads');
+  await close();
+});
+
+t.test('on threads, events appended after the walk began are read and checked too', async (t) => {
+  const { dir, app, services, widgets } = await sealedHistory(t);
+  const before = await verifyHistory(services.events);
+  const inner = leavesInThreads(dir, { threads: 2, range: 4, ahead: 2 });
+  let appended = 0;
+  // The threads are given the head as it stood; two responses and a seal come after it, before the walk reads a range.
+  const appending = (after: bigint, through: bigint) =>
+    (async function* () {
+      await submit(app, widgets[0]!);
+      await submit(app, widgets[0]!);
+      await services.seals.sealAll();
+      appended = Number((await services.events.headPosition()) - through);
+      yield* inner(after, through);
+    })();
+  const threaded = await verifyHistory(services.events, { leaves: appending });
+  t.ok(appended > 2, `${appended} events appended after the head the threads were given`);
+  t.match(threaded, { firstBreak: undefined, events: before.events + appended, seals: before.seals + 1 }, 'the appended events and their seal are counted and checked');
+  t.same(threaded, await verifyHistory(services.events), 'the same figures as a walk that began after them');
+});
