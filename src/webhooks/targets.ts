@@ -89,7 +89,18 @@ export async function checkTarget(url: string, options: { allowPrivate: boolean;
   return { ok: true, address: first.address, family: first.family };
 }
 
+/** Whether a URL names a user or password; false for text that is no URL (the URL check says so). */
+function holdsCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== '' || parsed.password !== '';
+  } catch {
+    return false;
+  }
+}
+
 export const WebhookUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
   .max(2000)
-  .refine((url) => !new URL(url).username && !new URL(url).password, 'must not hold credentials');
+  // zod runs this after a failed URL check too: it must not throw on what is no URL.
+  .refine((url) => !holdsCredentials(url), 'must not hold credentials');

@@ -59,6 +59,13 @@ t.test('SSRF targets are refused with 400 unless WEBHOOK_ALLOW_PRIVATE=true', as
   }
   t.match((await create('ftp://hooks.example.com/')).json(), D3(400, 'validation_error'), 'http(s) only');
   t.match((await create('https://user:pw@hooks.example.com/')).json(), D3(400, 'validation_error'), 'no credentials in the URL');
+  // Text no URL parser takes: refused as such, never a 500.
+  for (const url of ['notaurl', '', 'https://example.com:99999/', 'http://a b.com/', 'http://%00/', 'https://example.com:-1/']) {
+    const reply = await create(url);
+    t.match({ status: reply.statusCode, body: reply.json() }, { status: 400, body: { ...D3(400, 'validation_error'), details: [{ path: 'body.url' }] } }, `not a URL: ${JSON.stringify(url)}`);
+  }
+  const updated = await app.inject({ method: 'PUT', url: '/api/webhooks/whk_01JD3Q5V8K2M4N6P8R0S2T4V6Z', headers: biz.headers, payload: { url: 'http://a b.com/' } });
+  t.equal(updated.statusCode, 400, 'nor on an update');
   t.equal((await create('https://hooks.example.com/feedback')).statusCode, 201, 'a public address is accepted');
 
   const open = await testApp(t, { env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, webhooks: { resolve: net.resolve, send: net.send } });
