@@ -6,7 +6,11 @@ import type { ErrorDetail } from './errors.js';
  * answers against it. One schema per question type; answers are checked by
  * the same table so the two can never disagree.
  */
-export const QuestionId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
+export const QuestionId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -')
+  // Answers are keyed by question id, and no request body may hold a `__proto__` key: a question of that id could never be answered.
+  .refine((id) => id !== '__proto__', 'must not be __proto__, which no answer could name');
 const Title = z.string().trim().min(1).max(500);
 const base = { id: QuestionId, title: Title, required: z.boolean().default(false) };
 

@@ -146,3 +146,20 @@ t.test('consent records are built by the server and never change', async (t) => 
   const afterDelete = JSON.stringify(await services.events.readAll({ after: 0n, limit: 100_000 }), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
   t.notMatch(afterDelete, /Bob/, 'deleting the form erases its responses too');
 });
+
+t.test('a question id no answer could name (__proto__) is refused where the question is defined', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const proto = { id: '__proto__', type: 'short_text', title: 'T', required: true };
+  const form = await app.inject({ method: 'POST', url: '/api/forms', headers: biz.headers, payload: { title: 'Proto', questions: [proto] } });
+  t.match(form.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body.questions.0.id' }] });
+  const widget = await app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'custom', title: 'Proto', questions: [proto] } });
+  t.match(widget.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body.questions.0.id' }] });
+  const existing = await createForm(app, biz);
+  const updated = await app.inject({ method: 'PUT', url: `/api/forms/${existing}`, headers: biz.headers, payload: { questions: [proto] } });
+  t.match(updated.json(), D3(400, 'validation_error'), 'nor on an update');
+  // Ids that are names of Object's own methods are ordinary ids: defined, answered, kept.
+  const methods = await createForm(app, biz, { questions: [{ id: 'constructor', type: 'short_text', title: 'C', required: true }, { id: 'toString', type: 'short_text', title: 'S' }] });
+  const answered = await submit(app, methods, { constructor: 'yes', toString: 'also' });
+  t.equal(answered.statusCode, 200, answered.body);
+});
