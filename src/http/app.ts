@@ -5,6 +5,7 @@ import { errorBody } from './error-body.js';
 import { BODY_LIMIT } from './body-limit.js';
 import { registerErrorHandling } from './errors.js';
 import { clientErrorHandler } from './client-errors.js';
+import { EVERY_REPLY } from './reply-headers.js';
 import { readJsonAsUtf8, refuseControlCharacters, refuseOtherCharsets } from './text.js';
 import { CLIENT_REQUEST_ID, RequestLog, rememberErrorCodes } from './request-log.js';
 import { healthRoutes } from './health.js';
@@ -52,7 +53,7 @@ export async function buildApp(services: Services): Promise<App> {
       return logger.child({ ...bindings, ...client }, options);
     },
     logController: new RequestLog(services.keys.hashes),
-    clientErrorHandler: clientErrorHandler(services.logger),
+    clientErrorHandler: clientErrorHandler(services.logger, () => services.ids('req')),
     routerOptions: { ignoreTrailingSlash: true },
     // The router's own refusals (a malformed URL, a path segment over its length limit) in the D3 shape too.
     frameworkErrors: (error, _request, reply) => {
@@ -99,11 +100,7 @@ export async function buildApp(services: Services): Promise<App> {
   refuseControlCharacters(app);
 
   app.addHook('onSend', async (request, reply) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
-    // JSON needs no sources; pages the service serves (docs, embed) set their own policy.
-    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    for (const [name, value] of Object.entries(EVERY_REPLY)) if (!reply.hasHeader(name)) reply.header(name, value);
     // Public replies are read cross-origin by embeds; management replies are the owner's only.
     reply.header('cross-origin-resource-policy', request.routeOptions.config?.publicCors ? 'cross-origin' : 'same-origin');
   });

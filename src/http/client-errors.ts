@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorCode } from '../errors.js';
 import { errorBody } from './error-body.js';
+import { EVERY_REPLY } from './reply-headers.js';
 
 const REFUSALS: Record<string, { code: ErrorCode; message: string }> = {
   HPE_HEADER_OVERFLOW: { code: 'request_header_fields_too_large', message: 'The request line or headers are larger than the server takes' },
@@ -13,9 +14,10 @@ const MALFORMED = { code: 'validation_error' as const, message: 'The request is 
 /**
  * What Node's parser refuses before fastify sees a request (a URL or headers
  * over the limit, a malformed request line), answered in the D3 shape like
- * everything else, and logged with its code.
+ * everything else, with the headers every reply carries (its own request id
+ * among them), and logged with its code and that id.
  */
-export function clientErrorHandler(logger: FastifyBaseLogger) {
+export function clientErrorHandler(logger: FastifyBaseLogger, requestId: () => string) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     // Reset by the client: there is nobody left to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -23,11 +25,12 @@ export function clientErrorHandler(logger: FastifyBaseLogger) {
     const reply = errorBody(code, message);
     const body = JSON.stringify(reply);
     const status = reply.statusCode;
-    logger.info({ res: { statusCode: status }, code, parser: error.code }, 'request refused by the HTTP parser');
+    const id = requestId();
+    logger.info({ reqId: id, res: { statusCode: status }, code, parser: error.code }, 'request refused by the HTTP parser');
     if (!socket.writable) return void socket.destroy();
+    const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'X-Request-Id': id, ...EVERY_REPLY, 'Cross-Origin-Resource-Policy': 'same-origin', Connection: 'close' };
     socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`,
       () => socket.destroy(),
     );
   };

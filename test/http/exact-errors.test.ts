@@ -16,7 +16,7 @@ function capture(level = 'info') {
 }
 
 /** Sends raw bytes to a listening server and answers what came back before it closed. */
-function raw(port: number, request: string): Promise<{ status: number; body: string }> {
+function raw(port: number, request: string): Promise<{ status: number; body: string; headers: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     let received = '';
     const socket = connect(port, '127.0.0.1', () => socket.write(request));
@@ -24,7 +24,9 @@ function raw(port: number, request: string): Promise<{ status: number; body: str
     socket.on('error', (error) => (received ? undefined : reject(error)));
     socket.on('close', () => {
       const [head = '', body = ''] = received.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), body });
+      const [line = '', ...fields] = head.split('\r\n');
+      const headers = Object.fromEntries(fields.map((field) => [field.slice(0, field.indexOf(':')).toLowerCase(), field.slice(field.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(line.split(' ')[1]), body, headers });
     });
   });
 }
@@ -40,13 +42,22 @@ t.test('what the HTTP parser refuses is answered in the D3 shape with a code, an
     ['a malformed request line', 'HELLO THERE\r\n\r\n', 400, 'validation_error'],
     ['a broken header', 'GET / HTTP/1.1\r\nHost x\r\n\r\n', 400, 'validation_error'],
   ];
+  const ids: string[] = [];
   for (const [name, request, status, code] of cases) {
     const reply = await raw(port, request);
     t.equal(reply.status, status, name);
     t.match(JSON.parse(reply.body), D3(status, code), name);
+    // The headers every reply carries (API reference, "Errors" and "Security headers").
+    t.match(
+      reply.headers,
+      { 'x-request-id': /^req_/, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" },
+      `${name}: the headers of every reply`,
+    );
+    ids.push(reply.headers['x-request-id']!);
   }
+  t.equal(new Set(ids).size, ids.length, 'a request id of its own for each');
   const refused = log.parsed().filter((line) => line.msg === 'request refused by the HTTP parser');
-  t.same(refused.map((line) => [line.res.statusCode, line.code]), cases.map(([, , status, code]) => [status, code]), 'each with its code');
+  t.same(refused.map((line) => [line.res.statusCode, line.code, line.reqId]), cases.map(([, , status, code], i) => [status, code, ids[i]]), 'each with its code and request id');
 });
 
 t.test('the reference pages’ file server refuses bad paths and headers with their 4xx, never a 500 or a stack trace', async (t) => {
