@@ -9,6 +9,8 @@
  * the history is not what was sealed (verify),
  * 2 bad arguments (including ids that do not exist).
  */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { changePlan, createKey, listKeys, openAccount, revokeKey } from '../accounts/commands.js';
@@ -28,6 +30,8 @@ import { rebuildAt } from './point-in-time.js';
 import { seal, verify, verifyCommand } from './verify.js';
 import { catalog } from '../domain-events.js';
 import { lastSeal } from '../seals/process.js';
+import { readPointInTime } from '../seals/point-in-time.js';
+import { DATABASE_FILE } from '../infra/sqlite.js';
 
 type Output = (line: string) => void;
 
@@ -49,6 +53,12 @@ interface CommandSpec<S extends z.ZodType> {
   description: string;
   options: Array<{ flags: `--${string} <${string}>`; description: string }>;
   schema: S;
+  /**
+   * What the command does with the history: `reads` it only, so the store
+   * must be there already (a mistyped DATA_DIR is not an empty history
+   * that verifies), or `appends` to it, which a point-in-time copy refuses.
+   */
+  history?: 'reads' | 'appends';
   /** A number is the exit status, for a command that has its own (verify: 1 on a break). */
   job(values: z.output<S>, context: Context): Promise<void | number>;
 }
@@ -140,6 +150,7 @@ async function printStatus(services: Services, out: Output) {
 const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   command({
     name: 'create-account',
+    history: 'appends',
     description: 'open an account with its first key; prints the key, once',
     options: [
       { flags: '--name <name>', description: 'the account name' },
@@ -151,6 +162,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'create-key',
+    history: 'appends',
     description: 'make another key for an account; prints the key, once',
     options: [
       { flags: '--account <id>', description: 'the account id (acc_…)' },
@@ -162,6 +174,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'revoke-key',
+    history: 'appends',
     description: 'revoke a key (the server refuses it within 2 s)',
     options: [{ flags: '--key <id>', description: 'the key id (key_…)' }],
     schema: z.object({ key: Id }),
@@ -185,6 +198,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'set-plan',
+    history: 'appends',
     description: "change an account's plan",
     options: [
       { flags: '--account <id>', description: 'the account id (acc_…)' },
@@ -195,6 +209,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'login-link',
+    history: 'appends',
     description: 'a one-time link that signs in to the dashboard as the account, valid 15 minutes',
     options: [
       { flags: '--account <id>', description: 'the account id (acc_…)' },
@@ -205,6 +220,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'events',
+    history: 'reads',
     description: 'the event history as NDJSON, one event a line with its position',
     options: [
       { flags: '--after <position>', description: 'start just after this position (one this command printed)' },
@@ -216,6 +232,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'rebuild',
+    history: 'reads',
     description: 'rebuild every read model from the event history (a running server keeps serving)',
     options: [
       { flags: '--until <time>', description: 'with --out: the read models as they stood at this ISO 8601 time' },
@@ -224,7 +241,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
     schema: z
       .object({
         until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time, such as 2026-11-01T00:00:00Z' }).transform((t) => new Date(t)).optional(),
-        out: z.string().min(1).optional(),
+        out: z.string().min(1, 'must not be empty').optional(),
       })
       .refine((v) => (v.until === undefined) === (v.out === undefined), { path: ['until'], message: 'and --out go together' }),
     job: async (v, { stores, out }) => {
@@ -240,6 +257,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'seal',
+    history: 'appends',
     description: 'seal every event not sealed yet (the server seals every 1000 events or 10 s)',
     options: [],
     schema: z.object({}),
@@ -247,6 +265,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'verify',
+    history: 'reads',
     description: 'check the history against its seals; exit 1 naming the first break',
     options: [{ flags: '--expect <hash>', description: 'a last_seal_hash printed earlier, which the chain must still hold' }],
     schema: verifyCommand.schema,
@@ -254,6 +273,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'audit',
+    history: 'reads',
     description: 'the history of one widget, form or poll and of its responses (never their content)',
     options: [
       { flags: '--object <id>', description: 'the widget, form or poll id' },
@@ -332,8 +352,13 @@ function reworded(error: CommanderError, argv: string[]): string {
  * Parses argv into the job to run: help goes to stdout and answers undefined;
  * bad arguments throw UsageError (help is printed only for no command at all).
  */
-async function parse(argv: string[], write: { out: (text: string) => void; err: (text: string) => void }): Promise<((context: Context) => Promise<void | number>) | undefined> {
-  let chosen: ((context: Context) => Promise<void | number>) | undefined;
+interface Chosen {
+  spec: CommandSpec<z.ZodType>;
+  run(context: Context): Promise<void | number>;
+}
+
+async function parse(argv: string[], write: { out: (text: string) => void; err: (text: string) => void }): Promise<Chosen | undefined> {
+  let chosen: Chosen | undefined;
   const program = new Command('admin')
     .usage('<command> [options]')
     .description('Provisioning, the audit feed and maintenance, on the stores the server uses (same environment: DATA_DIR or the store URLs, and SECRET).')
@@ -345,7 +370,7 @@ async function parse(argv: string[], write: { out: (text: string) => void; err: 
     for (const option of spec.options) cli.option(option.flags, option.description);
     cli.action((options: Record<string, unknown>) => {
       const values = validate(spec, options);
-      chosen = (context) => spec.job(values, context);
+      chosen = { spec, run: (context) => spec.job(values, context) };
     });
   }
   if (argv.length === 0) {
@@ -366,7 +391,7 @@ async function parse(argv: string[], write: { out: (text: string) => void; err: 
 
 /** Runs one CLI invocation and answers its exit status. */
 async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: Output): Promise<number> {
-  let job: ((context: Context) => Promise<void | number>) | undefined;
+  let job: Chosen | undefined;
   try {
     job = await parse(argv, { out: (text) => out(text.replace(/\n$/, '')), err: (text) => err(text.replace(/\n$/, '')) });
   } catch (error) {
@@ -384,6 +409,18 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     err(error.message);
     return 1;
   }
+  // The embedded store only: a server's URL names a store that is there, and a point-in-time copy is embedded.
+  if (!config.EVENTSTORE_URL) {
+    if (job.spec.history === 'reads' && !existsSync(join(config.DATA_DIR, DATABASE_FILE))) {
+      err(`admin: no store in DATA_DIR ${resolve(config.DATA_DIR)} (${job.spec.name} reads an existing history; is the path right?)`);
+      return 1;
+    }
+    const pointInTime = job.spec.history === 'appends' ? readPointInTime(config.DATA_DIR) : undefined;
+    if (pointInTime) {
+      err(`admin: ${job.spec.name}: DATA_DIR holds the history as of ${pointInTime.until}, which is read-only`);
+      return 2;
+    }
+  }
   let services: Services | undefined;
   const stores = async () => {
     try {
@@ -394,7 +431,7 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     }
   };
   try {
-    const status = await job({ config, stores, out, err });
+    const status = await job.run({ config, stores, out, err });
     return typeof status === 'number' ? status : 0;
   } catch (error) {
     if (error instanceof OutputClosed) return 0;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../errors.js';
 import { UnreadableEvent } from '../event-catalog.js';
 import type { FeedRecord, StoredEvent } from '../infra/event-store/port.js';
 import { parseLines, SEAL_STREAM } from '../seals/chain.js';
@@ -139,6 +140,8 @@ async function erasedSubmissions(services: Pick<Services, 'events'>, ids: Set<st
 
 export async function audit(services: Pick<Services, 'events' | 'catalog'>, values: { object: string; format: 'ndjson' | 'table' }, out: Output): Promise<number> {
   const entries = await auditTrail(services, values.object);
+  // Nothing in the history names it: a mistyped id, most likely, which an empty trail would pass over in silence.
+  if (entries.length === 0) throw new AppError('not_found', `no event in the history concerns ${values.object}`);
   if (values.format === 'ndjson') {
     for (const entry of entries) out(JSON.stringify(entry));
     return 0;

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { haltMessage } from '../../projections/halt.js';
 import { AppError } from '../errors.js';
 import type { FeedRecord } from '../infra/event-store/port.js';
@@ -10,6 +10,39 @@ import { writePointInTime } from '../seals/point-in-time.js';
 import { openServices, type Services } from '../services.js';
 
 type Output = (line: string) => void;
+
+/**
+ * Makes `--out` a new directory, or takes an empty one. Made one level at a
+ * time: Node's recursive mkdir loops forever where the file system refuses
+ * a directory (under /proc, say).
+ */
+function makeEmptyDirectory(target: string): void {
+  const refused = (why: string) => new AppError('validation_error', `--out ${target} ${why}: give a new or empty directory`);
+  if (existsSync(target)) {
+    if (!statSync(target).isDirectory()) throw refused('is a file');
+    if (readdirSync(target).length > 0) throw refused('is not empty');
+    return;
+  }
+  const missing: string[] = [];
+  for (let dir = target; !existsSync(dir); dir = dirname(dir)) missing.unshift(dir);
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      throw refused(`cannot be made (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+  }
+}
+
+/** The ids a `ResponsesErased` record names, as verify reads them. */
+function erasedIds(record: FeedRecord): string[] {
+  try {
+    const ids = (JSON.parse(record.data) as { response_ids?: unknown }).response_ids;
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 const PAGE = 10_000;
 
@@ -29,9 +62,10 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   }
   if (existsSync(join(target, DATABASE_FILE))) throw new AppError('validation_error', `--out ${target} already holds a store: give a new or empty directory`);
   const started = performance.now();
-  mkdirSync(target, { recursive: true });
+  makeEmptyDirectory(target);
   let last = 0n;
   let events = 0;
+  const erasedAfter = new Set<string>();
   writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: services.clock().toISOString() });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
@@ -39,16 +73,16 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   const copy = openSqliteEventStore(target);
   try {
     const until = values.until.getTime();
-    for (let after = 0n, done = false; !done; ) {
+    let past = false;
+    for (let after = 0n; ; ) {
       const page = await services.events.readFeed({ after, limit: PAGE });
       if (page.length === 0) break;
       const kept: FeedRecord[] = [];
       for (const record of page) {
-        if (Date.parse(record.recordedAt) > until) {
-          done = true;
-          break;
-        }
-        kept.push(record);
+        past ||= Date.parse(record.recordedAt) > until;
+        if (!past) kept.push(record);
+        // What was erased after the moment is gone from the copy too, and its seals still list it: verify there needs the ids.
+        else if (record.type === 'ResponsesErased') for (const id of erasedIds(record)) erasedAfter.add(id);
       }
       copy.importFeed(kept);
       events += kept.length;
@@ -58,7 +92,14 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   } finally {
     await copy.close();
   }
-  writePointInTime(target, { until: values.until.toISOString(), position: String(last), events, source: services.events.kind, built_at: services.clock().toISOString() });
+  writePointInTime(target, {
+    until: values.until.toISOString(),
+    position: String(last),
+    events,
+    source: services.events.kind,
+    built_at: services.clock().toISOString(),
+    erased_after: [...erasedAfter].sort(),
+  });
 
   const { EVENTSTORE_URL: _events, MONGODB_URL: _readModels, ...config } = services.config;
   const pointInTime = await openServices({ ...config, DATA_DIR: target, ROLE: 'all' }, { logger: services.logger });

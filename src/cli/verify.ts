@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { leavesInThreads } from '../seals/leaves.js';
+import { readPointInTime } from '../seals/point-in-time.js';
 import { verifyHistory } from '../seals/verify.js';
 import type { Services } from '../services.js';
 
@@ -21,10 +22,13 @@ export const verifyCommand = {
 
 export async function verify(services: Pick<Services, 'events' | 'config'>, values: { expect?: string | undefined }, out: Output, err: Output): Promise<number> {
   const started = performance.now();
-  const threaded = services.events.kind === 'sqlite' && (await services.events.headPosition()) >= THREADED_FROM;
+  const embedded = services.events.kind === 'sqlite';
+  const threaded = embedded && (await services.events.headPosition()) >= THREADED_FROM;
+  const erasedLater = embedded ? readPointInTime(services.config.DATA_DIR)?.erased_after : undefined;
   const result = await verifyHistory(services.events, {
     ...(values.expect === undefined ? {} : { expect: values.expect }),
     ...(threaded ? { leaves: leavesInThreads(services.config.DATA_DIR) } : {}),
+    ...(erasedLater ? { erasedLater } : {}),
   });
   const seconds = (performance.now() - started) / 1000;
   const figures = {

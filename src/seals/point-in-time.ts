@@ -17,6 +17,13 @@ export interface PointInTime {
   /** The store it was copied from. */
   source: 'sqlite' | 'kurrentdb';
   built_at: string;
+  /**
+   * The responses and votes erased by records after the moment: the copy
+   * holds neither their events nor those records, while its seals still
+   * list them. Ids only, as the seals do; `admin verify` on the copy counts
+   * them as erased.
+   */
+  erased_after?: string[];
 }
 
 export function readPointInTime(dataDir: string): PointInTime | undefined {

@@ -38,6 +38,12 @@ export interface VerifyOptions {
    * (leavesInThreads, the embedded store). Those appended since are read here.
    */
   leaves?: LeafFeed;
+  /**
+   * Ids of submissions erased by `ResponsesErased` records this history does
+   * not hold: those recorded after the moment of a point-in-time copy
+   * (`admin rebuild --until`), whose erasures reached back into it.
+   */
+  erasedLater?: readonly string[];
 }
 
 interface Seen {
@@ -130,7 +136,7 @@ const INSERTED = 'inserted: no seal covers this event, though it lies inside a s
  */
 export async function verifyHistory(store: EventStore, options: VerifyOptions = {}): Promise<Verification> {
   const pageSize = options.pageSize ?? 1000;
-  const erasedIds = new Set<string>();
+  const erasedIds = new Set<string>(options.erasedLater);
   let firstBreak: Found | undefined;
   const report = (found: Found) => {
     if (!firstBreak || found.position < firstBreak.position) firstBreak = found;
@@ -174,6 +180,9 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
       while (i < pending.end && pending.position(i) <= from) i++;
     } else if (sealHash({ seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) !== seal.hash) {
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: its hash does not match its contents` });
+    } else if (seal.count !== lines.length) {
+      // The hash covers the lines, not this figure beside them, which `status` shows.
+      report({ ...at, problem: `seal ${seal.seal} was changed after it was made: it says it covers ${seal.count} events, and lists ${lines.length}` });
     }
     if (seal.hash === options.expect) expectFound = true;
 

@@ -40,6 +40,10 @@ t.test('admin audit --object: the object and its responses in order, erased ones
   const bad = await admin(['audit', '--object', widget, '--format', 'xml'], { DATA_DIR: dir });
   t.equal(bad.code, 2);
   t.match(bad.stderr, /--format must be ndjson or table/);
+  const unknown = await admin(['audit', '--object', `${widget}x`], { DATA_DIR: dir });
+  t.equal(unknown.code, 2, 'an id no event names is a bad argument');
+  t.equal(unknown.stdout, '');
+  t.match(unknown.stderr, new RegExp(`no event in the history concerns ${widget}x`));
 });
 
 t.test('admin audit --object finds an event whose JSON spells the id with \\u escapes, and skips the rest unparsed', async (t) => {

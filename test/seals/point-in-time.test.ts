@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildApp } from '../../src/http/app.js';
 import { POINT_IN_TIME_FILE } from '../../src/seals/point-in-time.js';
 import { publishedWidget } from '../support/app.js';
@@ -52,8 +52,15 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   t.equal(verified.code, 0, 'the copy keeps positions, ids and times: its seals verify');
 });
 
-t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
+/** A store in a new directory, holding one account. */
+async function source(t: Test): Promise<string> {
   const dir = tempDir(t);
+  t.equal((await admin(['create-account', '--name', 'Source', '--plan', 'free'], { DATA_DIR: dir })).code, 0);
+  return dir;
+}
+
+t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
+  const dir = await source(t);
   const cases: Array<[string[], RegExp]> = [
     [['rebuild', '--until', '2026-11-01T00:00:00Z'], /--until and --out go together/],
     [['rebuild', '--out', join(dir, 'x')], /missing --until \(with --out/],
@@ -70,4 +77,77 @@ t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
   const again = await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir });
   t.equal(again.code, 2);
   t.match(again.stderr, /already holds a store/);
+});
+
+t.test('rebuild --until: responses erased after the moment are counted erased by verify on the copy, not taken for tampering', async (t) => {
+  const { dir, app, who, services, close } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const kept = await submit(app, widget);
+  const gone = await submit(app, widget);
+  await services.seals.sealAll();
+  await pause(5);
+  const until = new Date().toISOString();
+  await pause(5);
+  const erased = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [gone.id] } });
+  t.ok(erased.statusCode < 300, erased.body);
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await services.seals.sealAll();
+  await close();
+
+  const out = join(tempDir(t, 'then'), 'store');
+  t.equal((await admin(['rebuild', '--until', until, '--out', out], { DATA_DIR: dir })).code, 0);
+  const mark = JSON.parse(readFileSync(join(out, POINT_IN_TIME_FILE), 'utf8'));
+  t.same(mark.erased_after, [gone.id], 'the copy names what was erased after its moment, by id');
+  t.notOk(readFileSync(join(out, 'feedback.db')).includes(gone.marker), 'and holds none of it');
+  const verified = await admin(['verify'], { DATA_DIR: out });
+  t.equal(verified.code, 0, verified.stderr);
+  t.match(json(verified), { verified: true, erased: 1 });
+  t.ok(readFileSync(join(out, 'feedback.db')).includes(kept.marker), 'what was not erased is there');
+
+  // The same copy without the ids: the erased response's sealed event is missing, unexplained.
+  writeFileSync(join(out, POINT_IN_TIME_FILE), JSON.stringify({ ...mark, erased_after: [] }));
+  t.equal((await admin(['verify'], { DATA_DIR: out })).code, 1);
+});
+
+t.test('the admin CLI refuses to append to a point-in-time copy, and to read a store that is not there', async (t) => {
+  const dir = await source(t);
+  const out = join(dir, 'copy');
+  t.equal((await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir })).code, 0);
+  for (const args of [['create-account', '--name', 'Forked', '--plan', 'free'], ['seal']]) {
+    const run = await admin(args, { DATA_DIR: out });
+    t.equal(run.code, 2, args.join(' '));
+    t.match(run.stderr, /as of 2026-11-01T00:00:00\.000Z, which is read-only/);
+  }
+  t.equal((await admin(['verify'], { DATA_DIR: out })).code, 0, 'reading it is fine');
+  t.equal(json(await admin(['status'], { DATA_DIR: out })).head, '0', 'nothing was appended');
+
+  const typo = join(dir, 'no-such-store');
+  for (const args of [['verify'], ['audit', '--object', 'wgt_x'], ['events'], ['rebuild']]) {
+    const run = await admin(args, { DATA_DIR: typo });
+    t.equal(run.code, 1, args.join(' '));
+    t.match(run.stderr, /no store in DATA_DIR .*no-such-store/);
+  }
+  t.notOk(existsSync(typo), 'nor is one made there');
+});
+
+t.test('rebuild --until: an --out that is a file, not empty, cannot be made or is empty text is refused with exit 2', async (t) => {
+  const dir = await source(t);
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'x');
+  const full = join(dir, 'full');
+  mkdirSync(full);
+  writeFileSync(join(full, 'secret'), 'x');
+  const cases: Array<[string, RegExp]> = [
+    [file, /is a file/],
+    [full, /is not empty/],
+    [join(file, 'below'), /cannot be made \(ENOTDIR\)/],
+    ['', /--out must not be empty/],
+  ];
+  if (existsSync('/proc/self')) cases.push(['/proc/no-such-dir', /cannot be made/]);
+  for (const [out, message] of cases) {
+    const run = await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir });
+    t.equal(run.code, 2, out);
+    t.match(run.stderr, message, out);
+  }
+  t.notOk(existsSync(join(full, POINT_IN_TIME_FILE)), 'nothing left in the directory refused');
 });

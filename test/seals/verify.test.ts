@@ -101,6 +101,19 @@ t.test('deleting a seal: exit 1 naming the seal', async (t) => {
   t.match(result.break, { position: String(first.position), stream: SEAL_STREAM });
 });
 
+t.test('a seal whose count of events was changed: exit 1 naming the seal', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const last = rows(dir).filter((row) => row.stream_id === SEAL_STREAM).at(-1)!;
+  const count = JSON.parse(last.data).count as number;
+  const db = openFile(dir);
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(last.data.replace(`"count":${count}`, `"count":${count + 1}`), last.position);
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(last.position), stream: SEAL_STREAM, problem: new RegExp(`says it covers ${count + 1} events, and lists ${count}`) });
+});
+
 t.test('swapping two events: exit 1 naming the first of them', async (t) => {
   const { dir, close, responses } = await sealedHistory(t);
   await close();
