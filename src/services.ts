@@ -202,16 +202,17 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   await readModels.ensureCollections([...projections.flatMap((p) => p.collections), ...KeyUsage.collections]);
   const clock = options.clock ?? systemClock;
   const waitMs = options.projectionWaitMs ?? 5000;
+  const seals = new SealingProcess(events, catalog, clock, logger, options.sealing);
   const erasure = new ErasureProcess(events, readModels, catalog, clock, logger, {
     // Expunged once the projections deleted the rows too: they share the SQLite file with the events.
     afterErasure: async (position) => {
       await runner.reach(position, waitMs);
       await Promise.all([events.expunge(), readModels.expunge()]);
     },
+    ...(config.SEALS === 'on' ? { beforeErasure: async () => void (await seals.sealAll()) } : {}),
   });
   await erasure.init();
   const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
-  const seals = new SealingProcess(events, catalog, clock, logger, options.sealing);
   const keys = deriveKeys(secret);
   const states = new StateCache(options.stateCacheBytes ?? STATE_CACHE_BYTES);
   const commands: CommandContext = {

@@ -55,6 +55,12 @@ export interface ErasureOptions {
    * the store can.
    */
   afterErasure?: (position: bigint) => Promise<void>;
+  /**
+   * Before streams are deleted: seal what is not sealed yet, so that the
+   * erased events' hashes are in the chain (and an auditor sees that they
+   * were there) however soon after their submission they are erased.
+   */
+  beforeErasure?: () => Promise<void>;
 }
 
 /** Keys are the only actors that are keys; `cli` and `service` are not. */
@@ -86,6 +92,7 @@ export class ErasureProcess {
   private readonly batchSize: number;
   private readonly retryMs: number;
   private readonly afterErasure: (position: bigint) => Promise<void>;
+  private readonly beforeErasure: () => Promise<void>;
   private readonly consumer: FeedConsumer;
   /**
    * Set when the feed holds an event this code cannot read: the process stops
@@ -104,6 +111,7 @@ export class ErasureProcess {
     this.batchSize = options.batchSize ?? 500;
     this.retryMs = options.retryMs ?? 1000;
     this.afterErasure = options.afterErasure ?? (async () => undefined);
+    this.beforeErasure = options.beforeErasure ?? (async () => undefined);
     this.consumer = {
       label: 'the erasure process',
       // Nobody's reply waits for this process: appends close together are handled, and written, as one batch.
@@ -268,7 +276,10 @@ export class ErasureProcess {
 
   private async erase(job: Job): Promise<void> {
     const streams = job.targets.flatMap((t) => t.streams);
-    if (streams.length > 0) await this.events.deleteStreams(streams);
+    if (streams.length > 0) {
+      await this.beforeErasure();
+      await this.events.deleteStreams(streams);
+    }
     const ids = job.targets.map((t) => t.id).sort();
     const chunks: string[][] = [];
     for (let i = 0; i < ids.length; i += CHUNK) chunks.push(ids.slice(i, i + CHUNK));

@@ -68,3 +68,23 @@ t.test('admin audit --object finds an event whose JSON spells the id with \\u es
   t.equal(entries[1].position, String(published.position));
   t.equal(entries[1].data.widget_id, widget, 'read as the id it spells');
 });
+
+t.test('a response erased before any seal covered it: sealed first, so verify counts it erased and the audit shows its creation', async (t) => {
+  const { dir, app, who, services, close } = await live(t);
+  const widget = await publishedWidget(app, who);
+  // Sealed by hand only (the tests' setting): nothing seals the response but the erasure.
+  const soon = await submit(app, widget);
+  const erased = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [soon.id] } });
+  t.ok(erased.statusCode < 300, erased.body);
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await services.seals.sealAll();
+  await close();
+
+  const verified = await admin(['verify'], { DATA_DIR: dir });
+  t.equal(verified.code, 0, verified.stderr);
+  t.match(JSON.parse(verified.stdout), { verified: true, erased: 1 }, 'its hash was sealed before its stream was deleted');
+  const run = await admin(['audit', '--object', widget], { DATA_DIR: dir });
+  const entries = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  t.match(entries.find((e) => e.type === 'ResponseSubmitted'), { erased: true, recorded_at: null, data: { response_id: soon.id } });
+  t.notOk(run.stdout.includes(soon.marker));
+});
