@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { UnreadableEvent } from '../event-catalog.js';
-import type { FeedRecord, StoredEvent } from '../infra/event-store/port.js';
+import { storedJson, type FeedRecord, type StoredEvent } from '../infra/event-store/port.js';
 import { parseLines, SEAL_STREAM } from '../seals/chain.js';
 import { LogSealed } from '../seals/events.js';
 import type { Services } from '../services.js';
@@ -92,8 +92,8 @@ function storedOf(record: FeedRecord): StoredEvent {
     revision: record.revision,
     position: record.position,
     type: record.type,
-    data: JSON.parse(record.data) as StoredEvent['data'],
-    metadata: JSON.parse(record.metadata) as StoredEvent['metadata'],
+    data: storedJson(record.data, 'data', record.position, record.streamId) as StoredEvent['data'],
+    metadata: storedJson(record.metadata, 'metadata', record.position, record.streamId) as StoredEvent['metadata'],
     recordedAt: record.recordedAt,
     dataText: record.data,
   };

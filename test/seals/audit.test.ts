@@ -88,3 +88,20 @@ t.test('a response erased before any seal covered it: sealed first, so verify co
   t.match(entries.find((e) => e.type === 'ResponseSubmitted'), { erased: true, recorded_at: null, data: { response_id: soon.id } });
   t.notOk(run.stdout.includes(soon.marker));
 });
+
+t.test('an event whose stored text is no longer JSON is named by its position when audit or rebuild meets it', async (t) => {
+  const { dir, app, who, close } = await live(t);
+  const widget = await publishedWidget(app, who);
+  await close();
+  const db = openFile(dir);
+  const created = db.prepare("SELECT position, stream_id, data FROM events WHERE type = 'WidgetCreated'").get() as { position: number; stream_id: string; data: string };
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(`{${created.data.slice(2)}`, created.position);
+  db.close();
+  const named = new RegExp(`the stored event at position ${created.position} \\(stream ${created.stream_id}\\) holds data that is not JSON`);
+  const audited = await admin(['audit', '--object', widget], { DATA_DIR: dir });
+  t.equal(audited.code, 1);
+  t.match(audited.stderr, named);
+  const rebuilt = await admin(['rebuild'], { DATA_DIR: dir });
+  t.equal(rebuilt.code, 1);
+  t.match(rebuilt.stderr, named);
+});

@@ -212,3 +212,16 @@ export class AppendTooLarge extends Error {
     this.name = 'AppendTooLarge';
   }
 }
+
+/**
+ * A stored event's data or metadata parsed; text that is no longer JSON (a
+ * damaged file, a hand edit) is named by its position and stream rather
+ * than by the parser's message alone.
+ */
+export function storedJson(text: string, field: 'data' | 'metadata', position: bigint | number, streamId: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`the stored event at position ${position} (stream ${streamId}) holds ${field} that is not JSON: ${(error as Error).message}`);
+  }
+}
