@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
+import { malformedUrl, MAX_PATH_SEGMENT, SEGMENT_TOO_LONG } from '../http/error-body.js';
 import type { App } from '../http/instance.js';
 import type { Services } from '../services.js';
 import { DEFAULT_QUESTIONS } from '../widgets/defaults.js';
@@ -83,7 +84,11 @@ export async function pageRoutes(app: App, services: Services): Promise<void> {
   // Any other address under /dashboard: a page saying so, for a person who typed it; under /dashboard/api/
   // the D3 404 of every unknown route, for the front end's calls.
   app.get('/dashboard/*', { schema: { hide: true } }, async (request, reply) => {
-    if (request.url.startsWith('/dashboard/api/')) return reply.callNotFound();
+    if (request.url.startsWith('/dashboard/api/')) {
+      // A segment too long for the router made it fall through to here: refused as the router refuses it under /api.
+      if (request.url.split('?')[0]!.split('/').some((segment) => segment.length > MAX_PATH_SEGMENT)) return reply.code(400).send(malformedUrl(SEGMENT_TOO_LONG));
+      return reply.callNotFound();
+    }
     return sendPage(reply, 404, page('Not found', '<h1>Not found</h1><p><a href="/dashboard">Back to the dashboard</a></p>'));
   });
   const noCache = (res: { setHeader(name: string, value: string): unknown }) => res.setHeader('cache-control', 'no-cache');

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
-import { errorBody } from './error-body.js';
+import { errorBody, malformedUrl, MAX_PATH_SEGMENT } from './error-body.js';
 import { BODY_LIMIT } from './body-limit.js';
 import { registerErrorHandling } from './errors.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -54,10 +54,10 @@ export async function buildApp(services: Services): Promise<App> {
     },
     logController: new RequestLog(services.keys.hashes),
     clientErrorHandler: clientErrorHandler(services.logger, () => services.ids('req')),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
     // The router's own refusals (a malformed URL, a path segment over its length limit) in the D3 shape too.
     frameworkErrors: (error, _request, reply) => {
-      (reply as FastifyReply).code(400).send(errorBody('validation_error', 'The URL is malformed', [{ path: 'url', message: error.message.replace(/^'.*' /, 'the path ') }]));
+      (reply as FastifyReply).code(400).send(malformedUrl(error.message.replace(/^'.*' /, 'the path ')));
     },
   }).withTypeProvider<ZodTypeProvider>();
 

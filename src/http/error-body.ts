@@ -21,3 +21,12 @@ export function errorBody(code: ErrorCode, message: string, details?: ErrorDetai
   const statusCode = STATUS[code];
   return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details ? { details } : {}) };
 }
+
+/** The longest path segment the router takes as a parameter (fastify's `maxParamLength`, set from here). */
+export const MAX_PATH_SEGMENT = 100;
+
+/** A URL the router refuses (malformed, or a segment over MAX_PATH_SEGMENT): a 400 with its one detail at `url`. */
+export const malformedUrl = (message: string): ErrorBody => errorBody('validation_error', 'The URL is malformed', [{ path: 'url', message }]);
+
+/** What the router says of a segment over MAX_PATH_SEGMENT, where a catch-all route took the request before it could. */
+export const SEGMENT_TOO_LONG = 'the path is exceeding the max param length';

@@ -170,6 +170,19 @@ t.test('an unknown path under /dashboard/api is the D3 404, with or without a se
   t.equal((await me.get(`/dashboard/polls/${widget}/edit`)).statusCode, 200);
 });
 
+t.test('a path segment over 100 characters under /dashboard/api is the 400 it is under /api, not a 404 that echoes it', async (t) => {
+  const { app, me } = await setUp(t);
+  const long = `wgt_${'a'.repeat(150)}`;
+  const api = await app.inject({ method: 'GET', url: `/api/widgets/${long}/token` });
+  for (const url of [`/dashboard/api/widgets/${long}/summary`, `/dashboard/api/forms/${long}`, `/dashboard/api/nothing/${long}?page=1`]) {
+    const reply = await me.get(url);
+    isRefused(t, reply, `GET ${url.slice(0, 40)}`, 400, 'validation_error');
+    t.same(reply.json(), api.json(), 'the same body as under /api');
+    t.notOk(reply.body.includes(long), 'the path is not echoed');
+  }
+  t.equal((await me.get(`/dashboard/api/widgets/${'a'.repeat(100)}/summary`)).statusCode, 404, '100 characters are an id like any other');
+});
+
 t.test('downloads: since after until, a deleted object, a poll, HEAD', async (t) => {
   const { app, browser, me, widget, form } = await setUp(t);
   for (const url of [`/dashboard/api/widgets/${widget}/responses.csv`, `/dashboard/api/forms/${form}/responses.ndjson`]) {
