@@ -7,6 +7,7 @@ import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
 import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
 import { writePointInTime } from '../seals/point-in-time.js';
+import { idsErasedBy } from '../seals/verify.js';
 import { openServices, type Services } from '../services.js';
 
 type Output = (line: string) => void;
@@ -31,16 +32,6 @@ function makeEmptyDirectory(target: string): void {
     } catch (error) {
       throw refused(`cannot be made (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
-  }
-}
-
-/** The ids a `ResponsesErased` record names, as verify reads them. */
-function erasedIds(record: FeedRecord): string[] {
-  try {
-    const ids = (JSON.parse(record.data) as { response_ids?: unknown }).response_ids;
-    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
-  } catch {
-    return [];
   }
 }
 
@@ -82,7 +73,7 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
         past ||= Date.parse(record.recordedAt) > until;
         if (!past) kept.push(record);
         // What was erased after the moment is gone from the copy too, and its seals still list it: verify there needs the ids.
-        else if (record.type === 'ResponsesErased') for (const id of erasedIds(record)) erasedAfter.add(id);
+        else if (record.type === 'ResponsesErased') for (const id of idsErasedBy(record)) erasedAfter.add(id);
       }
       copy.importFeed(kept);
       events += kept.length;

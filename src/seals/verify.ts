@@ -120,6 +120,20 @@ async function described(store: EventStore, found: Found): Promise<Break> {
   return { ...event, problem: found.problem(event) };
 }
 
+/**
+ * The submissions a `ResponsesErased` record names, read from its stored
+ * text as verify reads it: none from a text that no longer parses (its own
+ * leaf says it changed).
+ */
+export function idsErasedBy(record: FeedRecord): string[] {
+  try {
+    const ids = (JSON.parse(record.data) as { response_ids?: unknown }).response_ids;
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 const INSERTED = 'inserted: no seal covers this event, though it lies inside a sealed range';
 
 /**
@@ -211,14 +225,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     for (let i = 0; i < page.count; i++) {
       events++;
       const record = page.records[next]?.[0] === i ? page.records[next++]![1] : undefined;
-      if (record?.type === 'ResponsesErased') {
-        try {
-          const ids = (JSON.parse(record.data) as { response_ids?: unknown }).response_ids;
-          if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') erasedIds.add(id);
-        } catch {
-          // Unparseable now: its own leaf says so.
-        }
-      }
+      if (record?.type === 'ResponsesErased') for (const id of idsErasedBy(record)) erasedIds.add(id);
       if (record?.streamId === SEAL_STREAM) checkSeal(record);
       pending.push(page.positions[i]!, leaves, i * 32);
     }
