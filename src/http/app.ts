@@ -6,6 +6,9 @@ import { BODY_LIMIT } from './body-limit.js';
 import { registerErrorHandling } from './errors.js';
 import { clientErrorHandler } from './client-errors.js';
 import { EVERY_REPLY } from './reply-headers.js';
+
+/** Listed once: every reply goes through them. */
+const EVERY_REPLY_ENTRIES = Object.entries(EVERY_REPLY);
 import { readJsonAsUtf8, refuseControlCharacters, refuseOtherCharsets } from './text.js';
 import { CLIENT_REQUEST_ID, RequestLog, rememberErrorCodes } from './request-log.js';
 import { healthRoutes } from './health.js';
@@ -100,7 +103,7 @@ export async function buildApp(services: Services): Promise<App> {
   refuseControlCharacters(app);
 
   app.addHook('onSend', async (request, reply) => {
-    for (const [name, value] of Object.entries(EVERY_REPLY)) if (!reply.hasHeader(name)) reply.header(name, value);
+    for (const [name, value] of EVERY_REPLY_ENTRIES) if (!reply.hasHeader(name)) reply.header(name, value);
     // Public replies are read cross-origin by embeds; management replies are the owner's only.
     reply.header('cross-origin-resource-policy', request.routeOptions.config?.publicCors ? 'cross-origin' : 'same-origin');
   });
