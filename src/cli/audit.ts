@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { UnreadableEvent } from '../event-catalog.js';
 import { storedJson, type FeedRecord, type StoredEvent } from '../infra/event-store/port.js';
-import { parseLines, SEAL_STREAM } from '../seals/chain.js';
+import { parseLines, SEAL_STREAM, sealVersionOf } from '../seals/chain.js';
 import { LogSealed } from '../seals/events.js';
 import type { Services } from '../services.js';
 
@@ -126,8 +126,9 @@ async function erasedSubmissions(services: Pick<Services, 'events'>, ids: Set<st
     const page = await services.events.readStream(SEAL_STREAM, { fromRevision: from, maxCount: 100 });
     for (const stored of page) {
       const seal = LogSealed.schema.safeParse(stored.data);
-      if (!seal.success) continue;
-      for (const line of parseLines(seal.data.events)) {
+      const version = sealVersionOf(stored.metadata);
+      if (!seal.success || version === undefined) continue;
+      for (const line of parseLines(seal.data.events, version)) {
         if (line.subject === undefined || !ids.has(line.subject)) continue;
         const id = SUBMISSION_IDS[line.type] ?? 'response_id';
         found.push({ position: String(line.position), recorded_at: null, type: line.type, stream: line.stream, actor: null, data: { [id]: line.subject }, erased: true });

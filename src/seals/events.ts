@@ -14,6 +14,11 @@ import { defineEvent, type EventOf } from '../event-catalog.js';
  *
  * `events` is one string rather than an array so that reading a seal back
  * costs one string check, whatever the number of events it covers.
+ *
+ * Version 2 keeps the fields and changes what two of them hold: each line of
+ * `events` has the event's revision in its stream after the stream, and
+ * `hash` covers the version too (chain.ts). Which one a stored seal is, its
+ * metadata's `schema_version` says; a seal of version 1 is read as written.
  */
 export const LogSealed = defineEvent(
   'LogSealed',
@@ -27,10 +32,11 @@ export const LogSealed = defineEvent(
     events: z.string(),
     /** The previous seal's `hash`; null for the first seal. */
     previous: z.string().nullable(),
-    /** SHA-256 (hex) over the seal number, previous, from, through and events. */
+    /** SHA-256 (hex) over the version (from version 2 on), the seal number, previous, from, through and events. */
     hash: z.string(),
     sealed_at: z.string(),
   }),
+  { version: 2, upcasters: { 1: (data) => data } },
 );
 
 export const sealEvents = [LogSealed];

@@ -21,7 +21,7 @@ try {
     // A range of positions holds at most as many events; what lies beyond it is another thread's.
     const records = (await events.readFeed({ after: from, limit: range })).filter((record) => record.position <= to);
     const page = leafPage(records);
-    await send({ kind: 'page', page }, [page.positions.buffer as ArrayBuffer, page.leaves.buffer as ArrayBuffer]);
+    await send({ kind: 'page', page }, [page.positions.buffer as ArrayBuffer, page.revisions.buffer as ArrayBuffer, page.leaves.buffer as ArrayBuffer]);
   }
 } catch (error) {
   port.postMessage({ kind: 'failed', message: reasonOf(error) } satisfies LeavesMessage);

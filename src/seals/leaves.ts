@@ -10,6 +10,8 @@ import { leafLatin1, SEAL_STREAM } from './chain.js';
 export interface LeafPage {
   count: number;
   positions: BigUint64Array;
+  /** Each event's revision in its stream, which seals from version 2 on hold beside the leaf. */
+  revisions: BigUint64Array;
   leaves: Uint8Array;
   records: Array<[index: number, record: FeedRecord]>;
 }
@@ -19,9 +21,10 @@ export const looksInto = (record: FeedRecord): boolean => record.streamId === SE
 
 export function leafPage(records: readonly FeedRecord[]): LeafPage {
   const leaves = Buffer.alloc(records.length * 32);
-  const page: LeafPage = { count: records.length, positions: new BigUint64Array(records.length), leaves, records: [] };
+  const page: LeafPage = { count: records.length, positions: new BigUint64Array(records.length), revisions: new BigUint64Array(records.length), leaves, records: [] };
   records.forEach((record, i) => {
     page.positions[i] = record.position;
+    page.revisions[i] = record.revision;
     leaves.write(leafLatin1(record), i * 32, 32, 'latin1');
     if (looksInto(record)) page.records.push([i, record]);
   });

@@ -5,7 +5,7 @@ import type { EventCatalog, Recorded } from '../event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type FeedRecord, type JsonObject } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import { nextTurn } from '../../projections/progress.js';
-import { formatLine, leafOf, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
+import { formatLine, leafOf, SEAL_STREAM, sealHash, type SealLine, type SealVersion } from './chain.js';
 import { LogSealed, type SealEvent } from './events.js';
 
 export interface SealingOptions {
@@ -33,6 +33,9 @@ const MAX_SEAL_BYTES = 512 * 1024;
 
 /** What the erasure process appends once it has deleted the streams it erases. */
 const ERASURE_RECORD = 'ResponsesErased';
+
+/** The version the catalog writes LogSealed in: its lines and hash are made that way. */
+const SEAL_VERSION = LogSealed.version as SealVersion;
 
 /** Lines worked out between two turns of the event loop. */
 const LINES_PER_TURN = 100;
@@ -184,7 +187,7 @@ export class SealingProcess {
 
     const events = next.lines.join('\n');
     const { through } = next;
-    const hash = sealHash({ seal: head.next, previous: head.previous, from: head.through, through, events });
+    const hash = sealHash({ version: SEAL_VERSION, seal: head.next, previous: head.previous, from: head.through, through, events });
     const sealedAt = now.toISOString();
     const event = this.catalog.serialize(
       { type: LogSealed.type, data: { seal: head.next, from: String(head.through), through: String(through), count: next.lines.length, events, previous: head.previous, hash, sealed_at: sealedAt } },
@@ -222,7 +225,7 @@ export class SealingProcess {
           this.next = undefined;
           return;
         }
-        const line = formatLine(this.lineOf(event));
+        const line = formatLine(this.lineOf(event), SEAL_VERSION);
         if (next.lines.length > 0 && next.bytes + line.length > MAX_SEAL_BYTES) {
           next.full = true;
           break;
@@ -242,7 +245,7 @@ export class SealingProcess {
   }
 
   private lineOf(event: FeedRecord): SealLine {
-    const line: SealLine = { position: event.position, leaf: leafOf(event), stream: event.streamId, type: event.type };
+    const line: SealLine = { position: event.position, leaf: leafOf(event), stream: event.streamId, revision: event.revision, type: event.type };
     if (event.type !== 'ResponseSubmitted' && event.type !== 'VoteCast') return line;
     try {
       // Only the ids and streams erasure reads, which every version so far keeps as they are: no schema check of the rest (the costly part).

@@ -1,5 +1,5 @@
 import type { EventStore, FeedRecord } from '../infra/event-store/port.js';
-import { parseLines, SEAL_STREAM, sealHash, type SealLine } from './chain.js';
+import { parseLines, SEAL_STREAM, sealHash, sealVersionOf, type SealLine } from './chain.js';
 import { LogSealed } from './events.js';
 import { leafPage, type LeafFeed, type LeafPage } from './leaves.js';
 
@@ -58,6 +58,9 @@ function changed(line: SealLine, event: Seen): string {
   return 'its data, metadata, id or recording time changed since it was sealed';
 }
 
+const renumbered = (line: SealLine, now: bigint): string =>
+  `sealed as revision ${line.revision} of ${line.stream}, it is now revision ${now}: the stream's events were renumbered or reordered`;
+
 /**
  * The events read since the last seal met, in feed order: what the next
  * seals must cover. A backlog sealed at once (`admin seal`) puts every seal
@@ -69,28 +72,37 @@ function changed(line: SealLine, event: Seen): string {
  */
 class Pending {
   private positions = new BigUint64Array(4096);
+  private revisions = new BigUint64Array(4096);
   private leaves = Buffer.alloc(4096 * 32);
   /** Where the next seal's events start: the covered ones before it are dropped only once most of the arrays are behind. */
   start = 0;
   end = 0;
 
   /** Takes the leaf as its 32 bytes, from `leaves` at `offset`: a string per event would be one more object to keep. */
-  push(position: bigint, leaves: Buffer, offset: number): void {
+  push(position: bigint, revision: bigint, leaves: Buffer, offset: number): void {
     if (this.end === this.positions.length) {
       const positions = new BigUint64Array(this.positions.length * 2);
       positions.set(this.positions);
       this.positions = positions;
+      const revisions = new BigUint64Array(this.revisions.length * 2);
+      revisions.set(this.revisions);
+      this.revisions = revisions;
       const grown = Buffer.alloc(this.leaves.length * 2);
       this.leaves.copy(grown);
       this.leaves = grown;
     }
     this.positions[this.end] = position;
+    this.revisions[this.end] = revision;
     leaves.copy(this.leaves, this.end * 32, offset, offset + 32);
     this.end++;
   }
 
   position(i: number): bigint {
     return this.positions[i]!;
+  }
+
+  revision(i: number): bigint {
+    return this.revisions[i]!;
   }
 
   /** The leaf as the seals write it (base64url). */
@@ -102,6 +114,7 @@ class Pending {
   compact(): void {
     if (this.start <= 4096 || this.start * 2 <= this.end) return;
     this.positions.copyWithin(0, this.start, this.end);
+    this.revisions.copyWithin(0, this.start, this.end);
     this.leaves.copy(this.leaves, 0, this.start * 32, this.end * 32);
     this.end -= this.start;
     this.start = 0;
@@ -131,6 +144,15 @@ export function idsErasedBy(record: FeedRecord): string[] {
     return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
   } catch {
     return [];
+  }
+}
+
+/** The version of a seal as stored, from its metadata's text; undefined where that is not JSON or names a version this code does not know. */
+function sealVersion(metadata: string) {
+  try {
+    return sealVersionOf(JSON.parse(metadata));
+  } catch {
+    return undefined;
   }
 }
 
@@ -173,17 +195,18 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
       data = undefined;
     }
     const parsed = LogSealed.schema.safeParse(data);
+    const version = sealVersion(record.metadata);
     let lines: SealLine[] | undefined;
-    if (record.type === LogSealed.type && parsed.success) {
+    if (record.type === LogSealed.type && parsed.success && version !== undefined) {
       try {
-        lines = parseLines(parsed.data.events);
+        lines = parseLines(parsed.data.events, version);
       } catch (error) {
         report({ ...at, problem: `seal ${seals}: ${(error as Error).message}` });
       }
     } else {
       report({ ...at, problem: `seal ${seals} is not a readable LogSealed event: it was changed or replaced` });
     }
-    if (!parsed.success || !lines) return;
+    if (!parsed.success || !lines || version === undefined) return;
     const seal = parsed.data;
     const from = BigInt(seal.from);
     const end = BigInt(seal.through);
@@ -192,7 +215,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
       report({ ...at, problem: `seal ${seal.seal} does not follow seal ${seals - 1}: a seal was removed, inserted or changed` });
       // Covered by the seals that are gone: the removed seal is the break (its line here is missing), not these.
       while (i < pending.end && pending.position(i) <= from) i++;
-    } else if (sealHash({ seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) !== seal.hash) {
+    } else if (sealHash({ version, seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) !== seal.hash) {
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: its hash does not match its contents` });
     } else if (seal.count !== lines.length) {
       // The hash covers the lines, not this figure beside them, which `status` shows.
@@ -203,8 +226,11 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     for (const line of lines) {
       while (i < pending.end && pending.position(i) < line.position) report({ position: pending.position(i++), problem: () => INSERTED });
       if (i < pending.end && pending.position(i) === line.position) {
-        if (pending.leaf(i) === line.leaf) sealed++;
-        else report({ position: line.position, problem: (event) => changed(line, event) });
+        if (pending.leaf(i) !== line.leaf) report({ position: line.position, problem: (event) => changed(line, event) });
+        else if (line.revision !== undefined && pending.revision(i) !== line.revision) {
+          const now = pending.revision(i);
+          report({ position: line.position, stream: line.stream, type: line.type, problem: renumbered(line, now) });
+        } else sealed++;
         i++;
       } else {
         missing.push(line);
@@ -227,7 +253,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
       const record = page.records[next]?.[0] === i ? page.records[next++]![1] : undefined;
       if (record?.type === 'ResponsesErased') for (const id of idsErasedBy(record)) erasedIds.add(id);
       if (record?.streamId === SEAL_STREAM) checkSeal(record);
-      pending.push(page.positions[i]!, leaves, i * 32);
+      pending.push(page.positions[i]!, page.revisions[i]!, leaves, i * 32);
     }
   };
 

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
-import { SEAL_STREAM } from '../../src/seals/chain.js';
+import { formatLine, leafOf, SEAL_STREAM, sealHash } from '../../src/seals/chain.js';
 import { catalog } from '../../src/domain-events.js';
 import { leavesInThreads } from '../../src/seals/leaves.js';
 import { verifyHistory } from '../../src/seals/verify.js';
@@ -133,6 +133,59 @@ t.test('swapping two events: exit 1 naming the first of them', async (t) => {
   t.match(result.break, { position: String(a.position), stream: b.stream_id, problem: /moved, swapped or replaced/ });
 });
 
+t.test('renumbering the events of one stream (their revisions swapped, every other byte kept): exit 1 naming the first', async (t) => {
+  const { dir, close, widgets } = await sealedHistory(t);
+  await close();
+  const stream = rows(dir).filter((row) => row.stream_id === `widget-${widgets[0]}`);
+  t.ok(stream.length >= 2, 'the widget was created, then published');
+  const [a, b] = stream;
+  const db = openFile(dir);
+  // As a widget published before it was created: a replay of the stream in revision order would no longer read as it was written.
+  db.transaction(() => {
+    db.prepare('UPDATE events SET revision = -1 WHERE position = ?').run(a!.position);
+    db.prepare('UPDATE events SET revision = 0 WHERE position = ?').run(b!.position);
+    db.prepare('UPDATE events SET revision = 1 WHERE position = ?').run(a!.position);
+  })();
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(a!.position), stream: a!.stream_id, type: a!.type, problem: /sealed as revision 0 of widget-.*, it is now revision 1: the stream's events were renumbered/ });
+});
+
+t.test('a chain begun by seals of version 1 (without revisions) and carried on by version 2 verifies, and a change under either is found', async (t) => {
+  const service = await live(t);
+  const widget = await publishedWidget(service.app, service.who);
+  const first = await submit(service.app, widget);
+  // The first seal as the code before version 2 made it: lines without revisions, a hash without a version.
+  const records = await service.services.events.readFeed({ after: 0n, limit: 1000 });
+  const events = records.map((record) => formatLine({ position: record.position, leaf: leafOf(record), stream: record.streamId, type: record.type }, 1)).join('\n');
+  const through = records.at(-1)!.position;
+  const data = { seal: 0, from: '0', through: String(through), count: records.length, events, previous: null, hash: sealHash({ version: 1, seal: 0, previous: null, from: 0n, through, events }), sealed_at: new Date().toISOString() };
+  await service.services.events.append(SEAL_STREAM, [{ type: 'LogSealed', data, metadata: { schema_version: 1, occurred_at: data.sealed_at, actor: 'service' } }], 'no_stream');
+  const second = await submit(service.app, widget);
+  await service.services.seals.sealAll();
+  const all = rows(service.dir);
+  const seals = await service.services.events.readStream(SEAL_STREAM);
+  t.same(seals.map((seal) => seal.metadata.schema_version), [1, 2], 'one seal of each version');
+  const clean = await verifyHistory(service.services.events);
+  t.equal(clean.firstBreak, undefined, 'the chain holds across the versions');
+  t.equal(clean.seals, 2);
+
+  const db = openFile(service.dir);
+  t.teardown(() => db.close());
+  const update = db.prepare('UPDATE events SET data = ? WHERE position = ?');
+  for (const marker of [first.marker, second.marker]) {
+    const row = all.find((r) => r.data.includes(marker))!;
+    update.run(flipped(row.data), row.position);
+    t.equal((await verifyHistory(service.services.events)).firstBreak?.position, BigInt(row.position), `a byte flipped under the seal of version ${marker === first.marker ? 1 : 2}`);
+    update.run(row.data, row.position);
+  }
+  // A seal of version 2 passed off as one of version 1: its lines no longer read, or its hash no longer matches.
+  const newSeal = all.filter((row) => row.stream_id === SEAL_STREAM).at(-1)!;
+  db.prepare("UPDATE events SET metadata = replace(metadata, '\"schema_version\":2', '\"schema_version\":1') WHERE position = ?").run(newSeal.position);
+  t.equal((await verifyHistory(service.services.events)).firstBreak?.position, BigInt(newSeal.position), 'a seal whose version was changed');
+});
+
 t.test('swapping two payloads of one type: exit 1 naming the first', async (t) => {
   const { dir, close, responses } = await sealedHistory(t);
   await close();
@@ -242,6 +295,11 @@ t.test('on threads, in ranges of positions, verify finds what it finds in one: t
 
   const db = openFile(dir);
   t.teardown(() => db.close());
+  db.prepare('UPDATE events SET revision = 1 WHERE position = 700').run();
+  const renumbered = await verifyHistory(services.events);
+  t.equal(renumbered.firstBreak?.position, 700n, 'an event renumbered in its stream');
+  t.same(await threaded(), renumbered, 'the same break on threads');
+  db.prepare('UPDATE events SET revision = 0 WHERE position = 700').run();
   // A hole of 25 positions, two ranges of it empty, then a change further on.
   db.prepare('DELETE FROM events WHERE position BETWEEN 1191 AND 1215').run();
   const later = db.prepare('SELECT data FROM events WHERE position = 2345').get() as { data: string };
