@@ -1,12 +1,12 @@
 import type { PollEvent } from '../src/polls/events.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
-import { countersCollection, uncount, VOTE_SUMMARIES, voteCounted } from './response-summaries.js';
+import { countersCollection, uncount, VOTE_SUMMARIES, voteCounted, voteCounters } from './response-summaries.js';
 
 export const POLLS = 'polls';
 /** The small fields of each poll, for lists and the cheap checks of public requests. */
 export const POLL_SUMMARIES: Summaries = { collection: 'poll_summaries', fields: ['account_id', 'question', 'published', 'settings', 'slots_taken', 'created_at', 'updated_at'] };
-/** One document per vote: who owns it, where it lives (for erasure), when it was cast, and the summary counters it added to (`tallies`). */
+/** One document per vote: who owns it, where it lives (for erasure), when it was cast, and the options it chose (what it counted in the summaries). */
 export const POLL_VOTERS = 'poll_voters';
 /** One document per chosen option of a vote: results count these. */
 export const POLL_CHOICES = 'poll_choices';
@@ -23,8 +23,9 @@ export type PollDoc = EmbeddableDocOf<PollCreated, 'poll_id'>;
  */
 export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, {
   name: 'polls',
-  // 2: the summaries collection; 3: the dashboard's vote counters, each vote listing its own.
-  version: 3,
+  // 2: the summaries collection; 3: the dashboard's vote counters, each vote listing its own;
+  // 4: each vote keeps the options it chose instead, from which an erasure works its counters out.
+  version: 4,
   collections: [
     { name: POLLS, indexes: [] },
     // A poll's first and last vote, an account's latest.
@@ -35,6 +36,7 @@ export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, 
         ['account_id', 'cast_at', 'id'],
       ],
       indexedColumns: true,
+      counted: voteCounters,
     },
     { name: POLL_CHOICES, indexes: [['poll_id', 'option_id'], ['vote_id']] },
     countersCollection(VOTE_SUMMARIES),
@@ -55,9 +57,9 @@ export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, 
         return [{ op: 'delete', collection: POLLS, where: { id: event.data.poll_id } }];
       case 'VoteCast': {
         const { vote_id, poll_id, account_id, option_ids, cast_at } = event.data;
-        const { tallies, ops } = voteCounted(event.data);
+        const { ops } = voteCounted(event.data);
         return [
-          { op: 'put', collection: POLL_VOTERS, doc: { id: vote_id, poll_id, account_id, stream: event.streamId, cast_at, tallies } },
+          { op: 'put', collection: POLL_VOTERS, doc: { id: vote_id, poll_id, account_id, stream: event.streamId, cast_at, option_ids } },
           ...ops,
           ...option_ids.map((option_id): ReadModelOp => ({ op: 'put', collection: POLL_CHOICES, doc: { id: `${vote_id}:${option_id}`, vote_id, poll_id, option_id } })),
         ];

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CollectionSpec, ReadModelOp } from '../src/infra/read-models/port.js';
+import type { CollectionSpec, Doc, ReadModelOp } from '../src/infra/read-models/port.js';
 
 /**
  * The dashboard's summaries: counters kept from the feed, so a summary reads
@@ -9,14 +9,14 @@ import type { CollectionSpec, ReadModelOp } from '../src/infra/read-models/port.
  * its own (a projection owns what it writes, and replays it alone).
  *
  * An erasure (`ResponsesErased`) names responses by id only, and a pure
- * projection cannot read what they said. So each response (or vote) keeps,
- * in its own document, the ids of the counters it added 1 to (`tallies`),
- * and the erasure `retract`s them before it deletes the document: the read
- * models take 1 back from each of those counters in the transaction that
- * moves the checkpoint. A counter taken back to 0 is deleted, so after an
- * erasure the collection holds what a rebuild (which never sees the erased
- * response) builds: the same documents. `tallies` holds counter ids only,
- * which are hashes: nothing a visitor wrote.
+ * projection cannot read what they said. So the erasure `retract`s each
+ * response (or vote) before it deletes its document: the read models work
+ * out from the document the counters it added 1 to (the collection's
+ * `counted`, the same rule as counted it: responseCounters, voteCounters)
+ * and take 1 back from each in the transaction that moves the checkpoint. A
+ * counter taken back to 0 is deleted, so after an erasure the collection
+ * holds what a rebuild (which never sees the erased response) builds: the
+ * same documents.
  */
 export const RESPONSE_SUMMARIES = 'response_summaries';
 export const VOTE_SUMMARIES = 'vote_summaries';
@@ -125,7 +125,7 @@ interface Contribution {
   counters: Array<{ dim: Dimension; key: string; value: CounterValue; stored?: CounterValue }>;
 }
 
-/** What a response or vote counts: the tallies into `collection`, and their ids for its own document. */
+/** What a response or vote counts: the tallies into `collection`, and the ids of the counters they add to. */
 export interface Counted {
   tallies: string[];
   ops: ReadModelOp[];
@@ -185,6 +185,22 @@ export function voteCounted(vote: { poll_id: string; account_id: string; option_
     counters: [...new Set(vote.option_ids)].map((option) => ({ dim: 'option', key: option, value: null })),
   });
 }
+
+/** The counters a response's document counted in (the responses collection's `counted`); none for a document not of that shape. */
+export function responseCounters(doc: Doc): string[] {
+  const { parent_id, account_id, answers, metadata, submitted_at } = doc;
+  if (typeof parent_id !== 'string' || typeof account_id !== 'string' || typeof submitted_at !== 'string' || !isObject(answers) || !isObject(metadata)) return [];
+  return responseCounted({ account_id, answers, metadata, submitted_at }, parent_id).tallies;
+}
+
+/** The counters a vote's document counted in (the voters collection's `counted`); none for a document not of that shape. */
+export function voteCounters(doc: Doc): string[] {
+  const { poll_id, account_id, option_ids, cast_at } = doc;
+  if (typeof poll_id !== 'string' || typeof account_id !== 'string' || typeof cast_at !== 'string' || !Array.isArray(option_ids) || !option_ids.every((id) => typeof id === 'string')) return [];
+  return voteCounted({ poll_id, account_id, option_ids, cast_at }).tallies;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Takes back what each erased response or vote (documents of `records`) counted in `collection`, then deletes it. */
 export function uncount(collection: string, records: string, ids: readonly string[]): ReadModelOp[] {

@@ -174,7 +174,7 @@ type Planned =
   /** `id` when the filter is the id alone, which a ranked collection answers from what it looked up at once. */
   | { op: 'delete'; filter: Document; id: string | undefined }
   | { op: 'tally'; id: string; insert: Document; field: string; by: number }
-  /** `known`: the record's tallies as a put earlier in the write left them (none when it deleted the record); undefined, read at the write's start. */
+  /** `known`: the counters the record counted in, as a put earlier in the write left it (none when it deleted the record); undefined, read at the write's start. */
   | { op: 'retract'; field: string; record: { collection: string; id: string }; known: string[] | undefined };
 
 /** A write's operations on one collection, in their order. */
@@ -261,6 +261,8 @@ class MongoReadModels implements ReadModelStore {
   private readonly leases: Collection<LeaseDoc>;
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
+  /** Per collection of records, what a document counted in (the spec's `counted`), for retract. */
+  private readonly counted = new Map<string, (doc: Doc) => string[]>();
 
   constructor(
     protected readonly client: MongoClient,
@@ -322,6 +324,7 @@ class MongoReadModels implements ReadModelStore {
         indexes: [...indexes.values()],
         legacy: legacy.filter((name) => !indexes.has(name)),
         rankWithin: spec.rankWithin,
+        counted: spec.counted,
       };
     });
     const existing = new Set(
@@ -349,6 +352,8 @@ class MongoReadModels implements ReadModelStore {
         }
       }
       if (plan.rankWithin !== undefined) this.ranked.set(plan.name, plan.rankWithin);
+      if (plan.counted !== undefined) this.counted.set(plan.name, plan.counted);
+      else this.counted.delete(plan.name);
     }
   }
 
@@ -399,7 +404,12 @@ class MongoReadModels implements ReadModelStore {
     }
   }
 
-  /** The tallies of every record a retract of the write reads from the store, as the write finds them, by recordKey. */
+  /** The counters a record counted in (see the port's retract); none for a record that is not there. */
+  private countedIn(collection: string, record: Doc | null): string[] {
+    return record === null ? [] : (this.counted.get(collection)?.(record) ?? []);
+  }
+
+  /** What each record a retract of the write reads from the store counted in, as the write finds it, by recordKey. */
   private async recordsRetracted(writes: CollectionWrite[], session: ClientSession): Promise<Map<string, string[]>> {
     const wanted = new Map<string, Set<string>>();
     for (const write of writes) {
@@ -414,8 +424,8 @@ class MongoReadModels implements ReadModelStore {
     for (const [collection, ids] of wanted) {
       const all = [...ids];
       for (let i = 0; i < all.length; i += IDS_PER_QUERY) {
-        const docs = await this.coll(collection).find({ _id: { $in: all.slice(i, i + IDS_PER_QUERY) } }, { session, projection: { tallies: 1 } }).toArray();
-        for (const doc of docs) found.set(recordKey(collection, doc._id), talliesOf(doc));
+        const docs = await this.coll(collection).find({ _id: { $in: all.slice(i, i + IDS_PER_QUERY) } }, { session, projection: { _rank: 0 } }).toArray();
+        for (const { _id, ...doc } of docs) found.set(recordKey(collection, _id), this.countedIn(collection, { ...doc, id: _id }));
       }
     }
     return found;
@@ -482,7 +492,7 @@ class MongoReadModels implements ReadModelStore {
         case 'retract': {
           if (filtered.has(planned.record.collection)) throw new Error(`retract on ${op.collection}: ${planned.record.collection} was patched or deleted by a filter earlier in this write`);
           const key = recordKey(planned.record.collection, planned.record.id);
-          if (records.has(key)) planned.known = talliesOf(records.get(key) ?? null);
+          if (records.has(key)) planned.known = this.countedIn(planned.record.collection, records.get(key) ?? null);
           break;
         }
       }
@@ -553,6 +563,7 @@ class MongoReadModels implements ReadModelStore {
           throw new Error(`retract on ${op.collection}: record must name a collection and an id`);
         }
         assertName('collection', record.collection);
+        if (!this.counted.has(record.collection)) throw new Error(`retract on ${op.collection}: ${record.collection} does not say what its records counted`);
         return { op: 'retract', field: op.field, record: { collection: record.collection, id: record.id }, known: undefined };
       }
       case 'delete': {
@@ -781,11 +792,6 @@ class MongoReadModels implements ReadModelStore {
 
 const recordKey = (collection: string, id: string): string => `${collection}\u0000${id}`;
 
-/** The counter ids a record lists (see the port's retract). */
-function talliesOf(record: Document | null): string[] {
-  const tallies: unknown = record?.tallies;
-  return Array.isArray(tallies) ? tallies.filter((id): id is string => typeof id === 'string') : [];
-}
 
 /** A write's operations on a collection that ranks nothing: one ordered bulkWrite. */
 async function writePlain(write: CollectionWrite, session: ClientSession, records: Map<string, string[]>): Promise<void> {

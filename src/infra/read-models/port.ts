@@ -34,6 +34,16 @@ export interface CollectionSpec {
    * every put. A store of documents (MongoDB) has nothing to change for it.
    */
   indexedColumns?: boolean;
+  /**
+   * For a collection of records that count in counters (responses, votes):
+   * the ids of the counters a document counted in, worked out from the
+   * document as stored, which a `retract` naming it takes back. A function of
+   * the document, not a list kept in it: a million responses listing their
+   * counters made a rebuild write a fifth more. The projection that puts the
+   * documents and tallies the counters must use the same rule, and a change
+   * to it is a new projection version (a rebuild).
+   */
+  counted?: (doc: Doc) => string[];
 }
 
 export type ReadModelOp =
@@ -59,10 +69,11 @@ export type ReadModelOp =
    */
   | { op: 'tally'; collection: string; doc: Doc; field: string; by: number }
   /**
-   * Takes back what a record counted: the document `record.id` of
-   * `record.collection` lists in its field `tallies` the ids of counters of
+   * Takes back what a record counted: for the document `record.id` of
+   * `record.collection`, that collection's `counted` names the counters of
    * `collection` whose `field` was tallied by 1 for it; each of those is
    * tallied by -1 (a missing one stays missing, one come to 0 is deleted).
+   * A record collection without `counted` is refused.
    * The record itself is left as it is (its projection deletes it with an op
    * of its own), and a missing record changes nothing. This is how a pure
    * projection undoes a contribution an event names only by id (an erasure).

@@ -77,6 +77,8 @@ export class SqliteReadModels implements ReadModelStore {
   private readonly cache = new Map<string, Statement>();
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
+  /** Per collection of records, what a document counted in (the spec's `counted`), for retract. */
+  private readonly counted = new Map<string, (doc: Doc) => string[]>();
   /** Collections that keep their indexed fields in columns (`indexedColumns`), by name. */
   private readonly columns = new Map<string, FieldColumns>();
 
@@ -137,6 +139,8 @@ export class SqliteReadModels implements ReadModelStore {
           wanted.set(`${spec.name}_rank`, 'grp, rank');
           this.ranked.set(spec.name, spec.rankWithin);
         }
+        if (spec.counted) this.counted.set(spec.name, spec.counted);
+        else this.counted.delete(spec.name);
         if (spec.indexedColumns) {
           const own: FieldColumns = { byField: new Map(), extra: [] };
           for (const field of new Set(spec.indexes.flat())) {
@@ -281,12 +285,11 @@ export class SqliteReadModels implements ReadModelStore {
         const record = op.record;
         if (record === null || typeof record !== 'object' || typeof record.id !== 'string') throw new Error(`retract on ${op.collection}: record must name a collection and an id`);
         if (changes.filtered.has(record.collection)) throw new Error(`retract on ${op.collection}: ${record.collection} was patched or deleted by a filter earlier in this write`);
-        const row = this.statement(`SELECT json_extract(doc, '$.tallies') AS tallies FROM ${this.table(record.collection)} WHERE id = ?`).get(record.id) as
-          | { tallies: string | null }
-          | undefined;
+        const counted = this.counted.get(record.collection);
+        if (counted === undefined) throw new Error(`retract on ${op.collection}: ${record.collection} does not say what its records counted`);
+        const row = this.statement(`SELECT doc FROM ${this.table(record.collection)} WHERE id = ?`).get(record.id) as { doc: string } | undefined;
         if (row === undefined) return;
-        const tallies: unknown = row.tallies === null ? null : JSON.parse(row.tallies);
-        if (Array.isArray(tallies)) for (const id of tallies) if (typeof id === 'string') this.tally(table, own?.extra ?? [], { id }, op.field, -1, false);
+        for (const id of counted(JSON.parse(row.doc) as Doc)) this.tally(table, own?.extra ?? [], { id }, op.field, -1, false);
         return;
       }
       case 'delete': {
