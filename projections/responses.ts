@@ -16,7 +16,7 @@ export const responsesProjection: Projection = {
   name: 'responses',
   // 3 ranks responses within their parent; 4 keeps the indexed fields in columns (a rebuild puts a million of them);
   // 5 keeps the summaries' counters, each response listing its own (one row a response, where a record beside it halved a rebuild);
-  // 6 lists them no more: an erasure works them out from the response (a fifth less to write in a rebuild).
+  // 6 lists them no more (an erasure works them out from the response), and its text leaves out what the columns hold: a third less to write in a rebuild.
   version: 6,
   collections: [
     {
@@ -40,7 +40,7 @@ export const responsesProjection: Projection = {
         if (!parent_id) return [];
         const { ops } = responseCounted(record, parent_id);
         const doc = { id: response_id, parent_id, ...record };
-        const json = textOf(event, response_id, parent_id);
+        const json = textOf(event, response_id, record.account_id, record.submitted_at);
         return [json === undefined ? { op: 'put', collection: RESPONSES, doc } : { op: 'put', collection: RESPONSES, doc, json }, ...ops];
       }
       case 'ResponsesErased':
@@ -54,20 +54,28 @@ export const responsesProjection: Projection = {
 };
 
 /**
- * The record's JSON text made from the event's own, as stored: the response
- * id taken off its front, and the fields the projection adds put before the
- * rest. Writing out a response's answers and metadata again was a fifth of
- * the work of preparing a rebuild. Undefined, for the record to be written
- * out, where the store gave no text or it does not start as the catalog's
- * own serialisation does.
+ * The record's JSON text made from the event's own, as stored, without the
+ * fields the store keeps beside it in columns (the port's put): the
+ * response id taken off its front with the account's, and the time taken
+ * out. Writing out a response's answers and metadata again was a fifth of
+ * the work of preparing a rebuild, and each field stored once rather than
+ * twice is less to write. Undefined, for the record to be written out
+ * whole, where the store gave no text or it is not laid out as the
+ * catalog's own serialisation lays it out.
  */
-function textOf(event: Recorded<DomainEvent>, id: string, parent: string): string | undefined {
+function textOf(event: Recorded<DomainEvent>, id: string, account: string, submittedAt: string): string | undefined {
   const stored = event.dataText;
   if (stored === undefined) return undefined;
-  const quoted = JSON.stringify(id);
-  if (!stored.startsWith('{"response_id":') || !stored.startsWith(quoted, HEAD) || stored.charCodeAt(HEAD + quoted.length) !== COMMA) return undefined;
-  return `{"id":${quoted},"parent_id":${JSON.stringify(parent)},${stored.slice(HEAD + quoted.length + 1)}`;
+  const head = `{"response_id":${JSON.stringify(id)},"account_id":${JSON.stringify(account)},`;
+  if (!stored.startsWith(head)) return undefined;
+  // The last one is the event's own: the answers and metadata come before it, and what may follow
+  // (consent record, duplicate guard) has no field of that name.
+  const time = `,"submitted_at":${JSON.stringify(submittedAt)}`;
+  const at = stored.lastIndexOf(time);
+  const next = stored.charCodeAt(at + time.length);
+  if (at < head.length || (next !== COMMA && next !== CLOSE)) return undefined;
+  return `{${stored.slice(head.length, at)}${stored.slice(at + time.length)}`;
 }
 
-const HEAD = '{"response_id":'.length;
 const COMMA = 44;
+const CLOSE = 125;

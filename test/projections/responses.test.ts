@@ -21,18 +21,39 @@ const response = {
 /** The response put the projection makes of an event. */
 const put = (event: Recorded<DomainEvent>) => responsesProjection.project(event).find((op): op is Extract<ReadModelOp, { op: 'put' }> => op.op === 'put' && op.collection === RESPONSES)!;
 
-t.test('a response read from the embedded store is written as its event’s own text, which holds the very document', async (t) => {
+/** The document a put stands for: its text's fields, and the string fields its `doc` holds that the text leaves out (the port's put). */
+const whole = (op: Extract<ReadModelOp, { op: 'put' }>): Doc => {
+  const doc = JSON.parse(op.json!) as Doc;
+  for (const [field, value] of Object.entries(op.doc)) if (typeof value === 'string' && !Object.hasOwn(doc, field)) doc[field] = value;
+  return doc;
+};
+
+t.test('a response read from the embedded store is written as its event’s own text, less what the columns hold, which stands for the very document', async (t) => {
   const events = openSqliteEventStore(tempDir(t));
   t.teardown(() => events.close());
   const serialized = catalog.serialize({ type: 'ResponseSubmitted', data: response }, { occurred_at: '2026-11-22T10:00:00.000Z', actor: 'public' });
   await events.append(`response-${response.response_id}`, [serialized], 'no_stream');
   const [stored] = await events.readAll({ after: 0n, limit: 10 });
-  const { doc, json } = put(catalog.parse(stored!)!);
-  t.type(json, 'string', 'the text given');
-  t.strictSame(JSON.parse(json!) as Doc, doc, 'the same fields and values as the document');
-  t.strictSame(JSON.parse(json!) as Doc, JSON.parse(JSON.stringify(doc)) as Doc, 'as the document written out would read');
-  t.equal(doc.id, response.response_id);
-  t.notOk('response_id' in (JSON.parse(json!) as Doc), 'the response id only as the id');
+  const op = put(catalog.parse(stored!)!);
+  t.type(op.json, 'string', 'the text given');
+  const text = JSON.parse(op.json!) as Doc;
+  for (const field of ['id', 'response_id', 'parent_id', 'account_id', 'submitted_at']) t.notOk(field in text, `no ${field} in the text`);
+  t.strictSame(whole(op), op.doc, 'the text and the key fields: the same fields and values as the document');
+  t.strictSame(whole(op), JSON.parse(JSON.stringify(op.doc)) as Doc, 'as the document written out would read');
+  t.equal(op.doc.id, response.response_id);
+  t.match(op.doc, { parent_id: response.form_id, account_id: response.account_id, submitted_at: response.submitted_at });
+});
+
+t.test('the time taken out of the text is the response’s own, wherever it stands, never an answer’s', async (t) => {
+  const event = (data: object) => ({ type: 'ResponseSubmitted', data, streamId: 'response-x', revision: 0n, position: 1n, metadata: { schema_version: 1, occurred_at: 'x', actor: 'x' }, recordedAt: 'x', dataText: JSON.stringify(data) }) as unknown as Recorded<DomainEvent>;
+  const { consent_record: _c, duplicate_guard: _d, ...last } = response;
+  const answered = { ...response, answers: { ...response.answers, submitted_at: response.submitted_at } };
+  for (const [what, data] of [['last', last], ['before the consent record', response], ['also an answer', answered]] as const) {
+    const op = put(event(data));
+    t.type(op.json, 'string', what);
+    t.notOk('submitted_at' in (JSON.parse(op.json!) as Doc), `${what}: taken out`);
+    t.strictSame(whole(op), JSON.parse(JSON.stringify(op.doc)) as Doc, `${what}: the document whole`);
+  }
 });
 
 t.test('without the text as the catalog writes it, the document is written out as before', async (t) => {
@@ -41,6 +62,9 @@ t.test('without the text as the catalog writes it, the document is written out a
   const { response_id, ...rest } = response;
   t.equal(put(event(JSON.stringify({ ...rest, response_id }))).json, undefined, 'the response id not first');
   t.equal(put(event(JSON.stringify({ response_id: 'rsp_other', ...rest }))).json, undefined, 'another response id first');
+  const { account_id, ...others } = rest;
+  t.equal(put(event(JSON.stringify({ response_id, ...others, account_id }))).json, undefined, 'the account not second');
+  t.equal(put(event(JSON.stringify({ response_id, ...rest, submitted_at: '2026-11-22T10:00:00.001Z' }))).json, undefined, 'no time as the record holds it');
   t.equal(put(event(`{ "response_id": ${JSON.stringify(response_id)}, ${JSON.stringify(rest).slice(1)}`)).json, undefined, 'spaced otherwise');
   t.type(put(event(JSON.stringify(response))).json, 'string', 'and given when it is');
 });

@@ -514,7 +514,12 @@ class MongoReadModels implements ReadModelStore {
       case 'put': {
         const doc: unknown = op.json === undefined ? op.doc : JSON.parse(op.json);
         if (!isPlainObject(doc)) throw new Error(`put on ${op.collection}: the document must be an object`);
-        if (op.json !== undefined && doc.id !== op.doc?.id) throw new Error(`put on ${op.collection}: the document's text and its id disagree`);
+        if (op.json !== undefined) {
+          if (!isPlainObject(op.doc)) throw new Error(`put on ${op.collection}: the document must be an object`);
+          // The text may leave out the id and string key fields that `doc` holds (see the port's put).
+          for (const [field, value] of Object.entries(op.doc)) if (typeof value === 'string' && !Object.hasOwn(doc, field)) doc[field] = value;
+          if (doc.id !== op.doc.id) throw new Error(`put on ${op.collection}: the document's text and its id disagree`);
+        }
         if (typeof doc.id !== 'string') throw new Error(`put on ${op.collection}: the document id must be a string`);
         if (Object.hasOwn(doc, '_id') || Object.hasOwn(doc, '_rank')) throw new Error(`put on ${op.collection}: _id and _rank are reserved`);
         const whole = doc as Doc;

@@ -48,11 +48,15 @@ export interface CollectionSpec {
 
 export type ReadModelOp =
   /**
-   * Insert or replace the whole document. `json`, when given, is the whole
+   * Insert or replace the whole document. `json`, when given, is the
    * document as JSON text (its fields in any order), written already by
    * the caller (a projection that builds it from its event's stored text,
    * or a rebuild on another thread); `doc` then needs only the `id` and the
-   * fields the collection indexes or ranks by.
+   * fields the collection indexes or ranks by. In a collection with
+   * `indexedColumns`, the text may leave out the `id` and any of those
+   * fields whose value in `doc` is a string: the document is then the text's
+   * fields and those. (Where the store keeps them in columns, each is stored
+   * once rather than twice.)
    */
   | { op: 'put'; collection: string; doc: Doc; json?: string }
   /** Set top-level fields on every matching document (none matching is fine). */

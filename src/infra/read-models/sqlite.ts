@@ -109,6 +109,34 @@ export class SqliteReadModels implements ReadModelStore {
     return sql;
   }
 
+  /**
+   * How a collection's rows are read back as documents. A collection with
+   * `indexedColumns` may be handed texts without the string fields its
+   * columns hold (the port's put): a field the text lacks is taken from its
+   * column.
+   */
+  private readonly readers = new Map<string, { columns: string; read: (row: StoredRow) => Doc }>();
+  private reader(collection: string): { columns: string; read: (row: StoredRow) => Doc } {
+    let reader = this.readers.get(collection);
+    if (reader === undefined) {
+      const own = this.columns.get(collection);
+      const kept: Array<[field: string, column: string]> = own ? [['id', 'id'], ...own.byField] : [];
+      reader =
+        kept.length === 0
+          ? { columns: 'doc', read: (row) => JSON.parse(row.doc) as Doc }
+          : {
+              columns: ['doc', ...new Set(kept.map(([, column]) => column))].join(', '),
+              read: (row) => {
+                const doc = JSON.parse(row.doc) as Doc;
+                for (const [field, column] of kept) if (!Object.hasOwn(doc, field) && row[column] !== null && row[column] !== undefined) doc[field] = row[column];
+                return doc;
+              },
+            };
+      this.readers.set(collection, reader);
+    }
+    return reader;
+  }
+
   private statement(sql: string): Statement {
     let statement = this.cache.get(sql);
     if (!statement) {
@@ -121,6 +149,7 @@ export class SqliteReadModels implements ReadModelStore {
   async ensureCollections(specs: CollectionSpec[]): Promise<void> {
     // The columns a put fills may change here.
     this.texts.clear();
+    this.readers.clear();
     this.db.transaction(() => {
       for (const spec of specs) {
         const table = this.table(spec.name);
@@ -287,9 +316,10 @@ export class SqliteReadModels implements ReadModelStore {
         if (changes.filtered.has(record.collection)) throw new Error(`retract on ${op.collection}: ${record.collection} was patched or deleted by a filter earlier in this write`);
         const counted = this.counted.get(record.collection);
         if (counted === undefined) throw new Error(`retract on ${op.collection}: ${record.collection} does not say what its records counted`);
-        const row = this.statement(`SELECT doc FROM ${this.table(record.collection)} WHERE id = ?`).get(record.id) as { doc: string } | undefined;
+        const reader = this.reader(record.collection);
+        const row = this.statement(`SELECT ${reader.columns} FROM ${this.table(record.collection)} WHERE id = ?`).get(record.id) as StoredRow | undefined;
         if (row === undefined) return;
-        for (const id of counted(JSON.parse(row.doc) as Doc)) this.tally(table, own?.extra ?? [], { id }, op.field, -1, false);
+        for (const id of counted(reader.read(row))) this.tally(table, own?.extra ?? [], { id }, op.field, -1, false);
         return;
       }
       case 'delete': {
@@ -383,10 +413,9 @@ export class SqliteReadModels implements ReadModelStore {
   }
 
   async get(collection: string, id: string): Promise<Doc | null> {
-    const row = this.statement(`SELECT doc FROM ${this.table(collection)} WHERE id = ?`).get(id) as
-      | { doc: string }
-      | undefined;
-    return row ? (JSON.parse(row.doc) as Doc) : null;
+    const reader = this.reader(collection);
+    const row = this.statement(`SELECT ${reader.columns} FROM ${this.table(collection)} WHERE id = ?`).get(id) as StoredRow | undefined;
+    return row ? reader.read(row) : null;
   }
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
@@ -395,27 +424,28 @@ export class SqliteReadModels implements ReadModelStore {
     const order = options.sort?.length
       ? `ORDER BY ${options.sort.map(([field, direction]) => `${columnOf(field)} ${direction === -1 ? 'DESC' : 'ASC'}`).join(', ')}`
       : '';
-    const sql = `SELECT doc FROM ${this.table(collection)} ${where.sql} ${order} LIMIT ? OFFSET ?`;
-    const rows = this.statement(sql).all(...where.params, options.limit ?? -1, options.offset ?? 0) as Array<{
-      doc: string;
-    }>;
-    return rows.map((row) => JSON.parse(row.doc) as Doc);
+    const reader = this.reader(collection);
+    const sql = `SELECT ${reader.columns} FROM ${this.table(collection)} ${where.sql} ${order} LIMIT ? OFFSET ?`;
+    const rows = this.statement(sql).all(...where.params, options.limit ?? -1, options.offset ?? 0) as StoredRow[];
+    return rows.map(reader.read);
   }
 
-  private readonly rankedPage = (table: string, group: string, offset: number, limit: number): RankedPage => {
+  private readonly rankedPage = (collection: string, group: string, offset: number, limit: number): RankedPage => {
+    const table = this.table(collection);
     // Ranks are dense, so the top one is the group's size.
     const total = this.topRank(table, group);
     const high = total - offset;
     if (high <= 0 || limit <= 0) return { docs: [], total };
-    const rows = this.statement(`SELECT doc FROM ${table} WHERE grp = ? AND rank > ? AND rank <= ? ORDER BY rank DESC`).all(group, Math.max(0, high - limit), high) as Array<{ doc: string }>;
-    return { docs: rows.map((row) => JSON.parse(row.doc) as Doc), total };
+    const reader = this.reader(collection);
+    const rows = this.statement(`SELECT ${reader.columns} FROM ${table} WHERE grp = ? AND rank > ? AND rank <= ? ORDER BY rank DESC`).all(group, Math.max(0, high - limit), high) as StoredRow[];
+    return { docs: rows.map(reader.read), total };
   };
 
   async newestFirst(collection: string, group: string, window: { offset: number; limit: number }): Promise<RankedPage> {
     if (!this.ranked.has(collection)) throw new Error(`${collection} is not a ranked collection`);
     assertWindow(window);
     // One read transaction, so the total and the page come from the same snapshot.
-    return this.db.transaction(this.rankedPage).deferred(this.table(collection), group, window.offset, window.limit);
+    return this.db.transaction(this.rankedPage).deferred(collection, group, window.offset, window.limit);
   }
 
   async count(collection: string, filter: Filter, range?: Range): Promise<number> {
@@ -646,6 +676,9 @@ function isById(filter: Filter): boolean {
 }
 
 /** The fields of a collection kept in columns: each one's column, and those besides `grp` that a put fills. */
+/** A row as read for its document: the text, and the columns a reader asked for beside it. */
+type StoredRow = { doc: string } & Record<string, unknown>;
+
 interface FieldColumns {
   byField: Map<string, string>;
   extra: Array<{ field: string; column: string }>;
