@@ -4,6 +4,7 @@ import { UnreadableEvent } from '../event-catalog.js';
 import { storedJson, type FeedRecord, type StoredEvent } from '../infra/event-store/port.js';
 import { parseLines, SEAL_STREAM, sealVersionOf } from '../seals/chain.js';
 import { LogSealed } from '../seals/events.js';
+import { readPointInTime } from '../seals/point-in-time.js';
 import type { Services } from '../services.js';
 
 type Output = (line: string) => void;
@@ -51,9 +52,10 @@ function summary(type: string, data: Record<string, unknown>): Record<string, un
  * feed order, including the creation of submissions erased since (from the
  * seals, which keep their ids and positions, never their content).
  */
-export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>, objectId: string): Promise<AuditEntry[]> {
+export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>, objectId: string, options: { erasedLater?: readonly string[] } = {}): Promise<AuditEntry[]> {
   const entries: AuditEntry[] = [];
-  const erased = new Set<string>();
+  // On a point-in-time copy, what records after its moment erased: neither those records nor the submissions' events are in it.
+  const erased = new Set<string>(options.erasedLater);
   const quoted = JSON.stringify(objectId);
   let after = 0n;
   for (;;) {
@@ -139,8 +141,9 @@ async function erasedSubmissions(services: Pick<Services, 'events'>, ids: Set<st
   }
 }
 
-export async function audit(services: Pick<Services, 'events' | 'catalog'>, values: { object: string; format: 'ndjson' | 'table' }, out: Output): Promise<number> {
-  const entries = await auditTrail(services, values.object);
+export async function audit(services: Pick<Services, 'events' | 'catalog' | 'config'>, values: { object: string; format: 'ndjson' | 'table' }, out: Output): Promise<number> {
+  const erasedLater = services.events.kind === 'sqlite' ? readPointInTime(services.config.DATA_DIR)?.erased_after_by_object?.[values.object] : undefined;
+  const entries = await auditTrail(services, values.object, erasedLater ? { erasedLater } : {});
   // Nothing in the history names it: a mistyped id, most likely, which an empty trail would pass over in silence.
   if (entries.length === 0) throw new AppError('not_found', `no event in the history concerns ${values.object}`);
   if (values.format === 'ndjson') {

@@ -7,7 +7,7 @@ import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
 import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
 import { writePointInTime } from '../seals/point-in-time.js';
-import { idsErasedBy } from '../seals/verify.js';
+import { idsErasedBy, parentErasedBy } from '../seals/verify.js';
 import { openServices, type Services } from '../services.js';
 
 type Output = (line: string) => void;
@@ -57,6 +57,7 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   let last = 0n;
   let events = 0;
   const erasedAfter = new Set<string>();
+  const erasedAfterByObject = new Map<string, Set<string>>();
   writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: services.clock().toISOString() });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
@@ -73,7 +74,14 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
         past ||= Date.parse(record.recordedAt) > until;
         if (!past) kept.push(record);
         // What was erased after the moment is gone from the copy too, and its seals still list it: verify there needs the ids.
-        else if (record.type === 'ResponsesErased') for (const id of idsErasedBy(record)) erasedAfter.add(id);
+        else if (record.type === 'ResponsesErased') {
+          const object = parentErasedBy(record);
+          const ofObject = object === undefined ? undefined : (erasedAfterByObject.get(object) ?? erasedAfterByObject.set(object, new Set()).get(object));
+          for (const id of idsErasedBy(record)) {
+            erasedAfter.add(id);
+            ofObject?.add(id);
+          }
+        }
       }
       copy.importFeed(kept);
       events += kept.length;
@@ -90,6 +98,7 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
     source: services.events.kind,
     built_at: services.clock().toISOString(),
     erased_after: [...erasedAfter].sort(),
+    erased_after_by_object: Object.fromEntries([...erasedAfterByObject].sort(([a], [b]) => a.localeCompare(b)).map(([object, ids]) => [object, [...ids].sort()])),
   });
 
   const { EVENTSTORE_URL: _events, MONGODB_URL: _readModels, ...config } = services.config;

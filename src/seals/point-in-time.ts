@@ -24,6 +24,12 @@ export interface PointInTime {
    * them as erased.
    */
   erased_after?: string[];
+  /**
+   * The same, by the widget, form or poll the erasure record names: what
+   * `admin audit --object` on the copy lists as erased (the copy holds the
+   * seal lines of those made before the moment, never their content).
+   */
+  erased_after_by_object?: Record<string, string[]>;
 }
 
 export function readPointInTime(dataDir: string): PointInTime | undefined {

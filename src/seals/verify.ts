@@ -156,6 +156,16 @@ function sealVersion(metadata: string) {
   }
 }
 
+/** The widget, form or poll a `ResponsesErased` record names, read from its stored text; none from a text that does not parse or names none. */
+export function parentErasedBy(record: FeedRecord): string | undefined {
+  try {
+    const parent = (JSON.parse(record.data) as { parent_id?: unknown }).parent_id;
+    return typeof parent === 'string' ? parent : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const INSERTED = 'inserted: no seal covers this event, though it lies inside a sealed range';
 
 /**

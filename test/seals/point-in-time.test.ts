@@ -103,6 +103,16 @@ t.test('rebuild --until: responses erased after the moment are counted erased by
   t.equal(verified.code, 0, verified.stderr);
   t.match(json(verified), { verified: true, erased: 1 });
   t.ok(readFileSync(join(out, 'feedback.db')).includes(kept.marker), 'what was not erased is there');
+  t.same(mark.erased_after_by_object, { [widget]: [gone.id] }, 'and by the object it belonged to');
+
+  // The audit of the widget on the copy: the response erased since is there as the seals keep it, marked erased.
+  const audited = await admin(['audit', '--object', widget], { DATA_DIR: out });
+  t.equal(audited.code, 0, audited.stderr);
+  const trail = audited.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; data: { response_id?: string }; erased?: boolean });
+  const submitted = trail.filter((entry) => entry.type === 'ResponseSubmitted');
+  t.same(submitted.map((entry) => [entry.data.response_id, entry.erased ?? false]), [[kept.id, false], [gone.id, true]], 'both responses, the one erased later marked so');
+  t.notOk(audited.stdout.includes(gone.marker), 'never its content');
+  t.notOk(trail.some((entry) => entry.type === 'ResponsesErased'), 'the erasure record itself is after the moment');
 
   // The same copy without the ids: the erased response's sealed event is missing, unexplained.
   writeFileSync(join(out, POINT_IN_TIME_FILE), JSON.stringify({ ...mark, erased_after: [] }));
