@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { UnreadableEvent } from '../event-catalog.js';
 import { storedJson, type FeedRecord, type StoredEvent } from '../infra/event-store/port.js';
-import { parseLines, SEAL_STREAM, sealVersionOf } from '../seals/chain.js';
+import { parseLines, SEAL_STREAM, sealVersionOf, type SealLine } from '../seals/chain.js';
 import { LogSealed } from '../seals/events.js';
 import { readPointInTime } from '../seals/point-in-time.js';
 import type { Services } from '../services.js';
@@ -70,7 +70,11 @@ export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>,
       if (stored.type === 'ResponsesErased' && Array.isArray(stored.data.response_ids)) for (const id of stored.data.response_ids) erased.add(String(id));
     }
   }
-  if (erased.size > 0) entries.push(...(await erasedSubmissions(services, erased)));
+  if (erased.size > 0) {
+    // An event still stored (KurrentDB keeps deleted streams' events until a scavenge) is listed as read, once.
+    const read = new Set(entries.map((entry) => entry.position));
+    entries.push(...(await erasedSubmissions(services, erased)).filter((entry) => !read.has(entry.position)));
+  }
   return entries.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
 }
 
@@ -121,22 +125,47 @@ function entryOf(services: Pick<Services, 'catalog'>, stored: StoredEvent): Audi
   };
 }
 
+/**
+ * The erased submissions' events as the seals keep them: each one's own line
+ * (its id), then the lines of the other streams erasing it deleted with it
+ * (a visitor's duplicate guard), which name no submission themselves.
+ */
 async function erasedSubmissions(services: Pick<Services, 'events'>, ids: Set<string>): Promise<AuditEntry[]> {
   const found: AuditEntry[] = [];
-  let from = 0n;
-  for (;;) {
+  const entry = (line: SealLine, subject: string): AuditEntry => ({
+    position: String(line.position),
+    recorded_at: null,
+    type: line.type,
+    stream: line.stream,
+    actor: null,
+    data: { [SUBMISSION_IDS[line.type] ?? 'response_id']: subject },
+    erased: true,
+  });
+  const deletedWith = new Map<string, string>();
+  await eachSealLine(services, (line) => {
+    if (line.subject === undefined || !ids.has(line.subject)) return;
+    found.push(entry(line, line.subject));
+    for (const stream of line.also ?? []) deletedWith.set(stream, line.subject);
+  });
+  if (deletedWith.size > 0) {
+    await eachSealLine(services, (line) => {
+      const subject = deletedWith.get(line.stream);
+      if (subject !== undefined && line.subject === undefined) found.push(entry(line, subject));
+    });
+  }
+  return found;
+}
+
+async function eachSealLine(services: Pick<Services, 'events'>, visit: (line: SealLine) => void): Promise<void> {
+  for (let from = 0n; ; ) {
     const page = await services.events.readStream(SEAL_STREAM, { fromRevision: from, maxCount: 100 });
     for (const stored of page) {
       const seal = LogSealed.schema.safeParse(stored.data);
       const version = sealVersionOf(stored.metadata);
       if (!seal.success || version === undefined) continue;
-      for (const line of parseLines(seal.data.events, version)) {
-        if (line.subject === undefined || !ids.has(line.subject)) continue;
-        const id = SUBMISSION_IDS[line.type] ?? 'response_id';
-        found.push({ position: String(line.position), recorded_at: null, type: line.type, stream: line.stream, actor: null, data: { [id]: line.subject }, erased: true });
-      }
+      for (const line of parseLines(seal.data.events, version)) visit(line);
     }
-    if (page.length < 100) return found;
+    if (page.length < 100) return;
     from = page[page.length - 1]!.revision + 1n;
   }
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { publishedWidget } from '../support/app.js';
+import { publishedWidget, tokenFor } from '../support/app.js';
 import { admin } from '../support/processes.js';
 import { live, openFile, submit } from './support.js';
 
@@ -104,4 +104,37 @@ t.test('an event whose stored text is no longer JSON is named by its position wh
   const rebuilt = await admin(['rebuild'], { DATA_DIR: dir });
   t.equal(rebuilt.code, 1);
   t.match(rebuilt.stderr, named);
+});
+
+t.test('an erased response’s duplicate guard stays in the audit as the seals keep it, at the place it had', async (t) => {
+  const { dir, app, who, services, close } = await live(t);
+  const widget = await publishedWidget(app, who, { settings: { prevent_duplicates: true } });
+  // Two visitors, each on a network of their own.
+  const visit = async (visitor: number) => {
+    const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, remoteAddress: `198.51.100.${visitor}`, payload: { answers: { rating: 4 }, _token: await tokenFor(app, 'widgets', widget), metadata: { fingerprint: `visitor-${visitor}` } } });
+    t.equal(reply.statusCode, 200, reply.body);
+    return { id: reply.json().id as string };
+  };
+  const responses = [await visit(1), await visit(2)];
+  await services.seals.sealAll();
+  const trail = async () => {
+    const run = await admin(['audit', '--object', widget], { DATA_DIR: dir });
+    t.equal(run.code, 0, run.stderr);
+    return run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { position: string; type: string; data: { response_id?: string }; erased?: boolean });
+  };
+  const before = await trail();
+  const guarded = before.filter((e) => e.type === 'SubmissionGuarded');
+  t.same(guarded.map((e) => e.data.response_id), responses.map((r) => r.id), 'each response has its guard');
+  await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [responses[0]!.id] } });
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await close();
+
+  const after = await trail();
+  const kept = (entries: typeof before) => entries.filter((e) => e.type !== 'ErasureRequested' && e.type !== 'ResponsesErased').map((e) => [e.position, e.type, e.data.response_id ?? null]);
+  t.same(kept(after), kept(before), 'the same events at the same places, the erased response’s guard included');
+  t.same(
+    after.filter((e) => e.erased).map((e) => [e.type, e.data.response_id]),
+    before.filter((e) => e.data.response_id === responses[0]!.id).map((e) => [e.type, responses[0]!.id]),
+    'what erasure removed, marked erased',
+  );
 });
