@@ -71,10 +71,20 @@ export function readJsonAsUtf8(app: App): void {
   });
 }
 
-/** A body declared in another charset would be read as something it is not. */
+/**
+ * A body declared in another charset, or compressed (`Content-Encoding`),
+ * would be read as something it is not: the parser reads the bytes as they
+ * come. No embed compresses what it sends, and a compressed body would have
+ * to be inflated past the body limit to be checked against it.
+ */
 export function refuseOtherCharsets(app: App): void {
   app.addHook('preParsing', async (request) => {
     if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      const shown = /^[A-Za-z0-9._, -]{1,40}$/.test(encoding) ? ` (got Content-Encoding: ${encoding})` : '';
+      throw new AppError('unsupported_media_type', `The request body must be JSON in UTF-8, not compressed${shown}`);
+    }
     const declared = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
     if (declared === undefined || UTF8.has(declared.toLowerCase())) return;
     const shown = /^[A-Za-z0-9._-]{1,40}$/.test(declared) ? ` (got charset=${declared})` : '';

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
 import { createLogger } from '../../src/services.js';
 import { issueEmbedToken, verifyEmbedToken } from '../../src/submissions/embed-token.js';
@@ -87,6 +88,22 @@ t.test('a body declared in a charset other than UTF-8 is 415', async (t) => {
   t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/json; charset=latin1' } })).statusCode, 200, 'a request without a body is not refused for its header');
   const undeclared = await send('application/json');
   t.match(undeclared.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body', message: /not UTF-8/ }] }, 'Latin-1 bytes sent as UTF-8 are refused, not stored as U+FFFD');
+});
+
+t.test('a compressed body (Content-Encoding) is 415, however small, and nothing is created', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const body = '{"widget_type":"nps","title":"Zipped"}';
+  for (const [encoding, payload] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['br', brotliCompressSync(body)], ['GZIP', gzipSync(body)], ['x-custom', Buffer.from(body)]] as const) {
+    const reply = await app.inject({ method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/json', 'content-encoding': encoding }, payload });
+    t.equal(reply.statusCode, 415, encoding);
+    t.match(reply.json(), { ...D3(415, 'unsupported_media_type'), message: new RegExp(`not compressed \\(got Content-Encoding: ${encoding.toLowerCase()}\\)`) });
+  }
+  const listed = await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers });
+  t.equal(listed.json().widgets.length, 0, 'nothing was created');
+  const identity = await app.inject({ method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/json', 'content-encoding': 'identity' }, payload: body });
+  t.equal(identity.statusCode, 201, 'identity is no encoding');
+  t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: { ...biz.headers, 'content-encoding': 'gzip' } })).statusCode, 200, 'a request without a body is not refused for its header');
 });
 
 t.test('an embed token is genuine only in its canonical encoding', async (t) => {
