@@ -42,6 +42,7 @@ export const STATUS = {
   internal_error: 500,
   event_unreadable: 500,
   not_ready: 503,
+  store_unavailable: 503,
   storage_full: 507,
 } as const;
 

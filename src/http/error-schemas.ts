@@ -56,6 +56,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   internal_error: 'Something went wrong on our side; the request id identifies it in our logs',
   event_unreadable: 'A stored event of this object cannot be read by this version of the service',
   not_ready: 'The service is not ready',
+  store_unavailable: 'The service could not reach its storage in time. Retry in a few seconds',
   storage_full: 'The service has no storage space left; nothing of this request was stored. Retry later',
 };
 
@@ -69,7 +70,8 @@ const takesKey = (route: RouteOptions) => Boolean(route.config?.optionalKey) || 
 /**
  * The codes a route can answer: a URL the router cannot read, the key (on a
  * K endpoint before anything else of the request), a bad path, query or
- * body, the route's own checks, its rate, and our own failure.
+ * body, the route's own checks, its rate, our own failure, and a store out
+ * of reach for now.
  */
 export function errorCodesOf(route: RouteOptions): ErrorCode[] {
   const hasBody = [route.method].flat().some((method) => method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE');
@@ -81,6 +83,7 @@ export function errorCodesOf(route: RouteOptions): ErrorCode[] {
       ...(route.config?.errors ?? []),
       'rate_limited',
       'internal_error',
+      'store_unavailable',
     ]),
   ];
 }

@@ -6,6 +6,7 @@ import { BODY_TOO_LARGE } from './body-limit.js';
 import { errorBody, type ErrorBody } from './error-body.js';
 import type { Metrics } from './metrics.js';
 import { isStorageFull, type StorageWatch } from '../infra/storage.js';
+import { isStoreUnavailable } from '../infra/outage.js';
 import { STATUS_CODES } from 'node:http';
 
 /** Fastify's own client errors (bad JSON, wrong content type, too large) by status. */
@@ -35,6 +36,10 @@ function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => vo
     onStorageFull();
     request.log.error({ err: error }, 'the store has no room left; writes are refused until it has');
     return errorBody('storage_full', 'The service has no storage space left; nothing of this request was stored. Retry later');
+  }
+  if (isStoreUnavailable(error) && !(error instanceof AppError && error.statusCode < 500)) {
+    request.log.error({ err: error }, 'a store could not be reached or was held by another writer');
+    return errorBody('store_unavailable', 'The service could not reach its storage in time. Retry in a few seconds');
   }
   if (error instanceof AppError) {
     // Ours, and the client cannot help it: the operator needs what the client does not get.
@@ -77,6 +82,9 @@ function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => vo
  */
 const STORAGE_FULL_RETRY_SECONDS = 60;
 
+/** A store held by another writer or out of reach is back within seconds, or the operator is paged. */
+const STORE_UNAVAILABLE_RETRY_SECONDS = 5;
+
 export function registerErrorHandling(app: FastifyInstance, metrics: Metrics, storage: StorageWatch): void {
   app.setErrorHandler((error, request, reply: FastifyReply) => {
     const body = toBody(error, request, () => storage.markFull());
@@ -88,6 +96,7 @@ export function registerErrorHandling(app: FastifyInstance, metrics: Metrics, st
     }
     if (body.statusCode >= 500) reply.header('cache-control', 'no-store');
     if (body.code === 'storage_full') reply.header('retry-after', String(STORAGE_FULL_RETRY_SECONDS));
+    if (body.code === 'store_unavailable') reply.header('retry-after', String(STORE_UNAVAILABLE_RETRY_SECONDS));
     return reply.code(body.statusCode).send(body);
   });
   app.setNotFoundHandler((request, reply) =>

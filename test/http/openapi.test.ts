@@ -65,6 +65,7 @@ t.test('each operation names exactly the error codes it answers, with examples',
     415: ['unsupported_media_type'],
     429: ['rate_limited'],
     500: ['event_unreadable', 'internal_error'],
+    503: ['store_unavailable'],
     507: ['storage_full'],
   }, 'a public vote: no key codes; the poll\'s events are replayed');
   t.same(codesOf(paths['/api/widgets'].get.responses), {
@@ -73,6 +74,7 @@ t.test('each operation names exactly the error codes it answers, with examples',
     403: ['plan_required', 'insufficient_scope'],
     429: ['rate_limited'],
     500: ['internal_error'],
+    503: ['store_unavailable'],
   }, 'a key route without a body or an id: no 404, 413 or 415');
   t.same(codesOf(paths['/api/forms/{id}'].get.responses)['403'], ['plan_required', 'insufficient_scope', 'form_not_published'], 'an optional key brings the key codes');
   t.same(codesOf(paths['/api/forms/{id}'].put.responses)['409'], ['conflict']);

@@ -1,0 +1,45 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import { isStoreUnavailable } from '../../src/infra/outage.js';
+import { DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { owner, testApp } from '../support/app.js';
+
+t.test('a store held by another writer past the wait: 503 store_unavailable with Retry-After, nothing stored, and the same request passes once it is free', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  // Another process holding the file's write lock (an admin command, a backup taking a write lock): longer than the service waits for it.
+  const other = new Database(join(services.config.DATA_DIR, DATABASE_FILE));
+  t.teardown(() => other.close());
+  other.prepare('BEGIN IMMEDIATE').run();
+  const create = () => app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'nps', title: 'Held' } });
+  const held = await create();
+  t.equal(held.statusCode, 503);
+  t.match(held.json(), { statusCode: 503, code: 'store_unavailable', error: 'Service Unavailable', message: /Retry in a few seconds/ });
+  t.equal(held.headers['retry-after'], '5');
+  t.notMatch(held.body, /SQLITE|busy|locked/i, 'no driver message');
+  other.prepare('ROLLBACK').run();
+  const listed = await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers });
+  t.equal(listed.json().widgets.length, 0, 'nothing of it was stored');
+  t.equal((await create()).statusCode, 201, 'sent again once the store is free, it is created');
+});
+
+t.test('what each driver says of a store out of reach is told apart from other failures, through the causes it is wrapped in', async (t) => {
+  const named = (name: string) => Object.assign(new Error('x'), { name });
+  for (const error of [
+    Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
+    Object.assign(new Error('x'), { code: 'SQLITE_BUSY_SNAPSHOT' }),
+    Object.assign(new Error('x'), { code: 'SQLITE_LOCKED' }),
+    Object.assign(new Error('x'), { type: 'unavailable' }),
+    Object.assign(new Error('x'), { type: 'deadline-exceeded' }),
+    Object.assign(new Error('x'), { type: 'not-leader' }),
+    named('MongoServerSelectionError'),
+    named('MongoNetworkTimeoutError'),
+    new Error('wrapped', { cause: new Error('again', { cause: Object.assign(new Error('x'), { code: 'SQLITE_BUSY' }) }) }),
+  ]) {
+    t.ok(isStoreUnavailable(error), `${error.message} ${JSON.stringify(error)}`);
+  }
+  for (const error of [new Error('x'), Object.assign(new Error('x'), { code: 'SQLITE_CONSTRAINT' }), Object.assign(new Error('x'), { code: 'SQLITE_FULL' }), Object.assign(new Error('x'), { type: 'stream-deleted' }), named('MongoServerError'), null, 'SQLITE_BUSY']) {
+    t.notOk(isStoreUnavailable(error), String(error));
+  }
+});
