@@ -66,9 +66,8 @@ const COUNTERS_KEPT = 65_536;
 /**
  * A counter's id from what it counts: 96 bits of a SHA-256 of (scope,
  * dimension, key, value) with the value's type (the answer 9 and the text
- * "9" are two counters). Short, because every response lists its counters'
- * ids; a hash, so no id holds what a visitor wrote. The counter's document
- * says what it counts.
+ * "9" are two counters): a hash, so no id holds what a visitor wrote. The
+ * counter's document says what it counts.
  */
 export function counterId(scope: string, dim: Dimension, key = '', value: CounterValue = null): string {
   return counter(scope, dim, key, value).id;

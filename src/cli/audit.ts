@@ -71,9 +71,13 @@ export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>,
     }
   }
   if (erased.size > 0) {
-    // An event still stored (KurrentDB keeps deleted streams' events until a scavenge) is listed as read, once.
-    const read = new Set(entries.map((entry) => entry.position));
-    entries.push(...(await erasedSubmissions(services, erased)).filter((entry) => !read.has(entry.position)));
+    // An event still stored (KurrentDB keeps deleted streams' events until a scavenge) is listed as read, once, and marked erased.
+    const read = new Map(entries.map((entry) => [entry.position, entry]));
+    for (const gone of await erasedSubmissions(services, erased)) {
+      const stored = read.get(gone.position);
+      if (stored) stored.erased = true;
+      else entries.push(gone);
+    }
   }
   return entries.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
 }
@@ -127,8 +131,9 @@ function entryOf(services: Pick<Services, 'catalog'>, stored: StoredEvent): Audi
 
 /**
  * The erased submissions' events as the seals keep them: each one's own line
- * (its id), then the lines of the other streams erasing it deleted with it
- * (a visitor's duplicate guard), which name no submission themselves.
+ * (its id), then the lines of the events erasing it deleted with it, in its
+ * stream and the others it names (a visitor's duplicate guard), which name
+ * no submission themselves.
  */
 async function erasedSubmissions(services: Pick<Services, 'events'>, ids: Set<string>): Promise<AuditEntry[]> {
   const found: AuditEntry[] = [];
@@ -145,7 +150,8 @@ async function erasedSubmissions(services: Pick<Services, 'events'>, ids: Set<st
   await eachSealLine(services, (line) => {
     if (line.subject === undefined || !ids.has(line.subject)) return;
     found.push(entry(line, line.subject));
-    for (const stream of line.also ?? []) deletedWith.set(stream, line.subject);
+    // A vote's guard is in the vote's own stream; a response's in a stream of its own, which the line names.
+    for (const stream of [line.stream, ...(line.also ?? [])]) deletedWith.set(stream, line.subject);
   });
   if (deletedWith.size > 0) {
     await eachSealLine(services, (line) => {

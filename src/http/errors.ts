@@ -31,13 +31,14 @@ const STATIC_CODES: Record<number, ErrorCode> = {
 };
 
 function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => void): ErrorBody {
-  if (isStorageFull(error)) {
+  // Ours first: an error of ours says what the client is told, whatever it wraps.
+  if (!(error instanceof AppError) && isStorageFull(error)) {
     // Refused before it was acknowledged: the client is told nothing was stored and may retry.
     onStorageFull();
     request.log.error({ err: error }, 'the store has no room left; writes are refused until it has');
     return errorBody('storage_full', 'The service has no storage space left; nothing of this request was stored. Retry later');
   }
-  if (isStoreUnavailable(error) && !(error instanceof AppError && error.statusCode < 500)) {
+  if (!(error instanceof AppError) && isStoreUnavailable(error)) {
     request.log.error({ err: error }, 'a store could not be reached or was held by another writer');
     return errorBody('store_unavailable', 'The service could not reach its storage in time. Retry in a few seconds');
   }

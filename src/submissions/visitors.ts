@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../domain-events.js';
-import type { AppError } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
 import { WrongExpectedRevision, type ExpectedRevision } from '../infra/event-store/port.js';
 import { keyedHash } from '../infra/keys.js';
@@ -168,6 +168,8 @@ export async function record<E extends DomainEvent>(
       appended = await services.events.append(stream, [services.catalog.serialize(event, meta)], expected);
     } catch (error) {
       if (refused && error instanceof WrongExpectedRevision) throw refused;
+      // Recorded in part (a guard, a count, a slot): neither "nothing stored, retry" (503, 507) nor the store's own word would be true.
+      if (position > 0n && !(error instanceof AppError)) throw new AppError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs', undefined, { cause: error });
       throw error;
     }
     if (cap && appended.nextRevision >= BigInt(cap.below)) throw cap.error;

@@ -216,12 +216,12 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
         { op: 'put', collection: ranked, doc: { id: 'r1', parent: 'p', title: 'First' }, json },
         { op: 'put', collection: ranked, doc: { id: 'r2', parent: 'p', title: 'Second' }, json: JSON.stringify({ id: 'r2', parent: 'p', title: 'Second' }) },
       ]);
-      t.same(await store.get(ranked, 'r1'), whole, 'get');
-      t.same(await store.find(ranked, { parent: 'p', title: 'First' }), [whole], 'find by the fields left out');
-      t.same((await store.find(ranked, { parent: 'p' }, { sort: [['title', 1]] })).map((doc) => doc.title), ['First', 'Second'], 'sorted by one');
-      t.same((await store.newestFirst(ranked, 'p', { offset: 0, limit: 10 })).docs, [{ id: 'r2', parent: 'p', title: 'Second' }, whole], 'a ranked page');
+      t.strictSame(await store.get(ranked, 'r1'), whole, 'get');
+      t.strictSame(await store.find(ranked, { parent: 'p', title: 'First' }), [whole], 'find by the fields left out');
+      t.strictSame((await store.find(ranked, { parent: 'p' }, { sort: [['title', 1]] })).map((doc) => doc.title), ['First', 'Second'], 'sorted by one');
+      t.strictSame((await store.newestFirst(ranked, 'p', { offset: 0, limit: 10 })).docs, [{ id: 'r2', parent: 'p', title: 'Second' }, whole], 'a ranked page');
       await store.write([{ op: 'patch', collection: ranked, where: { id: 'r1' }, set: { title: 'Renamed' } }]);
-      t.same(await store.get(ranked, 'r1'), { ...whole, title: 'Renamed' }, 'a patch of a field left out');
+      t.strictSame(await store.get(ranked, 'r1'), { ...whole, title: 'Renamed' }, 'a patch of a field left out');
       await store.write([{ op: 'retract', collection: items, field: 'n', record: { collection: ranked, id: 'r1' } }]);
       t.equal(await store.count(items, {}), 0, 'a retract reads the record whole');
     });

@@ -138,3 +138,30 @@ t.test('an erased response’s duplicate guard stays in the audit as the seals k
     'what erasure removed, marked erased',
   );
 });
+
+t.test('an erased vote’s duplicate guard, in the vote’s own stream, stays in the audit as the seals keep it', async (t) => {
+  const { dir, app, who, services, close } = await live(t);
+  const created = await app.inject({ method: 'POST', url: '/api/polls', headers: who.headers, payload: { question: 'Best fruit?', options: [{ text: 'Apple' }, { text: 'Pear' }] } });
+  t.equal(created.statusCode, 201, created.body);
+  const { id: poll, options } = created.json() as { id: string; options: Array<{ id: string }> };
+  t.equal((await app.inject({ method: 'PUT', url: `/api/polls/${poll}`, headers: who.headers, payload: { published: true } })).statusCode, 200);
+  const voted = await app.inject({ method: 'POST', url: `/api/polls/${poll}/vote`, remoteAddress: '198.51.100.30', payload: { option_ids: [options[0]!.id], _token: await tokenFor(app, 'polls', poll), metadata: { fingerprint: 'voter-1' } } });
+  t.equal(voted.statusCode, 200, voted.body);
+  await services.seals.sealAll();
+  const trail = async () => {
+    const run = await admin(['audit', '--object', poll], { DATA_DIR: dir });
+    t.equal(run.code, 0, run.stderr);
+    return run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { position: string; type: string; erased?: boolean });
+  };
+  const before = await trail();
+  t.ok(before.some((e) => e.type === 'SubmissionGuarded'), 'the vote has its guard');
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/polls/${poll}`, headers: who.headers });
+  t.ok(deleted.statusCode < 300, deleted.body);
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await close();
+
+  const after = await trail();
+  const sealed = new Set(before.map((e) => e.position));
+  t.same(after.filter((e) => sealed.has(e.position)).map((e) => [e.position, e.type]), before.map((e) => [e.position, e.type]), 'every event listed before is listed after, at its place');
+  t.same(after.filter((e) => e.erased).map((e) => e.type).sort(), ['SubmissionGuarded', 'VoteCast'], 'the vote and its guard, marked erased');
+});

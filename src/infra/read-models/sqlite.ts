@@ -128,7 +128,8 @@ export class SqliteReadModels implements ReadModelStore {
               columns: ['doc', ...new Set(kept.map(([, column]) => column))].join(', '),
               read: (row) => {
                 const doc = JSON.parse(row.doc) as Doc;
-                for (const [field, column] of kept) if (!Object.hasOwn(doc, field) && row[column] !== null && row[column] !== undefined) doc[field] = row[column];
+                // Only strings may be left out of a text (the port's put): a column's number or 1 for true is no such field.
+                for (const [field, column] of kept) if (typeof row[column] === 'string' && !Object.hasOwn(doc, field)) doc[field] = row[column];
                 return doc;
               },
             };
@@ -675,10 +676,10 @@ function isById(filter: Filter): boolean {
   return fields.length === 1 && fields[0] === 'id' && typeof filter.id === 'string';
 }
 
-/** The fields of a collection kept in columns: each one's column, and those besides `grp` that a put fills. */
 /** A row as read for its document: the text, and the columns a reader asked for beside it. */
 type StoredRow = { doc: string } & Record<string, unknown>;
 
+/** The fields of a collection kept in columns: each one's column, and those besides `grp` that a put fills. */
 interface FieldColumns {
   byField: Map<string, string>;
   extra: Array<{ field: string; column: string }>;
