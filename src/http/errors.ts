@@ -31,10 +31,12 @@ const STATIC_CODES: Record<number, ErrorCode> = {
 };
 
 function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => void): ErrorBody {
+  // Readiness says so however the request was answered (a submission recorded in part is a 500).
+  const full = isStorageFull(error);
+  if (full) onStorageFull();
   // Ours first: an error of ours says what the client is told, whatever it wraps.
-  if (!(error instanceof AppError) && isStorageFull(error)) {
+  if (!(error instanceof AppError) && full) {
     // Refused before it was acknowledged: the client is told nothing was stored and may retry.
-    onStorageFull();
     request.log.error({ err: error }, 'the store has no room left; writes are refused until it has');
     return errorBody('storage_full', 'The service has no storage space left; nothing of this request was stored. Retry later');
   }
