@@ -4,7 +4,7 @@ import { UnreadableEvent } from '../event-catalog.js';
 import { storedJson, type FeedRecord, type StoredEvent } from '../infra/event-store/port.js';
 import { parseLines, SEAL_STREAM, sealVersionOf, type SealLine } from '../seals/chain.js';
 import { LogSealed } from '../seals/events.js';
-import { readPointInTime } from '../seals/point-in-time.js';
+import { erasedAfter, readPointInTime } from '../seals/point-in-time.js';
 import type { Services } from '../services.js';
 
 type Output = (line: string) => void;
@@ -177,8 +177,8 @@ async function eachSealLine(services: Pick<Services, 'events'>, visit: (line: Se
 }
 
 export async function audit(services: Pick<Services, 'events' | 'catalog' | 'config'>, values: { object: string; format: 'ndjson' | 'table' }, out: Output): Promise<number> {
-  const erasedLater = services.events.kind === 'sqlite' ? readPointInTime(services.config.DATA_DIR)?.erased_after_by_object?.[values.object] : undefined;
-  const entries = await auditTrail(services, values.object, erasedLater ? { erasedLater } : {});
+  const mark = services.events.kind === 'sqlite' ? readPointInTime(services.config.DATA_DIR) : undefined;
+  const entries = await auditTrail(services, values.object, mark ? { erasedLater: erasedAfter(mark, values.object) } : {});
   // Nothing in the history names it: a mistyped id, most likely, which an empty trail would pass over in silence.
   if (entries.length === 0) throw new AppError('not_found', `no event in the history concerns ${values.object}`);
   if (values.format === 'ndjson') {

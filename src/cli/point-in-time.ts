@@ -7,7 +7,7 @@ import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
 import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
 import { writePointInTime } from '../seals/point-in-time.js';
-import { idsErasedBy, parentErasedBy } from '../seals/verify.js';
+import { erasedBy } from '../seals/verify.js';
 import { openServices, type Services } from '../services.js';
 
 type Output = (line: string) => void;
@@ -56,8 +56,7 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   makeEmptyDirectory(target);
   let last = 0n;
   let events = 0;
-  const erasedAfter = new Set<string>();
-  const erasedAfterByObject = new Map<string, Set<string>>();
+  const erasedAfter = new Map<string, Set<string>>();
   writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: services.clock().toISOString() });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
@@ -75,12 +74,11 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
         if (!past) kept.push(record);
         // What was erased after the moment is gone from the copy too, and its seals still list it: verify there needs the ids.
         else if (record.type === 'ResponsesErased') {
-          const object = parentErasedBy(record);
-          const ofObject = object === undefined ? undefined : (erasedAfterByObject.get(object) ?? erasedAfterByObject.set(object, new Set()).get(object));
-          for (const id of idsErasedBy(record)) {
-            erasedAfter.add(id);
-            ofObject?.add(id);
-          }
+          // The schema requires the parent: a record without one is no longer what was written, which verify reports.
+          const { ids, parentId = '' } = erasedBy(record);
+          const ofObject = erasedAfter.get(parentId) ?? new Set<string>();
+          for (const id of ids) ofObject.add(id);
+          erasedAfter.set(parentId, ofObject);
         }
       }
       copy.importFeed(kept);
@@ -97,8 +95,7 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
     events,
     source: services.events.kind,
     built_at: services.clock().toISOString(),
-    erased_after: [...erasedAfter].sort(),
-    erased_after_by_object: Object.fromEntries([...erasedAfterByObject].sort(([a], [b]) => a.localeCompare(b)).map(([object, ids]) => [object, [...ids].sort()])),
+    erased_after_by_object: Object.fromEntries([...erasedAfter].sort(([a], [b]) => a.localeCompare(b)).map(([object, ids]) => [object, [...ids].sort()])),
   });
 
   const { EVENTSTORE_URL: _events, MONGODB_URL: _readModels, ...config } = services.config;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { leavesInThreads } from '../seals/leaves.js';
-import { readPointInTime } from '../seals/point-in-time.js';
+import { erasedAfter, readPointInTime } from '../seals/point-in-time.js';
 import { verifyHistory } from '../seals/verify.js';
 import type { Services } from '../services.js';
 
@@ -24,7 +24,8 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
   const started = performance.now();
   const embedded = services.events.kind === 'sqlite';
   const threaded = embedded && (await services.events.headPosition()) >= THREADED_FROM;
-  const erasedLater = embedded ? readPointInTime(services.config.DATA_DIR)?.erased_after : undefined;
+  const mark = embedded ? readPointInTime(services.config.DATA_DIR) : undefined;
+  const erasedLater = mark && erasedAfter(mark);
   const result = await verifyHistory(services.events, {
     ...(values.expect === undefined ? {} : { expect: values.expect }),
     ...(threaded ? { leaves: leavesInThreads(services.config.DATA_DIR) } : {}),

@@ -18,18 +18,22 @@ export interface PointInTime {
   source: 'sqlite' | 'kurrentdb';
   built_at: string;
   /**
-   * The responses and votes erased by records after the moment: the copy
-   * holds neither their events nor those records, while its seals still
-   * list them. Ids only, as the seals do; `admin verify` on the copy counts
-   * them as erased.
-   */
-  erased_after?: string[];
-  /**
-   * The same, by the widget, form or poll the erasure record names: what
-   * `admin audit --object` on the copy lists as erased (the copy holds the
-   * seal lines of those made before the moment, never their content).
+   * The responses and votes erased by records after the moment, by the
+   * widget, form or poll each record names: the copy holds neither their
+   * events nor those records, while its seals still list them. Ids only, as
+   * the seals do: `admin verify` on the copy counts them as erased, and
+   * `admin audit --object` lists them as erased.
    */
   erased_after_by_object?: Record<string, string[]>;
+  /** The same ids in one list, as copies made before they were kept by object hold them. */
+  erased_after?: string[];
+}
+
+/** The submissions erased after the copy's moment: all of them, or those of one object. */
+export function erasedAfter(mark: PointInTime, object?: string): string[] {
+  const byObject = mark.erased_after_by_object ?? {};
+  if (object !== undefined) return byObject[object] ?? [];
+  return [...Object.values(byObject).flat(), ...(mark.erased_after ?? [])];
 }
 
 export function readPointInTime(dataDir: string): PointInTime | undefined {

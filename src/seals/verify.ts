@@ -134,33 +134,25 @@ async function described(store: EventStore, found: Found): Promise<Break> {
 }
 
 /**
- * The submissions a `ResponsesErased` record names, read from its stored
- * text as verify reads it: none from a text that no longer parses (its own
- * leaf says it changed).
+ * The submissions a `ResponsesErased` record names, and the widget, form or
+ * poll they belonged to, read from its stored text as verify reads it:
+ * nothing from a text that no longer parses (its own leaf says it changed).
  */
-export function idsErasedBy(record: FeedRecord): string[] {
+export function erasedBy(record: FeedRecord): { ids: string[]; parentId: string | undefined } {
+  let data: { response_ids?: unknown; parent_id?: unknown };
   try {
-    const ids = (JSON.parse(record.data) as { response_ids?: unknown }).response_ids;
-    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+    data = JSON.parse(record.data) as typeof data;
   } catch {
-    return [];
+    return { ids: [], parentId: undefined };
   }
+  const ids = Array.isArray(data.response_ids) ? data.response_ids.filter((id): id is string => typeof id === 'string') : [];
+  return { ids, parentId: typeof data.parent_id === 'string' ? data.parent_id : undefined };
 }
 
 /** The version of a seal as stored, from its metadata's text; undefined where that is not JSON or names a version this code does not know. */
 function sealVersion(metadata: string) {
   try {
     return sealVersionOf(JSON.parse(metadata));
-  } catch {
-    return undefined;
-  }
-}
-
-/** The widget, form or poll a `ResponsesErased` record names, read from its stored text; none from a text that does not parse or names none. */
-export function parentErasedBy(record: FeedRecord): string | undefined {
-  try {
-    const parent = (JSON.parse(record.data) as { parent_id?: unknown }).parent_id;
-    return typeof parent === 'string' ? parent : undefined;
   } catch {
     return undefined;
   }
@@ -261,7 +253,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     for (let i = 0; i < page.count; i++) {
       events++;
       const record = page.records[next]?.[0] === i ? page.records[next++]![1] : undefined;
-      if (record?.type === 'ResponsesErased') for (const id of idsErasedBy(record)) erasedIds.add(id);
+      if (record?.type === 'ResponsesErased') for (const id of erasedBy(record).ids) erasedIds.add(id);
       if (record?.streamId === SEAL_STREAM) checkSeal(record);
       pending.push(page.positions[i]!, page.revisions[i]!, leaves, i * 32);
     }
