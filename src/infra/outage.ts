@@ -1,3 +1,5 @@
+import { TRANSIENT } from './event-store/kurrent-retry.js';
+
 /**
  * Whether an error, or one it wraps, says a store could not be reached or
  * was held by another writer for longer than this process waits: the
@@ -13,11 +15,10 @@ export function isStoreUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
     const { code, type, name } = current as { code?: unknown; type?: unknown; name?: unknown };
     if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) return true;
-    if (typeof type === 'string' && KURRENT_UNREACHABLE.has(type)) return true;
+    if (typeof type === 'string' && TRANSIENT.has(type)) return true;
     if (typeof name === 'string' && MONGO_UNREACHABLE.has(name)) return true;
   }
   return false;
 }
 
-const KURRENT_UNREACHABLE = new Set(['unavailable', 'not-leader', 'deadline-exceeded', 'timeout']);
 const MONGO_UNREACHABLE = new Set(['MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoNotConnectedError', 'MongoOperationTimeoutError']);

@@ -24,7 +24,8 @@
 /** Waits before each attempt after the first; as many attempts follow as there are waits. */
 export const APPEND_RETRY_WAITS_MS = [100, 250, 500] as const;
 
-const TRANSIENT = new Set(['not-leader', 'unavailable', 'deadline-exceeded', 'timeout']);
+/** The client's error types for a node out of reach, not the leader, or past the deadline: an append may have landed or not. */
+export const TRANSIENT = new Set(['not-leader', 'unavailable', 'deadline-exceeded', 'timeout']);
 const NOT_HANDLED = /Server Is (Not Ready|Busy)/;
 
 /**
