@@ -1,7 +1,7 @@
 import type { DomainEvent } from '../domain-events.js';
 import { AppError } from '../errors.js';
 import type { EventMetadata } from '../event-catalog.js';
-import { WrongExpectedRevision, type ExpectedRevision } from '../infra/event-store/port.js';
+import { PartlyAppended, RevisionLimitReached, WrongExpectedRevision, type ExpectedRevision, type StreamAppend } from '../infra/event-store/port.js';
 import { keyedHash } from '../infra/keys.js';
 import type { Services } from '../services.js';
 import { embeddingHost } from './domains.js';
@@ -135,8 +135,9 @@ export interface Placement {
 
 /**
  * A slot goes anywhere in the object's quota stream; the revision it gets
- * numbers it, so the count is exact under any concurrency, and a slot
- * numbered past `max_responses` means the object closed meanwhile.
+ * numbers it, so the count is exact under any concurrency, and a slot that
+ * would be numbered past `max_responses` means the object closed meanwhile
+ * (the embedded store then stores none of the submission).
  */
 export function slotPlacement(target: Gate): Placement {
   const max = target.settings.max_responses;
@@ -150,9 +151,13 @@ export const networkPlacement = (kind: Kind, stream: string): Placement => ({ st
 export const firstVisitPlacement = (kind: Kind, stream: string): Placement => ({ stream, expected: 'no_stream', refused: duplicate(kind) });
 
 /**
- * Appends the decided events one by one, in the order decided, each where
- * `place` puts it, and answers the feed position of the last one. A refusal
- * stops there, with the placement's answer.
+ * Appends the decided events, each where `place` puts it, as one append
+ * to several streams, and answers the feed position of the last one. On
+ * the embedded store that is every event or none: a refusal, or a store
+ * out of reach, leaves nothing of the submission, and the visitor may send
+ * it again. A store that appends part by part (KurrentDB) may have kept
+ * the events before a refused one (a slot, a guard): they count nothing
+ * that was not tried.
  */
 export async function record<E extends DomainEvent>(
   services: Services,
@@ -160,20 +165,25 @@ export async function record<E extends DomainEvent>(
   place: (event: E) => Placement,
   meta: Omit<EventMetadata, 'schema_version'>,
 ): Promise<bigint> {
-  let position = 0n;
-  for (const event of events) {
-    const { stream, expected, refused, cap } = place(event);
-    let appended;
-    try {
-      appended = await services.events.append(stream, [services.catalog.serialize(event, meta)], expected);
-    } catch (error) {
-      if (refused && error instanceof WrongExpectedRevision) throw refused;
-      // Recorded in part (a guard, a count, a slot): neither "nothing stored, retry" (503, 507) nor the store's own word would be true.
-      if (position > 0n && !(error instanceof AppError)) throw new AppError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs', undefined, { cause: error });
-      throw error;
+  const placements = events.map(place);
+  const parts: StreamAppend[] = events.map((event, i) => {
+    const { stream, expected, cap } = placements[i]!;
+    return { streamId: stream, events: [services.catalog.serialize(event, meta)], expected, ...(cap ? { below: BigInt(cap.below) } : {}) };
+  });
+  const placed = (streamId: string) => placements.find((placement) => placement.stream === streamId);
+  try {
+    return (await services.events.appendToStreams(parts)).position;
+  } catch (error) {
+    if (error instanceof WrongExpectedRevision) {
+      const refused = placed(error.streamId)?.refused;
+      if (refused) throw refused;
     }
-    if (cap && appended.nextRevision >= BigInt(cap.below)) throw cap.error;
-    position = appended.position;
+    if (error instanceof RevisionLimitReached) {
+      const cap = placed(error.streamId)?.cap;
+      if (cap) throw cap.error;
+    }
+    // Recorded in part (a guard, a count, a slot): neither "nothing stored, retry" (503, 507) nor the store's own word would be true.
+    if (error instanceof PartlyAppended) throw new AppError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs', undefined, { cause: error });
+    throw error;
   }
-  return position;
 }

@@ -19,7 +19,10 @@ import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
 import {
   AppendTooLarge,
   MAX_APPEND_BYTES,
+  PartlyAppended,
+  RevisionLimitReached,
   WrongExpectedRevision,
+  appendInOrder,
   appendSize,
   type EventStore,
   type NewEvent,
@@ -130,6 +133,70 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
       if (r.status === 'rejected') t.type(r.reason, WrongExpectedRevision);
     }
     t.equal((await store.readStream(stream('e'))).length, 2);
+  });
+
+  t.test('an append to several streams stores its parts in the order given and answers the last event', async (t) => {
+    await store.append(stream('m2'), [ev('Before', 0)], 'no_stream');
+    const r = await store.appendToStreams([
+      { streamId: stream('m1'), events: [ev('A', 1), ev('B', 2)], expected: 'no_stream' },
+      { streamId: stream('m2'), events: [ev('C', 3)], expected: 0n, below: 2n },
+      { streamId: stream('m3'), events: [ev('D', 4)], expected: 'any' },
+    ]);
+    const feed = (await collectFeed(store, 0n, prefix)).filter((e) => e.type !== 'Before');
+    t.same(feed.map((e) => [e.streamId, e.revision, e.type]), [
+      [stream('m1'), 0n, 'A'],
+      [stream('m1'), 1n, 'B'],
+      [stream('m2'), 1n, 'C'],
+      [stream('m3'), 0n, 'D'],
+    ]);
+    t.equal(r.position, feed[3]!.position, 'the position of the last part\'s last event');
+    t.equal(r.nextRevision, 0n, 'the revision of the last part\'s last event');
+    if (store.atomicAcrossStreams) {
+      t.same(feed.map((e) => e.position - feed[0]!.position), [0n, 1n, 2n, 3n], 'at consecutive positions');
+    }
+  });
+
+  t.test('a refused part of an append to several streams: refused as its own append would be, naming its stream', async (t) => {
+    await store.append(stream('taken'), [ev('Guard', 0)], 'no_stream');
+    await store.append(stream('full'), [ev('Slot', 0), ev('Slot', 1)], 'no_stream');
+    const refusal = await store
+      .appendToStreams([
+        { streamId: stream('first'), events: [ev('Slot', 1)], expected: 'any' },
+        { streamId: stream('taken'), events: [ev('Guard', 2)], expected: 'no_stream' },
+        { streamId: stream('never'), events: [ev('Response', 3)], expected: 'no_stream' },
+      ])
+      .catch((e: unknown) => e);
+    t.type(refusal, WrongExpectedRevision);
+    t.equal((refusal as WrongExpectedRevision).streamId, stream('taken'));
+    t.same(await store.readStream(stream('never')), [], 'nothing after the refused part');
+    const limit = await store
+      .appendToStreams([
+        { streamId: stream('full'), events: [ev('Slot', 2)], expected: 'any', below: 2n },
+        { streamId: stream('never'), events: [ev('Response', 3)], expected: 'no_stream' },
+      ])
+      .catch((e: unknown) => e);
+    t.type(limit, RevisionLimitReached, 'a part whose event would take revision 2 where 2 is the limit');
+    t.equal((limit as RevisionLimitReached).streamId, stream('full'));
+    t.same(await store.readStream(stream('never')), [], 'nothing after the part over its limit');
+    if (store.atomicAcrossStreams) {
+      t.same(await store.readStream(stream('first')), [], 'atomic: nothing before the refused part either');
+      t.equal((await store.readStream(stream('full'))).length, 2, 'atomic: nor the part over its limit');
+    } else {
+      t.equal((await store.readStream(stream('first'))).length, 1, 'part by part: the part before the refused one stays');
+    }
+  });
+
+  t.test('part by part (appendInOrder): a failure other than a refusal after a stored part is PartlyAppended; before any, the failure itself', async (t) => {
+    const tooLarge = { type: 'Big', data: { text: 'x'.repeat(MAX_APPEND_BYTES) }, metadata: { schema_version: 1 } };
+    const partly = await appendInOrder(store, [
+      { streamId: stream('p1'), events: [ev('Slot', 1)], expected: 'no_stream' },
+      { streamId: stream('p2'), events: [tooLarge], expected: 'no_stream' },
+    ]).catch((e: unknown) => e);
+    t.type(partly, PartlyAppended);
+    t.equal((partly as PartlyAppended).stored, 1);
+    t.type((partly as PartlyAppended).cause, AppendTooLarge);
+    t.equal((await store.readStream(stream('p1'))).length, 1, 'the part before it is stored');
+    await t.rejects(appendInOrder(store, [{ streamId: stream('p3'), events: [tooLarge], expected: 'no_stream' }]), AppendTooLarge);
   });
 
   t.test('readStream honours fromRevision and maxCount', async (t) => {

@@ -24,31 +24,29 @@ t.test('a store held by another writer past the wait: 503 store_unavailable with
   t.equal((await create()).statusCode, 201, 'sent again once the store is free, it is created');
 });
 
-t.test('a submission the store stops taking after part of it was recorded (its duplicate guard) is a 500, not a 503 that says nothing was stored', async (t) => {
+t.test('a guarded submission is recorded whole or not at all: refused while the store is held, none of its events (slot, guard, count, response) stays, and the visitor\'s retry is taken, not called a duplicate', async (t) => {
   const { app, services } = await testApp(t);
   const biz = await owner(services);
-  const widget = await publishedWidget(app, biz, { settings: { prevent_duplicates: true } });
-  const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-  const append = services.events.append.bind(services.events);
-  // The store refuses the n-th append of the next submission, as a file held by another writer would.
-  const refuseAppend = (n: number) => {
-    let calls = 0;
-    services.events.append = async (...args) => (++calls === n ? Promise.reject(busy()) : append(...args));
-    t.teardown(() => {
-      services.events.append = append;
-    });
-  };
-  const submit = async (fingerprint: string) =>
-    app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, remoteAddress: '198.51.100.20', payload: { answers: { rating: 3 }, _token: await tokenFor(app, 'widgets', widget), metadata: { fingerprint } } });
-  refuseAppend(1);
-  const first = await submit('first');
-  t.match(first.json(), { statusCode: 503, code: 'store_unavailable' }, 'refused at its first event: nothing was stored, and it may be sent again');
-  services.events.append = append;
-  t.equal((await submit('first')).statusCode, 200, 'sent again, it is taken');
-  refuseAppend(2);
-  const partial = await submit('second');
-  t.match(partial.json(), { statusCode: 500, code: 'internal_error' }, 'refused after its guard was stored');
-  t.notMatch(partial.body, /SQLITE|locked/);
+  const widget = await publishedWidget(app, biz, { settings: { prevent_duplicates: true, max_responses: 5 } });
+  const submit = async () =>
+    app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, remoteAddress: '198.51.100.20', payload: { answers: { rating: 3 }, _token: await tokenFor(app, 'widgets', widget), metadata: { fingerprint: 'visitor' } } });
+  const token = await tokenFor(app, 'widgets', widget);
+  const other = new Database(join(services.config.DATA_DIR, DATABASE_FILE));
+  t.teardown(() => other.close());
+  const head = await services.events.headPosition();
+  other.prepare('BEGIN IMMEDIATE').run();
+  const held = await submit();
+  t.match(held.json(), { statusCode: 503, code: 'store_unavailable' });
+  other.prepare('ROLLBACK').run();
+  t.equal(await services.events.headPosition(), head, 'none of its events was stored');
+  const again = await submit();
+  t.equal(again.statusCode, 200, 'sent again, it is taken');
+  const types = (await services.events.readAll({ after: head, limit: 10 })).map((event) => event.type);
+  t.same(types, ['SubmissionGuarded', 'NetworkSubmissionCounted', 'SubmissionSlotReserved', 'ResponseSubmitted'], 'recorded once, whole');
+  const repeat = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, remoteAddress: '198.51.100.20', payload: { answers: { rating: 4 }, _token: token, metadata: { fingerprint: 'visitor' } } });
+  t.match(repeat.json(), { statusCode: 409, code: 'duplicate_submission' }, 'a third is a duplicate');
+  const after = (await services.events.readAll({ after: head, limit: 10 })).map((event) => event.type);
+  t.equal(after.length, 4, 'and takes no slot: nothing of the refused duplicate is stored');
 });
 
 t.test('what each driver says of a store out of reach is told apart from other failures, through the causes it is wrapped in', async (t) => {

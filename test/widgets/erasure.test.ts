@@ -107,16 +107,16 @@ t.test('a submission recorded just after its parent was deleted is erased with t
   const tokens = { widget: await tokenFor(app, 'widgets', widget), poll: await tokenFor(app, 'polls', pollId) };
 
   // The deletion runs to its end between the submission's checks and its append.
-  const events = services.events as { append: Services['events']['append'] };
-  const append = services.events.append.bind(services.events);
+  const events = services.events as { appendToStreams: Services['events']['appendToStreams'] };
+  const appendToStreams = services.events.appendToStreams.bind(services.events);
   let deleteFirst: (() => Promise<unknown>) | undefined;
-  events.append = async (stream, batch, expected) => {
+  events.appendToStreams = async (parts) => {
     const run = deleteFirst;
-    if (run && batch.some((e) => e.type === 'ResponseSubmitted' || e.type === 'VoteCast')) {
+    if (run && parts.some((part) => part.events.some((e) => e.type === 'ResponseSubmitted' || e.type === 'VoteCast'))) {
       deleteFirst = undefined;
       await run();
     }
-    return append(stream, batch, expected);
+    return appendToStreams(parts);
   };
 
   deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/widgets/${widget}`, headers: biz.headers });

@@ -46,6 +46,7 @@ import type {
 import { appendRetryWait } from './kurrent-retry.js';
 import {
   AppendTooLarge,
+  appendInOrder,
   WrongExpectedRevision,
   type AppendResult,
   type EventStore,
@@ -57,6 +58,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type StoredEvent,
+  type StreamAppend,
   type StreamState,
   type SubscribeOptions,
 } from './port.js';
@@ -111,6 +113,17 @@ export class KurrentEventStore implements EventStore {
 
   constructor(client: KurrentDBClient) {
     this.#client = client;
+  }
+
+  /**
+   * Part by part: KurrentDB 25.1's multiStreamAppend takes metadata of
+   * string values only (our events' metadata holds numbers), and servers
+   * before 25.1 have no such call.
+   */
+  readonly atomicAcrossStreams = false;
+
+  appendToStreams(parts: StreamAppend[]): Promise<AppendResult> {
+    return appendInOrder(this, parts);
   }
 
   async append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {

@@ -14,6 +14,8 @@ export function lingering(store: EventStore, ms: number): EventStore {
   return {
     kind: store.kind,
     append: (streamId, events, expected) => store.append(streamId, events, expected),
+    appendToStreams: (parts) => store.appendToStreams(parts),
+    atomicAcrossStreams: store.atomicAcrossStreams,
     readStream: (streamId, options) => store.readStream(streamId, options),
     streamState: (streamId) => store.streamState(streamId),
     readAll: (options) => store.readAll(options),

@@ -138,6 +138,20 @@ export interface EventStore {
    * error) is recognised by the store if an earlier one had in fact landed.
    */
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to several streams, part after part in the order given, and
+   * answers the position of the last part's last event. A part is refused
+   * as `append` refuses it (WrongExpectedRevision, AppendTooLarge), and with
+   * RevisionLimitReached when its last event would take a revision at or
+   * past its `below`. With `atomicAcrossStreams` (SQLite) it is one
+   * transaction: every part is stored or none is, at consecutive positions.
+   * Without (KurrentDB, see appendInOrder) each part is an append of its
+   * own: a refused part leaves the parts before it stored, and any other
+   * failure after the first part was stored is PartlyAppended.
+   */
+  appendToStreams(parts: StreamAppend[]): Promise<AppendResult>;
+  /** Whether appendToStreams stores every part or none. */
+  readonly atomicAcrossStreams: boolean;
   /** Events of one stream in order; an empty array when the stream does not exist or was deleted. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   /** Whether the stream has events (the last one's revision), never had any, or was deleted. */
@@ -199,6 +213,58 @@ export class WrongExpectedRevision extends Error {
     super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
     this.name = 'WrongExpectedRevision';
   }
+}
+
+/** One stream's part of appendToStreams. */
+export interface StreamAppend {
+  streamId: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+  /** The part is refused (RevisionLimitReached) when its last event would take a revision at or past this. */
+  below?: bigint;
+}
+
+/** A part of appendToStreams would have taken a revision at or past its `below`. */
+export class RevisionLimitReached extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly below: bigint,
+  ) {
+    super(`stream ${streamId}: no revision at or past ${below} may be taken`);
+    this.name = 'RevisionLimitReached';
+  }
+}
+
+/** A store that appends part by part failed after some parts were stored: the caller cannot say nothing was. */
+export class PartlyAppended extends Error {
+  constructor(
+    /** The parts stored before the failure. */
+    readonly stored: number,
+    cause: unknown,
+  ) {
+    super(`${stored} part(s) of an append to several streams were stored before it failed`, { cause });
+    this.name = 'PartlyAppended';
+  }
+}
+
+/**
+ * appendToStreams on a store without appends across streams: each part an
+ * append of its own. A part over its `below` is found only once stored: it
+ * stays, as a slot or a count past its limit changes nothing for its readers.
+ */
+export async function appendInOrder(store: Pick<EventStore, 'append'>, parts: StreamAppend[]): Promise<AppendResult> {
+  if (parts.length === 0) throw new Error('appendToStreams needs at least one part');
+  let result: AppendResult | undefined;
+  for (const [stored, part] of parts.entries()) {
+    try {
+      result = await store.append(part.streamId, part.events, part.expected);
+    } catch (error) {
+      if (stored === 0 || error instanceof WrongExpectedRevision) throw error;
+      throw new PartlyAppended(stored, error);
+    }
+    if (part.below !== undefined && result.nextRevision >= part.below) throw new RevisionLimitReached(part.streamId, part.below);
+  }
+  return result!;
 }
 
 /** The events of one append exceed what the store takes at once (nothing was appended). */

@@ -8,6 +8,7 @@ import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLog
 import {
   AppendTooLarge,
   MAX_APPEND_BYTES,
+  RevisionLimitReached,
   WrongExpectedRevision,
   storedJson,
   encodedSize,
@@ -20,6 +21,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type StoredEvent,
+  type StreamAppend,
   type StreamState,
   type SubscribeOptions,
 } from './port.js';
@@ -89,10 +91,16 @@ const FEED_PAGE = 'SELECT position, id, stream_id, revision, type, data, metadat
 /** Events of the live feed kept in memory, newest last. */
 const TAIL_EVENTS = 4096;
 
-interface PendingAppend {
+/** One stream's part of an append, encoded. */
+interface EncodedPart {
   streamId: string;
   events: EncodedEvent[];
   expected: ExpectedRevision;
+  below?: bigint | undefined;
+}
+
+interface PendingAppend {
+  parts: EncodedPart[];
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
 }
@@ -117,6 +125,7 @@ const MIN_FREE_BYTES = 4 * 1024 * 1024;
  * Group commit: appends that arrive in the same turn of the event loop are
  * written in one transaction, so they share one fsync; each runs in its own
  * savepoint, so one that fails its revision check leaves the others alone.
+ * An append to several streams is one of them: all its parts or none.
  * None is acknowledged before the commit is on disk.
  */
 export class SqliteEventStore implements EventStore {
@@ -131,8 +140,8 @@ export class SqliteEventStore implements EventStore {
    * Emptied when another writer's events come between, and by any delete.
    */
   private tail: TailEntry[] = [];
-  /** One append in a savepoint of the batch's transaction. */
-  private readonly appendOne: (streamId: string, events: EncodedEvent[], expected: ExpectedRevision) => AppendResult & { rows: FeedRow[] };
+  /** One append, all its parts, in a savepoint of the batch's transaction. */
+  private readonly appendOne: (parts: EncodedPart[]) => AppendResult & { rows: FeedRow[] };
   private readonly statements: {
     lastRevision: Statement<[string], { revision: number | null }>;
     streamNow: Statement<{ stream: string }, { deleted: number | null; revision: number | null }>;
@@ -203,40 +212,55 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  private readonly appendTransaction = (streamId: string, events: EncodedEvent[], expected: ExpectedRevision) => {
-    const now = this.statements.streamNow.get({ stream: streamId });
-    if (now?.deleted) throw new WrongExpectedRevision(streamId, expected, 'deleted');
-    const last = now?.revision ?? null;
-    const actual = last === null ? ('no_stream' as const) : BigInt(last);
-    if (expected === 'no_stream' ? actual !== 'no_stream' : expected !== 'any' && actual !== expected) {
-      throw new WrongExpectedRevision(streamId, expected, actual);
-    }
+  private readonly appendTransaction = (parts: EncodedPart[]) => {
     const recordedAt = new Date().toISOString();
-    let revision = last ?? -1;
+    let revision = -1;
     let position = 0;
     const rows: FeedRow[] = [];
-    for (const event of events) {
-      revision += 1;
-      const id = this.eventId();
-      const info = this.statements.insert.run(id, streamId, revision, event.type, event.data, event.metadata, recordedAt);
-      position = Number(info.lastInsertRowid);
-      rows.push([position, id, streamId, revision, event.type, event.data, event.metadata, recordedAt]);
+    for (const { streamId, events, expected, below } of parts) {
+      const now = this.statements.streamNow.get({ stream: streamId });
+      if (now?.deleted) throw new WrongExpectedRevision(streamId, expected, 'deleted');
+      const last = now?.revision ?? null;
+      const actual = last === null ? ('no_stream' as const) : BigInt(last);
+      if (expected === 'no_stream' ? actual !== 'no_stream' : expected !== 'any' && actual !== expected) {
+        throw new WrongExpectedRevision(streamId, expected, actual);
+      }
+      revision = last ?? -1;
+      if (below !== undefined && BigInt(revision + events.length) >= below) throw new RevisionLimitReached(streamId, below);
+      for (const event of events) {
+        revision += 1;
+        const id = this.eventId();
+        const info = this.statements.insert.run(id, streamId, revision, event.type, event.data, event.metadata, recordedAt);
+        position = Number(info.lastInsertRowid);
+        rows.push([position, id, streamId, revision, event.type, event.data, event.metadata, recordedAt]);
+      }
     }
     return { nextRevision: BigInt(revision), position: BigInt(position), rows };
   };
 
+  readonly atomicAcrossStreams = true;
+
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
-    const encoded: EncodedEvent[] = [];
-    let size = 0;
-    for (const event of events) {
-      const row = { type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) };
-      size += encodedSize(row);
-      encoded.push(row);
+    return this.appendToStreams([{ streamId, events, expected: expectedRevision }]);
+  }
+
+  appendToStreams(parts: StreamAppend[]): Promise<AppendResult> {
+    if (parts.length === 0) return Promise.reject(new Error('appendToStreams needs at least one part'));
+    const encoded: EncodedPart[] = [];
+    for (const { streamId, events, expected, below } of parts) {
+      if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+      const rows: EncodedEvent[] = [];
+      let size = 0;
+      for (const event of events) {
+        const row = { type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) };
+        size += encodedSize(row);
+        rows.push(row);
+      }
+      if (size > this.maxAppendBytes) return Promise.reject(new AppendTooLarge(streamId, this.maxAppendBytes));
+      encoded.push({ streamId, events: rows, expected, below });
     }
-    if (size > this.maxAppendBytes) return Promise.reject(new AppendTooLarge(streamId, this.maxAppendBytes));
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ streamId, events: encoded, expected: expectedRevision, resolve, reject }) === 1) setImmediate(this.flush);
+      if (this.pending.push({ parts: encoded, resolve, reject }) === 1) setImmediate(this.flush);
     });
   }
 
@@ -258,7 +282,7 @@ export class SqliteEventStore implements EventStore {
         for (const item of batch) {
           try {
             // Nested: a savepoint, rolled back alone when this append fails.
-            outcomes.push({ result: this.appendOne(item.streamId, item.events, item.expected) });
+            outcomes.push({ result: this.appendOne(item.parts) });
           } catch (error) {
             outcomes.push({ error });
             if (!this.db.inTransaction) {
