@@ -21,6 +21,12 @@ const response = {
 /** The response put the projection makes of an event. */
 const put = (event: Recorded<DomainEvent>) => responsesProjection.project(event).find((op): op is Extract<ReadModelOp, { op: 'put' }> => op.op === 'put' && op.collection === RESPONSES)!;
 
+/** The whole response record of an event's data, as the projection writes it without a text. */
+const record = (data: typeof response | Omit<typeof response, 'consent_record' | 'duplicate_guard'>): Doc => {
+  const { response_id, ...rest } = data;
+  return JSON.parse(JSON.stringify({ id: response_id, parent_id: data.form_id, ...rest })) as Doc;
+};
+
 /** The document a put stands for: its text's fields, and the string fields its `doc` holds that the text leaves out (the port's put). */
 const whole = (op: Extract<ReadModelOp, { op: 'put' }>): Doc => {
   const doc = JSON.parse(op.json!) as Doc;
@@ -38,10 +44,8 @@ t.test('a response read from the embedded store is written as its event’s own 
   t.type(op.json, 'string', 'the text given');
   const text = JSON.parse(op.json!) as Doc;
   for (const field of ['id', 'response_id', 'parent_id', 'account_id', 'submitted_at']) t.notOk(field in text, `no ${field} in the text`);
-  t.strictSame(whole(op), op.doc, 'the text and the key fields: the same fields and values as the document');
-  t.strictSame(whole(op), JSON.parse(JSON.stringify(op.doc)) as Doc, 'as the document written out would read');
-  t.equal(op.doc.id, response.response_id);
-  t.match(op.doc, { parent_id: response.form_id, account_id: response.account_id, submitted_at: response.submitted_at });
+  t.strictSame(whole(op), record(response), 'the text and the key fields: the same fields and values as the whole record');
+  t.strictSame(op.doc, { id: response.response_id, parent_id: response.form_id, account_id: response.account_id, submitted_at: response.submitted_at }, 'beside it, only what the columns hold');
 });
 
 t.test('the time taken out of the text is the response’s own, wherever it stands, never an answer’s', async (t) => {
@@ -52,13 +56,14 @@ t.test('the time taken out of the text is the response’s own, wherever it stan
     const op = put(event(data));
     t.type(op.json, 'string', what);
     t.notOk('submitted_at' in (JSON.parse(op.json!) as Doc), `${what}: taken out`);
-    t.strictSame(whole(op), JSON.parse(JSON.stringify(op.doc)) as Doc, `${what}: the document whole`);
+    t.strictSame(whole(op), record(data), `${what}: the record whole`);
   }
 });
 
 t.test('without the text as the catalog writes it, the document is written out as before', async (t) => {
   const event = (dataText: string | undefined) => ({ type: 'ResponseSubmitted', data: response, streamId: 'response-x', revision: 0n, position: 1n, metadata: { schema_version: 1, occurred_at: 'x', actor: 'x' }, recordedAt: 'x', dataText }) as unknown as Recorded<DomainEvent>;
   t.equal(put(event(undefined)).json, undefined, 'no text from the store');
+  t.strictSame(JSON.parse(JSON.stringify(put(event(undefined)).doc)), record(response), 'the record whole in the document');
   const { response_id, ...rest } = response;
   t.equal(put(event(JSON.stringify({ ...rest, response_id }))).json, undefined, 'the response id not first');
   t.equal(put(event(JSON.stringify({ response_id: 'rsp_other', ...rest }))).json, undefined, 'another response id first');
