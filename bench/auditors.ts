@@ -35,8 +35,8 @@ export interface Rebuilt {
  * timed three. Each copy is on disk before its run, and so is everything
  * the bench wrote before it (`sync`): a run while the kernel still held a
  * fresh copy's 750 MB unwritten took 10.40, 9.85 and 9.57 s where runs
- * after a sync took 9.49, 9.52 and 9.55 s, alternating, and what the
- * seeding wrote was unwritten still when the first run started.
+ * after a sync took 9.49, 9.52 and 9.55 s, alternating; the seeding's
+ * writes come just before the first run.
  */
 export async function rebuildThrice(dataDir: string): Promise<Rebuilt> {
   const runs: number[] = [];
