@@ -31,7 +31,7 @@ const STATIC_CODES: Record<number, ErrorCode> = {
 };
 
 function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => void): ErrorBody {
-  // Readiness says so however the request was answered (a submission recorded in part is a 500).
+  // Readiness says so however the request was answered (an error of ours wrapping it decides the reply).
   const full = isStorageFull(error);
   if (full) onStorageFull();
   // Ours first: an error of ours says what the client is told, whatever it wraps.

@@ -24,7 +24,7 @@ t.test('a store held by another writer past the wait: 503 store_unavailable with
   t.equal((await create()).statusCode, 201, 'sent again once the store is free, it is created');
 });
 
-t.test('a guarded submission is recorded whole or not at all: refused while the store is held, none of its events (slot, guard, count, response) stays, and the visitor\'s retry is taken, not called a duplicate', async (t) => {
+t.test('a guarded submission refused while the store is held: 503, none of its events stored, and the visitor\'s retry is taken, whole, not called a duplicate', async (t) => {
   const { app, services } = await testApp(t);
   const biz = await owner(services);
   const widget = await publishedWidget(app, biz, { settings: { prevent_duplicates: true, max_responses: 5 } });

@@ -55,6 +55,20 @@ t.test('a slot numbered past max_responses closes the object, though the read be
   t.equal(responses.length, 1, 'the second response was not recorded');
 });
 
+t.test('a submission that finds the last slot taken at the store leaves nothing of itself, its guard and network count included: the visitor may answer once a slot is free', async (t) => {
+  const { services, input } = await setUp(t);
+  const full = target({ max_responses: 1, prevent_duplicates: true });
+  t.equal((await submitResponse(services, full, input)).kept, true, 'the first visitor takes the one slot');
+  const head = await services.events.headPosition();
+  const second = { ...input, request: { headers: {}, ip: '203.0.113.10', client: { fingerprint: 'fp-2' } } };
+  await t.rejects(submitResponse(readingBefore(services, 'quota-'), full, second), { code: 'widget_closed' });
+  t.equal(await services.events.headPosition(), head, 'no guard, count or slot of the refused submission');
+  const raised = target({ max_responses: 2, prevent_duplicates: true });
+  t.equal((await submitResponse(services, raised, second)).kept, true, 'the same visitor, once the owner raised the limit: taken, not a duplicate');
+  const types = (await services.events.readAll({ after: head, limit: 10 })).map((event) => event.type).sort();
+  t.same(types, ['NetworkSubmissionCounted', 'ResponseSubmitted', 'SubmissionGuarded', 'SubmissionSlotReserved'], 'recorded once, whole');
+});
+
 t.test('a token verified on the summary is still refused at the decision once its lifetime has run out', async (t) => {
   const clock = manualClock();
   const { services, input } = await setUp(t, clock);

@@ -140,14 +140,17 @@ export interface EventStore {
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
   /**
    * Appends to several streams, part after part in the order given, and
-   * answers the position of the last part's last event. A part is refused
-   * as `append` refuses it (WrongExpectedRevision, AppendTooLarge), and with
-   * RevisionLimitReached when its last event would take a revision at or
-   * past its `below`. With `atomicAcrossStreams` (SQLite) it is one
+   * answers the revision and position of the last part's last event. Each
+   * part is checked as `append` checks it (WrongExpectedRevision;
+   * AppendTooLarge past the limit for one part), and a part whose last
+   * event would take a revision at or past its `below` is refused with
+   * RevisionLimitReached. With `atomicAcrossStreams` (SQLite) it is one
    * transaction: every part is stored or none is, at consecutive positions.
    * Without (KurrentDB, see appendInOrder) each part is an append of its
-   * own: a refused part leaves the parts before it stored, and any other
-   * failure after the first part was stored is PartlyAppended.
+   * own: a WrongExpectedRevision leaves the parts before it stored, a
+   * RevisionLimitReached leaves its own part stored too (it is found only
+   * once stored), and any other failure after the first part was stored is
+   * PartlyAppended.
    */
   appendToStreams(parts: StreamAppend[]): Promise<AppendResult>;
   /** Whether appendToStreams stores every part or none. */
