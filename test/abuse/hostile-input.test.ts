@@ -86,12 +86,14 @@ function inPath(id: string): string {
 
 /**
  * The injector resolves dot segments as a browser would (`/api/forms/.` and
- * `/api/forms/%2E` are the form list), so an id that is one names another
- * route rather than being a bad id.
+ * `/api/forms/%2E` are the form list, `/api/forms/`), so an id that is one
+ * names another route rather than being a bad id: fewer segments, or an
+ * empty one where the id stood.
  */
 function namesTheRoute(template: string, url: string): boolean {
-  const segments = (path: string) => path.split('/').length;
-  return segments(new URL(url, 'http://localhost').pathname) === segments(template);
+  const segments = (path: string) => path.split('/').slice(1);
+  const resolved = segments(new URL(url, 'http://localhost').pathname);
+  return resolved.length === segments(template).length && resolved.every((segment) => segment !== '');
 }
 
 interface World {
