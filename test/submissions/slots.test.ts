@@ -74,3 +74,29 @@ t.test('prevent_duplicates holds on every plan: a Free owner\'s form takes one r
   t.equal(again.statusCode, 409, 'the same fingerprint again');
   t.equal(again.json().code, 'duplicate_submission');
 });
+
+for (const kind of ['widgets', 'polls'] as const) {
+  t.test(`${kind}: twelve visitors at once for three slots: three taken, and the nine refused leave no guard, count or slot behind`, async (t) => {
+    const { app, services } = await testApp(t);
+    const biz = await owner(services);
+    const { id, payload } = await publishedObject(app, biz, kind);
+    const token = await tokenFor(app, kind, id);
+    const action = kind === 'polls' ? 'vote' : 'submit';
+    const send = (n: number) => app.inject({ method: 'POST', url: `/api/${kind}/${id}/${action}`, remoteAddress: `203.0.113.${n + 10}`, payload: payload(token, `visitor-${n}`) });
+    const head = await services.events.headPosition();
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, n) => send(n)));
+    const statuses = replies.map((reply) => reply.statusCode).sort();
+    t.same(statuses, [200, 200, 200, ...Array<number>(9).fill(403)], 'three accepted, nine told it is closed');
+    const types = (await services.events.readAll({ after: head, limit: 100 })).map((event) => event.type);
+    const count = (type: string) => types.filter((seen) => seen === type).length;
+    t.same(
+      [count('SubmissionGuarded'), count('NetworkSubmissionCounted'), count('SubmissionSlotReserved'), count(kind === 'polls' ? 'VoteCast' : 'ResponseSubmitted')],
+      [3, 3, 3, 3],
+      'the events of the three, and nothing of the nine',
+    );
+    const refused = replies.findIndex((reply) => reply.statusCode === 403);
+    const raised = await app.inject({ method: 'PUT', url: `/api/${kind}/${id}`, headers: biz.headers, payload: { settings: { max_responses: 4, prevent_duplicates: true } } });
+    t.equal(raised.statusCode, 200);
+    t.equal((await send(refused)).statusCode, 200, 'a refused visitor answers once the owner makes room');
+  });
+}
