@@ -124,15 +124,14 @@ interface Contribution {
   counters: Array<{ dim: Dimension; key: string; value: CounterValue; stored?: CounterValue }>;
 }
 
-/** What a response or vote counts: the tallies into `collection`, and the ids of the counters they add to. */
+/** What a response or vote counts: one tally into `collection` for each counter it adds to (the counter's id is its doc's). */
 export interface Counted {
-  tallies: string[];
-  ops: ReadModelOp[];
+  ops: CountOne[];
 }
 
 function contribute(collection: string, c: Contribution): Counted {
   const day = utcDay(c.at);
-  const counted: Counted = { tallies: [], ops: [] };
+  const counted: Counted = { ops: [] };
   count(counted, collection, c.parentId, 'total', '', null, null);
   count(counted, collection, c.parentId, 'day', day, null, null);
   // The account's figures for the overview.
@@ -144,7 +143,6 @@ function contribute(collection: string, c: Contribution): Counted {
 
 function count(into: Counted, collection: string, scope: string, dim: Dimension, key: string, value: CounterValue, stored: CounterValue): void {
   const { id, countOne } = counter(scope, dim, key, value);
-  into.tallies.push(id);
   let op = countOne.get(collection);
   // What a counter stores follows from what it counts; a caller that stored otherwise gets an op of its own.
   if (op === undefined || op.doc.value !== stored) {
@@ -189,14 +187,14 @@ export function voteCounted(vote: { poll_id: string; account_id: string; option_
 export function responseCounters(doc: Doc): string[] {
   const { parent_id, account_id, answers, metadata, submitted_at } = doc;
   if (typeof parent_id !== 'string' || typeof account_id !== 'string' || typeof submitted_at !== 'string' || !isObject(answers) || !isObject(metadata)) return [];
-  return responseCounted({ account_id, answers, metadata, submitted_at }, parent_id).tallies;
+  return responseCounted({ account_id, answers, metadata, submitted_at }, parent_id).ops.map((op) => op.doc.id);
 }
 
 /** The counters a vote's document counted in (the voters collection's `counted`); none for a document not of that shape. */
 export function voteCounters(doc: Doc): string[] {
   const { poll_id, account_id, option_ids, cast_at } = doc;
   if (typeof poll_id !== 'string' || typeof account_id !== 'string' || typeof cast_at !== 'string' || !Array.isArray(option_ids) || !option_ids.every((id) => typeof id === 'string')) return [];
-  return voteCounted({ poll_id, account_id, option_ids, cast_at }).tallies;
+  return voteCounted({ poll_id, account_id, option_ids, cast_at }).ops.map((op) => op.doc.id);
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
