@@ -42,6 +42,18 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
     last_seal_hash: result.lastSealHash,
     seconds: Number(seconds.toFixed(3)),
     events_per_second: seconds > 0 ? Math.round(result.events / seconds) : null,
+    ...(result.erasedSinceExpected
+      ? {
+          erased_since_expected: result.erasedSinceExpected.map((record) => ({
+            position: String(record.position),
+            stream: record.stream,
+            parent_id: record.parentId ?? null,
+            submissions: record.submissions,
+            actor: record.actor ?? null,
+            occurred_at: record.occurredAt ?? null,
+          })),
+        }
+      : {}),
   };
   const broken = result.firstBreak;
   if (!broken) {

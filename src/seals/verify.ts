@@ -26,6 +26,23 @@ export interface Verification {
   seals: number;
   lastSealedPosition: bigint;
   lastSealHash: string | null;
+  /**
+   * With `expect`: the erasure records after that seal which account for
+   * events it covers being gone. Anyone able to write the store can forge
+   * such a record as well as a lawful erasure writes one, so these are what
+   * an auditor holds against the erasures they know were asked for.
+   */
+  erasedSinceExpected?: ErasureRecord[];
+}
+
+/** A `ResponsesErased` event, as verify lists it: where it is, what it names, who recorded it, when. */
+export interface ErasureRecord {
+  position: bigint;
+  stream: string;
+  parentId: string | undefined;
+  submissions: number;
+  actor: string | undefined;
+  occurredAt: string | undefined;
 }
 
 export interface VerifyOptions {
@@ -160,6 +177,16 @@ function sealVersion(metadata: string) {
 
 const INSERTED = 'inserted: no seal covers this event, though it lies inside a sealed range';
 
+/** Who recorded an event and when, from its metadata as stored; nothing from a text that no longer parses. */
+function recordedBy(metadata: string): { actor: string | undefined; occurredAt: string | undefined } {
+  try {
+    const { actor, occurred_at } = JSON.parse(metadata) as { actor?: unknown; occurred_at?: unknown };
+    return { actor: typeof actor === 'string' ? actor : undefined, occurredAt: typeof occurred_at === 'string' ? occurred_at : undefined };
+  } catch {
+    return { actor: undefined, occurredAt: undefined };
+  }
+}
+
 /**
  * Walks the whole history once, against the seals met on the way (a seal
  * follows every event it covers): recomputes every event's leaf and every
@@ -175,6 +202,8 @@ const INSERTED = 'inserted: no seal covers this event, though it lies inside a s
 export async function verifyHistory(store: EventStore, options: VerifyOptions = {}): Promise<Verification> {
   const pageSize = options.pageSize ?? 1000;
   const erasedIds = new Set<string>(options.erasedLater);
+  /** The first record naming each erased id (ids a copy's mark names have none here). */
+  const erasedIn = new Map<string, ErasureRecord>();
   let firstBreak: Found | undefined;
   const report = (found: Found) => {
     if (!firstBreak || found.position < firstBreak.position) firstBreak = found;
@@ -186,7 +215,9 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
   let seals = 0;
   let previous: string | null = null;
   let through = 0n;
-  let expectFound = options.expect === undefined;
+  /** Where the last seal that followed its predecessor is, and the expected one with what it covers. */
+  let lastSealAt = 0n;
+  let expected: { at: bigint; through: bigint } | undefined;
 
   const checkSeal = (record: FeedRecord) => {
     const at = { position: record.position, stream: SEAL_STREAM, type: record.type };
@@ -212,6 +243,11 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     const seal = parsed.data;
     const from = BigInt(seal.from);
     const end = BigInt(seal.through);
+    if (end >= record.position) {
+      // Its lines name events not read yet: judged here, they would all count as missing, and the first break named would be an event before it that is intact.
+      report({ ...at, problem: `seal ${seal.seal} covers events up to position ${end}, which is not before it: seals were moved or swapped` });
+      return;
+    }
     let i = pending.start;
     if (seal.seal !== seals || seal.previous !== previous || from !== through) {
       report({ ...at, problem: `seal ${seal.seal} does not follow seal ${seals - 1}: a seal was removed, inserted or changed` });
@@ -223,7 +259,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
       // The hash covers the lines, not this figure beside them, which `status` shows.
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: it says it covers ${seal.count} events, and lists ${lines.length}` });
     }
-    if (seal.hash === options.expect) expectFound = true;
+    if (seal.hash === options.expect) expected = { at: record.position, through: end };
 
     for (const line of lines) {
       while (i < pending.end && pending.position(i) < line.position) report({ position: pending.position(i++), problem: () => INSERTED });
@@ -243,6 +279,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     pending.compact();
     previous = seal.hash;
     through = end;
+    lastSealAt = record.position;
     seals++;
   };
 
@@ -253,7 +290,14 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     for (let i = 0; i < page.count; i++) {
       events++;
       const record = page.records[next]?.[0] === i ? page.records[next++]![1] : undefined;
-      if (record?.type === 'ResponsesErased') for (const id of erasedBy(record).ids) erasedIds.add(id);
+      if (record?.type === 'ResponsesErased') {
+        const { ids, parentId } = erasedBy(record);
+        const erasure: ErasureRecord = { position: record.position, stream: record.streamId, parentId, submissions: ids.length, ...recordedBy(record.metadata) };
+        for (const id of ids) {
+          erasedIds.add(id);
+          if (!erasedIn.has(id)) erasedIn.set(id, erasure);
+        }
+      }
       if (record?.streamId === SEAL_STREAM) checkSeal(record);
       pending.push(page.positions[i]!, page.revisions[i]!, leaves, i * 32);
     }
@@ -282,8 +326,17 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     if (erasedStreams.has(line.stream)) erased++;
     else report({ position: line.position, stream: line.stream, type: line.type, problem: 'deleted: the event was sealed, and no recorded erasure removed its stream' });
   }
-  if (!expectFound) {
-    report({ position: through, stream: SEAL_STREAM, type: LogSealed.type, problem: `the chain no longer holds the seal ${options.expect}: seals were removed or rewritten` });
+  if (options.expect !== undefined && expected === undefined) {
+    report({ position: lastSealAt, stream: SEAL_STREAM, type: LogSealed.type, problem: `the chain no longer holds the seal ${options.expect}: seals were removed or rewritten` });
   }
-  return { firstBreak: firstBreak && (await described(store, firstBreak)), events, sealed, erased, unsealed: pending.end - pending.start, seals, lastSealedPosition: through, lastSealHash: previous };
+  const verification: Verification = { firstBreak: firstBreak && (await described(store, firstBreak)), events, sealed, erased, unsealed: pending.end - pending.start, seals, lastSealedPosition: through, lastSealHash: previous };
+  if (expected) {
+    const since = new Map<bigint, ErasureRecord>();
+    for (const line of missing) {
+      const erasure = line.subject === undefined ? undefined : erasedIn.get(line.subject);
+      if (line.position <= expected.through && erasure && erasure.position > expected.at) since.set(erasure.position, erasure);
+    }
+    verification.erasedSinceExpected = [...since.values()].sort((a, b) => (a.position < b.position ? -1 : 1));
+  }
+  return verification;
 }

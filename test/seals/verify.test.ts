@@ -39,6 +39,67 @@ t.test('an untouched history verifies: exit 0, the counts and the last sealed po
   t.equal(expected.code, 0, 'the chain holds the seal noted earlier');
   const unknown = await verifyRun(dir, ['--expect', 'a'.repeat(64)]);
   t.equal(unknown.code, 1, 'a noted seal the chain no longer holds is a break');
+  t.match(unknown.result.break, { position: String(seals[1]!.position), stream: SEAL_STREAM, type: 'LogSealed', problem: /no longer holds the seal/ }, 'named at the last seal the chain holds');
+});
+
+t.test('swapping two seals: exit 1 naming the first of them, not an intact event before it', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const [a, b] = rows(dir).filter((row) => row.stream_id === SEAL_STREAM);
+  const db = openFile(dir);
+  db.transaction(() => {
+    db.prepare('UPDATE events SET position = -1 WHERE position = ?').run(a!.position);
+    db.prepare('UPDATE events SET position = ? WHERE position = ?').run(a!.position, b!.position);
+    db.prepare('UPDATE events SET position = ? WHERE position = -1').run(b!.position);
+  })();
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(a!.position), stream: SEAL_STREAM, problem: /not before it: seals were moved or swapped/ });
+});
+
+t.test('an event put below position 1, where no feed reads: the store does not open, and verify exits 1 naming it', async (t) => {
+  const { dir, close, responses } = await sealedHistory(t);
+  await close();
+  const copy = rows(dir).find((row) => row.data.includes(responses[0]!.marker))!;
+  const db = openFile(dir);
+  // The response's own event again, as a second revision of its stream, where only a command would read it.
+  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) SELECT 0, 'hidden', stream_id, 1, type, data, metadata, recorded_at FROM events WHERE position = ?").run(copy.position);
+  db.close();
+  const { code, stderr } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(stderr, new RegExp(`an event at position 0 \\(stream ${copy.stream_id}, ResponseSubmitted\\), below the first position it gives`));
+  t.notMatch(stderr, /\n\s+at /, 'one line, no stack');
+});
+
+t.test('with --expect, the erasure records after that seal which removed what it covers are listed, a forged one among them', async (t) => {
+  const { dir, app, who, services, close, widgets, responses } = await sealedHistory(t);
+  await services.seals.sealAll();
+  const noted = (await verifyRun(dir)).result.last_seal_hash as string;
+  // A lawful erasure after the noted seal...
+  await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widgets[0], ids: [responses[0]!.id] } });
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  await close();
+  const lawful = await verifyRun(dir, ['--expect', noted]);
+  t.equal(lawful.code, 0, lawful.stderr);
+  t.match(lawful.result.erased_since_expected, [{ parent_id: widgets[0], submissions: 1, actor: who.keyId, occurred_at: /^\d{4}-/ }]);
+  t.equal(lawful.result.erased_since_expected.length, 1);
+
+  // ...and one forged by hand: a sealed response deleted, and a record naming it appended.
+  const victim = rows(dir).find((row) => row.data.includes(responses[1]!.marker))!;
+  const db = openFile(dir);
+  db.prepare('DELETE FROM events WHERE stream_id = ?').run(victim.stream_id);
+  const data = JSON.stringify({ account_id: 'acc', parent: 'widget', parent_id: widgets[0], response_ids: [responses[1]!.id], reason: 'bulk_delete', key_id: null, erased_at: '2026-11-27T00:00:00.000Z' });
+  db.prepare("INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES ('forged', 'erasure-forged', 0, 'ResponsesErased', ?, ?, '2026-11-27T00:00:00.000Z')").run(
+    data,
+    JSON.stringify({ schema_version: 1, occurred_at: '2026-11-27T00:00:00.000Z', actor: 'forger' }),
+  );
+  db.close();
+  const forged = await verifyRun(dir, ['--expect', noted]);
+  t.equal(forged.code, 0, 'a well-formed record after the last seal is not a break: the chain cannot tell it from a lawful one');
+  t.equal(forged.result.erased_since_expected.length, 2);
+  t.match(forged.result.erased_since_expected[1], { stream: 'erasure-forged', parent_id: widgets[0], submissions: 1, actor: 'forger', occurred_at: '2026-11-27T00:00:00.000Z' }, 'so it is listed for the auditor to hold against the erasures asked for');
+  t.notOk('erased_since_expected' in (await verifyRun(dir)).result, 'listed only against a noted seal');
 });
 
 t.test('flipping one byte of any sealed event payload breaks the chain at its position', async (t) => {

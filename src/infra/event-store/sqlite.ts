@@ -112,6 +112,23 @@ export interface SqliteEventStoreOptions {
   maxPageCount?: number;
 }
 
+/**
+ * Positions start at 1 and only grow: a row below that was put there by
+ * hand. The feed reads after a position (0 for the start), so no
+ * projection, seal or verify would see it, while the stream's commands
+ * would load it: such a store is not opened, and the message names it.
+ */
+function refuseHiddenEvents(db: SqliteDatabase): void {
+  const hidden = db.prepare('SELECT position, stream_id, type FROM events WHERE position < 1 ORDER BY position LIMIT 1').get() as
+    | { position: number; stream_id: string; type: string }
+    | undefined;
+  if (hidden) {
+    throw new Error(
+      `the event store holds an event at position ${hidden.position} (stream ${hidden.stream_id}, ${hidden.type}), below the first position it gives (1): the file was edited, and no feed or seal covers it`,
+    );
+  }
+}
+
 /** Free space below this on the data directory's file system counts as full: SQLite needs room for its log and its pages. */
 const MIN_FREE_BYTES = 4 * 1024 * 1024;
 
@@ -195,6 +212,7 @@ export class SqliteEventStore implements EventStore {
     };
     this.appended.setMaxListeners(0);
     this.appendOne = db.transaction(this.appendTransaction);
+    refuseHiddenEvents(db);
   }
 
   async hasRoom(): Promise<boolean> {
@@ -491,5 +509,11 @@ export class SqliteEventStore implements EventStore {
 }
 
 export function openSqliteEventStore(dataDir: string, logger?: StoreLogger, options?: SqliteEventStoreOptions): SqliteEventStore {
-  return new SqliteEventStore(openDatabase(dataDir, 'FULL'), logger, options);
+  const db = openDatabase(dataDir, 'FULL');
+  try {
+    return new SqliteEventStore(db, logger, options);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 }
