@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Plan } from '../accounts/plans.js';
 import type { Services } from '../services.js';
 import { duplicate, type Gate } from '../submissions/decide.js';
-import type { SubmissionRequest } from '../submissions/metadata.js';
+import { pageFact, type SubmissionRequest } from '../submissions/metadata.js';
 import {
   accessFacts,
   countHoneypotCatch,
@@ -26,7 +26,7 @@ export const VoteBody = z.object({
   _token: z.string().max(1000).optional(),
   /** The honeypot: a hidden input only bots fill. */
   _hp: z.string().max(1000).optional(),
-  metadata: z.object({ fingerprint: z.string().max(512).optional() }).default({}),
+  metadata: z.object({ fingerprint: pageFact(512).optional() }).default({}),
 }).meta({
   examples: [{ option_ids: ['opt_01JD3Q5V8K2M4N6P8R0S2T4V6X'], _token: 'v1.poll.pol_01JD3Q5V8K2M4N6P8R0S2T4V6Z.m3u9x0a1.Xb8…', metadata: { fingerprint: '5c1f9e0d2b7a4e63' } }],
 });

@@ -5,18 +5,36 @@ import type { Plan } from '../accounts/plans.js';
 import type { GeoLookup } from '../infra/geo.js';
 import { keyedHash } from '../infra/keys.js';
 
+/** The text cut to `max` UTF-16 units, without the first half of a pair the cut splits. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * A page fact longer than `max` is cut to it rather than refused: the embed
+ * reads it from the page (a URL carrying an app's state, a long title), the
+ * visitor cannot shorten it, and refusing it would lose their answer.
+ */
+export const pageFact = (max: number) =>
+  z
+    .string()
+    .overwrite((text) => clip(text, max))
+    .meta({ description: `cut to its first ${max} characters when longer` });
+
 /** What an embed may send about the page; camelCase on the wire (spec 2.6). Unknown keys are dropped. */
 export const ClientMetadata = z.object({
-  pageUrl: z.string().max(2048).optional(),
-  pageTitle: z.string().max(500).optional(),
-  fingerprint: z.string().max(512).optional(),
+  pageUrl: pageFact(2048).optional(),
+  pageTitle: pageFact(500).optional(),
+  fingerprint: pageFact(512).optional(),
   screenWidth: z.number().int().min(0).max(100_000).optional(),
   screenHeight: z.number().int().min(0).max(100_000).optional(),
   /**
    * document.referrer of the page: where the visitor came from. The request's
    * own Referer header names the embedding page (page_url), never this.
    */
-  referrer: z.string().max(2048).optional(),
+  referrer: pageFact(2048).optional(),
 });
 export type ClientMetadata = z.infer<typeof ClientMetadata>;
 

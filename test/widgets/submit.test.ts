@@ -191,3 +191,31 @@ t.test('text answers are counted in characters, as titles are: 10,000 emoji pass
   const stored = (await app.inject({ method: 'GET', url: `/api/widgets/${id}/responses`, headers: biz.headers })).json().responses;
   t.equal(stored[1].answers.comment, '🙂'.repeat(6_000), 'kept whole');
 });
+
+t.test('page facts longer than their limits are cut, not refused: the visitor cannot shorten them', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const id = await publishedWidget(app, biz);
+  const long = `https://shop.example/app#${'a'.repeat(3000)}`;
+  const title = `${'T'.repeat(499)}😀 and more`;
+  const reply = await app.inject({
+    method: 'POST',
+    url: `/api/widgets/${id}/submit`,
+    payload: { answers: { rating: 4 }, _token: await tokenFor(app, 'widgets', id), metadata: { pageUrl: long, pageTitle: title, referrer: long, fingerprint: 'f'.repeat(600) } },
+  });
+  t.equal(reply.statusCode, 200, reply.body);
+  const listed = await app.inject({ method: 'GET', url: `/api/widgets/${id}/responses`, headers: biz.headers });
+  const metadata = listed.json().responses[0].metadata as Record<string, string>;
+  t.equal(metadata.page_url, long.slice(0, 2048), 'the URL cut to 2,048 characters');
+  t.equal(metadata.referer, long.slice(0, 2048));
+  t.equal(metadata.page_title, 'T'.repeat(499), 'the title to 500, without the half of a pair the cut would split');
+
+  const poll = (await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Which?', options: [{ text: 'A' }, { text: 'B' }] } })).json();
+  await app.inject({ method: 'PUT', url: `/api/polls/${poll.id}`, headers: biz.headers, payload: { published: true } });
+  const vote = await app.inject({
+    method: 'POST',
+    url: `/api/polls/${poll.id}/vote`,
+    payload: { option_ids: [poll.options[0].id], _token: await tokenFor(app, 'polls', poll.id), metadata: { fingerprint: 'f'.repeat(600) } },
+  });
+  t.equal(vote.statusCode, 200, vote.body);
+});
