@@ -200,7 +200,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   // Every role reads these; emptying a projection new to the store is left to whoever applies it (runner.init).
   await readModels.ensureCollections([...projections.flatMap((p) => p.collections), ...KeyUsage.collections]);
-  const clock = options.clock ?? systemClock;
+  // A point-in-time copy answers as of its moment: what is closed by then, the last 30 days to then, the sessions live then.
+  const clock = readOnly ? () => new Date(readOnly.until) : (options.clock ?? systemClock);
   const waitMs = options.projectionWaitMs ?? 5000;
   const seals = new SealingProcess(events, catalog, clock, logger, options.sealing);
   const erasure = new ErasureProcess(events, readModels, catalog, clock, logger, {
@@ -285,7 +286,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     commands,
     webhooks,
     ...(options.webhooks?.resolve ? { webhookResolve: options.webhooks.resolve } : {}),
-    keyUsage: new KeyUsage(readModels, clock, logger),
+    keyUsage: new KeyUsage(readModels, clock, logger, readOnly !== undefined),
     clock,
     ids: options.ids ?? createIdGenerator(),
     random: options.random ?? secureRandom,

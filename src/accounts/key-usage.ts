@@ -18,9 +18,12 @@ export class KeyUsage {
     private readonly readModels: ReadModelStore,
     private readonly clock: Clock,
     private readonly logger: Pick<FastifyBaseLogger, 'warn'>,
+    /** A point-in-time copy, which records nothing: its keys show when they were last used by the moment. */
+    private readonly readOnly = false,
   ) {}
 
   touch(keyId: string): void {
+    if (this.readOnly) return;
     const now = this.clock();
     const last = this.written.get(keyId);
     if (last !== undefined && now.getTime() - last < EVERY_MS) return;

@@ -30,7 +30,7 @@ import { rebuildAt } from './point-in-time.js';
 import { seal, verify, verifyCommand } from './verify.js';
 import { catalog } from '../domain-events.js';
 import { lastSeal } from '../seals/process.js';
-import { readPointInTime } from '../seals/point-in-time.js';
+import { readPointInTime, UnreadableMark, type PointInTime } from '../seals/point-in-time.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
 
 type Output = (line: string) => void;
@@ -415,7 +415,14 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
       err(`admin: no store in DATA_DIR ${resolve(config.DATA_DIR)} (${job.spec.name} reads an existing history; is the path right?)`);
       return 1;
     }
-    const pointInTime = job.spec.history === 'appends' ? readPointInTime(config.DATA_DIR) : undefined;
+    let pointInTime: PointInTime | undefined;
+    try {
+      pointInTime = job.spec.history === 'appends' ? readPointInTime(config.DATA_DIR) : undefined;
+    } catch (error) {
+      if (!(error instanceof UnreadableMark)) throw error;
+      err(`admin: ${error.message}`);
+      return 1;
+    }
     if (pointInTime) {
       err(`admin: ${job.spec.name}: DATA_DIR holds the history as of ${pointInTime.until}, which is read-only`);
       return 2;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { haltMessage } from '../../projections/halt.js';
+import { SessionActivity } from '../dashboard/activity.js';
 import { AppError } from '../errors.js';
 import type { FeedRecord } from '../infra/event-store/port.js';
 import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
@@ -56,7 +57,9 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   makeEmptyDirectory(target);
   let last = 0n;
   let events = 0;
-  const erasedAfter = new Map<string, Set<string>>();
+  // A copy of a copy: what was erased after the first copy's moment is gone from both, and still in their seals.
+  const erasedAfter = new Map<string, Set<string>>(Object.entries(services.readOnly?.erased_after_by_object ?? {}).map(([object, ids]) => [object, new Set(ids)]));
+  if (services.readOnly?.erased_after?.length) erasedAfter.set('', new Set(services.readOnly.erased_after));
   writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: services.clock().toISOString() });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
@@ -104,6 +107,8 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
     await pointInTime.projections.rebuild();
     const halted = pointInTime.projections.halted;
     if (halted) throw new Error(haltMessage(halted));
+    // Made here, empty, so that serving the copy creates nothing in it.
+    await pointInTime.readModels.ensureCollections(SessionActivity.collections);
   } finally {
     await pointInTime.close();
   }

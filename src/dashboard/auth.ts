@@ -32,7 +32,7 @@ declare module 'fastify' {
   }
 }
 
-export type SessionServices = Pick<Services, 'readModels' | 'keys' | 'clock' | 'config' | 'commands'>;
+export type SessionServices = Pick<Services, 'readModels' | 'keys' | 'clock' | 'config' | 'commands' | 'readOnly'>;
 
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -72,12 +72,13 @@ export async function findSession(services: SessionServices, request: FastifyReq
   const lastActive = (await activity.lastActive(sessionId)) ?? signedInAt;
   const now = services.clock();
   if (now.getTime() >= sessionEndsAt(signedInAt, lastActive, idleMs(services)).getTime()) {
-    await expire(services, sessionId, String(doc.link_id), request);
+    // A point-in-time copy records nothing: the session is over there all the same.
+    if (!services.readOnly) await expire(services, sessionId, String(doc.link_id), request);
     return null;
   }
   const account = await services.readModels.get(ACCOUNTS, String(doc.account_id));
   if (!account) return null;
-  const recorded = await activity.touch(sessionId, lastActive);
+  const recorded = services.readOnly ? lastActive : await activity.touch(sessionId, lastActive);
   return {
     sessionId,
     accountId: String(doc.account_id),

@@ -32,8 +32,7 @@ export interface StoreLogger {
  */
 export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): SqliteDatabase {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, DATABASE_FILE));
-  db.pragma('journal_mode = WAL');
+  const db = openInWal(join(dataDir, DATABASE_FILE));
   db.pragma(`synchronous = ${synchronous}`);
   // A checkpoint copies every page the log holds back into the file: the pages
   // a stream of appends touches (the feed's tail, its index of random ids, the
@@ -49,6 +48,20 @@ export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): S
   // connection that may delete sets it.
   db.pragma('secure_delete = ON');
   return db;
+}
+
+function openInWal(path: string): SqliteDatabase {
+  let db: SqliteDatabase | undefined;
+  try {
+    db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    return db;
+  } catch (error) {
+    db?.close();
+    // SQLite's own words ("file is not a database") do not say which file.
+    // The driver's code is kept: a file another process holds locked is told apart by it.
+    throw Object.assign(new Error(`${path}: ${(error as Error).message}`), { code: (error as { code?: unknown }).code });
+  }
 }
 
 /** How often, and how far apart, a checkpoint that another connection holds up is tried again. */

@@ -36,10 +36,26 @@ export function erasedAfter(mark: PointInTime, object?: string): string[] {
   return [...Object.values(byObject).flat(), ...(mark.erased_after ?? [])];
 }
 
+/** A mark that is there but cannot be read: the store is neither served nor changed until it is mended or removed. */
+export class UnreadableMark extends Error {
+  constructor(path: string, why: string) {
+    super(`${path} is not a point-in-time mark as admin rebuild --until writes it (${why}): mend or remove it`);
+    this.name = 'UnreadableMark';
+  }
+}
+
 export function readPointInTime(dataDir: string): PointInTime | undefined {
   const path = join(dataDir, POINT_IN_TIME_FILE);
   if (!existsSync(path)) return undefined;
-  return JSON.parse(readFileSync(path, 'utf8')) as PointInTime;
+  let mark: unknown;
+  try {
+    mark = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UnreadableMark(path, (error as Error).message);
+  }
+  const { until } = (mark ?? {}) as { until?: unknown };
+  if (typeof until !== 'string' || Number.isNaN(Date.parse(until))) throw new UnreadableMark(path, 'it names no moment in `until`');
+  return mark as PointInTime;
 }
 
 export function writePointInTime(dataDir: string, mark: PointInTime): void {

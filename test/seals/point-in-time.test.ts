@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { buildApp } from '../../src/http/app.js';
+import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { POINT_IN_TIME_FILE } from '../../src/seals/point-in-time.js';
 import { publishedWidget } from '../support/app.js';
 import { admin, json } from '../support/processes.js';
@@ -15,6 +17,9 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   const widget = await publishedWidget(app, who, { title: 'Before' });
   await submit(app, widget);
   await submit(app, widget);
+  // Open at the moment, closed by the time the copy is served.
+  const closesAt = new Date(Date.now() + 500).toISOString();
+  t.equal((await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { settings: { closes_at: closesAt } } })).statusCode, 200);
   await services.seals.sealAll();
   // The store records times in milliseconds: the moment falls strictly between the two halves.
   await pause(5);
@@ -29,6 +34,16 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   t.match(rebuilt, { rebuilt: true, until, out, events: Number, position: String, read_only: true });
   t.ok(existsSync(join(out, POINT_IN_TIME_FILE)));
 
+  const tables = () => {
+    const db = new Database(join(out, DATABASE_FILE), { readonly: true });
+    try {
+      return { names: db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all(), used: db.prepare('SELECT count(*) FROM rm_api_key_usage').pluck().get() };
+    } finally {
+      db.close();
+    }
+  };
+  const built = tables();
+  while (Date.now() <= Date.parse(closesAt) + 10) await pause(20);
   const then = await testServices(t, { dataDir: out });
   t.match(then.readOnly, { until });
   await then.start();
@@ -37,6 +52,7 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   const shown = await served.inject({ method: 'GET', url: `/api/widgets/${widget}`, headers: who.headers });
   t.equal(shown.statusCode, 200, 'the keys of the time work');
   t.equal(shown.json().title, 'Before');
+  t.equal(shown.json().closed, false, 'open, as it was at the moment, though its closing time has passed since');
   const listed = await served.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: who.headers });
   t.equal(listed.json().responses.length, 2, 'the responses of the time');
   const command = await served.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { title: 'Rewritten' } });
@@ -47,6 +63,9 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   const ready = await served.inject({ method: 'GET', url: '/readyz' });
   t.equal(ready.statusCode, 200, ready.body);
   t.equal(await then.events.headPosition(), BigInt(rebuilt.position), 'the copy ends at the moment');
+  await served.close();
+  await then.close();
+  t.strictSame(tables(), built, 'serving it created no table and recorded no key use');
 
   const verified = await admin(['verify'], { DATA_DIR: out });
   t.equal(verified.code, 0, 'the copy keeps positions, ids and times: its seals verify');
@@ -113,6 +132,14 @@ t.test('rebuild --until: responses erased after the moment are counted erased by
   t.notOk(audited.stdout.includes(gone.marker), 'never its content');
   t.notOk(trail.some((entry) => entry.type === 'ResponsesErased'), 'the erasure record itself is after the moment');
 
+  // A copy of the copy, at the same moment: what was erased after it is gone from both and still in their seals.
+  const second = join(tempDir(t, 'again'), 'store');
+  t.equal((await admin(['rebuild', '--until', until, '--out', second], { DATA_DIR: out })).code, 0);
+  t.same(JSON.parse(readFileSync(join(second, POINT_IN_TIME_FILE), 'utf8')).erased_after_by_object, { [widget]: [gone.id] }, 'a copy of a copy keeps the list');
+  const verifiedAgain = await admin(['verify'], { DATA_DIR: second });
+  t.equal(verifiedAgain.code, 0, verifiedAgain.stderr);
+  t.match(json(verifiedAgain), { verified: true, erased: 1 });
+
   // The same copy without the ids: the erased response's sealed event is missing, unexplained.
   writeFileSync(join(out, POINT_IN_TIME_FILE), JSON.stringify({ ...mark, erased_after_by_object: {} }));
   t.equal((await admin(['verify'], { DATA_DIR: out })).code, 1);
@@ -132,6 +159,15 @@ t.test('the admin CLI refuses to append to a point-in-time copy, and to read a s
   }
   t.equal((await admin(['verify'], { DATA_DIR: out })).code, 0, 'reading it is fine');
   t.equal(json(await admin(['status'], { DATA_DIR: out })).head, '0', 'nothing was appended');
+
+  // A mark that no longer parses: one line naming the file, whatever the command, and nothing appended.
+  writeFileSync(join(out, POINT_IN_TIME_FILE), '{"until": ');
+  for (const args of [['seal'], ['create-key', '--account', 'acc_x', '--name', 'k'], ['verify'], ['status']]) {
+    const run = await admin(args, { DATA_DIR: out });
+    t.equal(run.code, 1, args.join(' '));
+    t.match(run.stderr, /point-in-time\.json is not a point-in-time mark as admin rebuild --until writes it \(.*\): mend or remove it/);
+    t.notMatch(run.stderr, /\n\s+at /, 'no stack');
+  }
 
   const typo = join(dir, 'no-such-store');
   for (const args of [['verify'], ['audit', '--object', 'wgt_x'], ['events'], ['rebuild']]) {
