@@ -51,13 +51,15 @@ export class Limits {
 
   /**
    * Counts the request in the bucket; over the limit it is 429 `rate_limited`
-   * with Retry-After. The plan's bucket also sets the X-RateLimit-* headers.
+   * with Retry-After. The plan's bucket sets the X-RateLimit-* headers of a
+   * counted reply; a refused one carries those of the bucket that refused it
+   * (an object's own `rate_limit`, say), not the plan's room left.
    */
   async take(request: FastifyRequest, reply: FastifyReply, bucket: Bucket, headers = true): Promise<void> {
     request.bucket = bucket;
     const result = await this.check(request);
     if (result.isAllowed) return;
-    if (headers) {
+    if (headers || result.isExceeded) {
       reply.header('x-ratelimit-limit', result.max);
       reply.header('x-ratelimit-remaining', Math.max(0, result.remaining));
       reply.header('x-ratelimit-reset', result.ttlInSeconds);
