@@ -9,7 +9,7 @@
  * the history is not what was sealed (verify),
  * 2 bad arguments (including ids that do not exist).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
@@ -411,8 +411,14 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
   }
   // The embedded store only: a server's URL names a store that is there, and a point-in-time copy is embedded.
   if (!config.EVENTSTORE_URL) {
-    if (job.spec.history === 'reads' && !existsSync(join(config.DATA_DIR, DATABASE_FILE))) {
+    const file = join(config.DATA_DIR, DATABASE_FILE);
+    if (job.spec.history === 'reads' && !existsSync(file)) {
       err(`admin: no store in DATA_DIR ${resolve(config.DATA_DIR)} (${job.spec.name} reads an existing history; is the path right?)`);
+      return 1;
+    }
+    // SQLite takes an empty file for an empty database, which would verify: a truncated store is not one that holds nothing.
+    if (job.spec.history === 'reads' && statSync(file).size === 0) {
+      err(`admin: ${resolve(file)} is empty (0 bytes), not a store: ${job.spec.name} reads an existing history`);
       return 1;
     }
     let pointInTime: PointInTime | undefined;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -175,6 +175,17 @@ t.test('the admin CLI refuses to append to a point-in-time copy, and to read a s
     t.equal(run.code, 1, args.join(' '));
     t.match(run.stderr, /no store in DATA_DIR .*no-such-store/);
   }
+  // A store cut to nothing is not an empty history that verifies, and is left as it is.
+  const truncated = join(dir, 'truncated');
+  mkdirSync(truncated);
+  writeFileSync(join(truncated, 'feedback.db'), '');
+  for (const args of [['verify'], ['audit', '--object', 'wgt_x'], ['events'], ['rebuild']]) {
+    const run = await admin(args, { DATA_DIR: truncated });
+    t.equal(run.code, 1, args.join(' '));
+    t.match(run.stderr, /feedback\.db is empty \(0 bytes\), not a store/);
+  }
+  t.strictSame(readdirSync(truncated), ['feedback.db'], 'nothing written beside it');
+  t.equal(statSync(join(truncated, 'feedback.db')).size, 0);
   t.notOk(existsSync(typo), 'nor is one made there');
 });
 
