@@ -27,8 +27,8 @@ export interface Verification {
   lastSealedPosition: bigint;
   lastSealHash: string | null;
   /**
-   * With `expect`: the erasure records after that seal which account for
-   * events it covers being gone. Anyone able to write the store can forge
+   * With `expect`: the erasure records after what that seal covers which
+   * account for events it covers being gone. Anyone able to write the store can forge
    * such a record as well as a lawful erasure writes one, so these are what
    * an auditor holds against the erasures they know were asked for.
    */
@@ -215,9 +215,9 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
   let seals = 0;
   let previous: string | null = null;
   let through = 0n;
-  /** Where the last seal that followed its predecessor is, and the expected one with what it covers. */
+  /** Where the last seal that followed its predecessor is, and what the expected one covers. */
   let lastSealAt = 0n;
-  let expected: { at: bigint; through: bigint } | undefined;
+  let expected: { through: bigint } | undefined;
 
   const checkSeal = (record: FeedRecord) => {
     const at = { position: record.position, stream: SEAL_STREAM, type: record.type };
@@ -243,7 +243,8 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     const seal = parsed.data;
     const from = BigInt(seal.from);
     const end = BigInt(seal.through);
-    if (end >= record.position) {
+    const whole = sealHash({ version, seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) === seal.hash;
+    if (whole && end >= record.position) {
       // Its lines name events not read yet: judged here, they would all count as missing, and the first break named would be an event before it that is intact.
       report({ ...at, problem: `seal ${seal.seal} covers events up to position ${end}, which is not before it: seals were moved or swapped` });
       return;
@@ -253,13 +254,13 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
       report({ ...at, problem: `seal ${seal.seal} does not follow seal ${seals - 1}: a seal was removed, inserted or changed` });
       // Covered by the seals that are gone: the removed seal is the break (its line here is missing), not these.
       while (i < pending.end && pending.position(i) <= from) i++;
-    } else if (sealHash({ version, seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) !== seal.hash) {
+    } else if (!whole) {
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: its hash does not match its contents` });
     } else if (seal.count !== lines.length) {
       // The hash covers the lines, not this figure beside them, which `status` shows.
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: it says it covers ${seal.count} events, and lists ${lines.length}` });
     }
-    if (seal.hash === options.expect) expected = { at: record.position, through: end };
+    if (seal.hash === options.expect) expected = { through: end };
 
     for (const line of lines) {
       while (i < pending.end && pending.position(i) < line.position) report({ position: pending.position(i++), problem: () => INSERTED });
@@ -334,7 +335,8 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     const since = new Map<bigint, ErasureRecord>();
     for (const line of missing) {
       const erasure = line.subject === undefined ? undefined : erasedIn.get(line.subject);
-      if (line.position <= expected.through && erasure && erasure.position > expected.at) since.set(erasure.position, erasure);
+      // After what the seal covers, not after the seal itself: where a seal sits is sealed by the next one only, so the events between are as unsealed as those after it.
+      if (line.position <= expected.through && erasure && erasure.position > expected.through) since.set(erasure.position, erasure);
     }
     verification.erasedSinceExpected = [...since.values()].sort((a, b) => (a.position < b.position ? -1 : 1));
   }

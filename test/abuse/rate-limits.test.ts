@@ -101,7 +101,8 @@ t.test('per-object submission limits and honeypot (Pro and Business), duplicate 
   const third = await submitTo(limited);
   t.match(third.json(), D3(429, 'rate_limited'), 'the object’s own limit, per address');
   t.ok(Number(third.headers['retry-after']) > 0);
-  t.match(third.headers, { 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0' }, 'the headers of the limit that refused it, not the plan’s room left');
+  t.equal(third.headers['x-ratelimit-limit'], '2', 'the headers of the limit that refused it, not the plan’s');
+  t.equal(third.headers['x-ratelimit-remaining'], '0');
   t.equal((await submitTo(limited, {}, '192.0.2.11')).statusCode, 200, 'another address is not limited');
 
   const events = (await services.events.readAll({ after: 0n, limit: 100_000 })).length;

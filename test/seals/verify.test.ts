@@ -102,6 +102,43 @@ t.test('with --expect, the erasure records after that seal which removed what it
   t.notOk('erased_since_expected' in (await verifyRun(dir)).result, 'listed only against a noted seal');
 });
 
+t.test('with --expect, a forged erasure record put between what that seal covers and the seal itself is listed too', async (t) => {
+  const { dir, services, close, widgets, responses } = await sealedHistory(t);
+  await services.seals.sealAll();
+  const noted = (await verifyRun(dir)).result.last_seal_hash as string;
+  await close();
+  const all = rows(dir);
+  const seal = all.filter((row) => row.stream_id === SEAL_STREAM).at(-1)!;
+  const victim = all.find((row) => row.data.includes(responses[1]!.marker))!;
+  const db = openFile(dir);
+  // Nothing after it seals where the last seal sits: it is moved on, and the record takes its place.
+  db.prepare('UPDATE events SET position = ? WHERE position = ?').run(seal.position + 1000, seal.position);
+  db.prepare('DELETE FROM events WHERE stream_id = ?').run(victim.stream_id);
+  const data = JSON.stringify({ account_id: 'acc', parent: 'widget', parent_id: widgets[0], response_ids: [responses[1]!.id], reason: 'bulk_delete', key_id: null, erased_at: '2026-11-27T00:00:00.000Z' });
+  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, 'forged', 'erasure-forged', 0, 'ResponsesErased', ?, ?, '2026-11-27T00:00:00.000Z')").run(
+    seal.position,
+    data,
+    JSON.stringify({ schema_version: 1, occurred_at: '2026-11-27T00:00:00.000Z', actor: 'forger' }),
+  );
+  db.close();
+  const run = await verifyRun(dir, ['--expect', noted]);
+  t.equal(run.code, 0, run.stderr);
+  t.match(run.result.erased_since_expected, [{ position: String(seal.position), stream: 'erasure-forged', actor: 'forger' }]);
+});
+
+t.test('a seal whose range was edited is named as changed, not as moved', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const first = rows(dir).find((row) => row.stream_id === SEAL_STREAM)!;
+  const through = JSON.parse(first.data).through as string;
+  const db = openFile(dir);
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(first.data.replace(`"through":"${through}"`, '"through":"999999"'), first.position);
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(first.position), stream: SEAL_STREAM, problem: /changed after it was made: its hash does not match/ });
+});
+
 t.test('flipping one byte of any sealed event payload breaks the chain at its position', async (t) => {
   const { dir, services } = await sealedHistory(t);
   const all = rows(dir);
