@@ -18,7 +18,7 @@ export class KeyUsage {
     private readonly readModels: ReadModelStore,
     private readonly clock: Clock,
     private readonly logger: Pick<FastifyBaseLogger, 'warn'>,
-    /** A point-in-time copy, which records nothing: its keys show when they were last used by the moment. */
+    /** A point-in-time copy, which records nothing (and holds no use of its keys: key use is not an event). */
     private readonly readOnly = false,
   ) {}
 

@@ -4,6 +4,7 @@ import { haltMessage } from '../../projections/halt.js';
 import { SessionActivity } from '../dashboard/activity.js';
 import { AppError } from '../errors.js';
 import type { FeedRecord } from '../infra/event-store/port.js';
+import { systemClock } from '../infra/ids.js';
 import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
 import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
@@ -53,6 +54,12 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
     throw new AppError('validation_error', '--out must be another directory than DATA_DIR');
   }
   if (existsSync(join(target, DATABASE_FILE))) throw new AppError('validation_error', `--out ${target} already holds a store: give a new or empty directory`);
+  const source = services.readOnly;
+  if (source && values.until.getTime() > Date.parse(source.until)) {
+    throw new AppError('validation_error', `--until is after ${source.until}, the moment of this copy, which holds nothing later: copy from the store it was copied from`);
+  }
+  // A copy's own clock stops at its moment.
+  const clock = source ? systemClock : services.clock;
   const started = performance.now();
   makeEmptyDirectory(target);
   let last = 0n;
@@ -60,7 +67,7 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   // A copy of a copy: what was erased after the first copy's moment is gone from both, and still in their seals.
   const erasedAfter = new Map<string, Set<string>>(Object.entries(services.readOnly?.erased_after_by_object ?? {}).map(([object, ids]) => [object, new Set(ids)]));
   if (services.readOnly?.erased_after?.length) erasedAfter.set('', new Set(services.readOnly.erased_after));
-  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: services.clock().toISOString() });
+  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString() });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
 
@@ -97,7 +104,7 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
     position: String(last),
     events,
     source: services.events.kind,
-    built_at: services.clock().toISOString(),
+    built_at: clock().toISOString(),
     erased_after_by_object: Object.fromEntries([...erasedAfter].sort(([a], [b]) => a.localeCompare(b)).map(([object, ids]) => [object, [...ids].sort()])),
   });
 

@@ -62,6 +62,8 @@ async function expire(services: SessionServices, sessionId: string, linkId: stri
 
 /** The live session a request's cookie names, or null; records the request as the session's activity. */
 export async function findSession(services: SessionServices, request: FastifyRequest): Promise<DashboardSession | null> {
+  // A point-in-time copy has no dashboard sessions: signing in is a command, and a cookie of the live service would be judged at a moment that never passes.
+  if (services.readOnly) return null;
   const secret = presentedSecret(request);
   if (!secret) return null;
   const sessionId = sessionIdOf(services, secret);
@@ -72,13 +74,12 @@ export async function findSession(services: SessionServices, request: FastifyReq
   const lastActive = (await activity.lastActive(sessionId)) ?? signedInAt;
   const now = services.clock();
   if (now.getTime() >= sessionEndsAt(signedInAt, lastActive, idleMs(services)).getTime()) {
-    // A point-in-time copy records nothing: the session is over there all the same.
-    if (!services.readOnly) await expire(services, sessionId, String(doc.link_id), request);
+    await expire(services, sessionId, String(doc.link_id), request);
     return null;
   }
   const account = await services.readModels.get(ACCOUNTS, String(doc.account_id));
   if (!account) return null;
-  const recorded = services.readOnly ? lastActive : await activity.touch(sessionId, lastActive);
+  const recorded = await activity.touch(sessionId, lastActive);
   return {
     sessionId,
     accountId: String(doc.account_id),

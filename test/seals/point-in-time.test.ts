@@ -6,6 +6,7 @@ import { buildApp } from '../../src/http/app.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { POINT_IN_TIME_FILE } from '../../src/seals/point-in-time.js';
 import { publishedWidget } from '../support/app.js';
+import { signIn } from '../dashboard/support.js';
 import { admin, json } from '../support/processes.js';
 import { tempDir, testServices } from '../support/services.js';
 import { live, submit } from './support.js';
@@ -20,6 +21,7 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   // Open at the moment, closed by the time the copy is served.
   const closesAt = new Date(Date.now() + 500).toISOString();
   t.equal((await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { settings: { closes_at: closesAt } } })).statusCode, 200);
+  const browser = await signIn(app, services, who.accountId);
   await services.seals.sealAll();
   // The store records times in milliseconds: the moment falls strictly between the two halves.
   await pause(5);
@@ -53,6 +55,8 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   t.equal(shown.statusCode, 200, 'the keys of the time work');
   t.equal(shown.json().title, 'Before');
   t.equal(shown.json().closed, false, 'open, as it was at the moment, though its closing time has passed since');
+  const session = await served.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie: browser.cookie } });
+  t.equal(session.statusCode, 401, 'a dashboard session live at the moment is not taken there');
   const listed = await served.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: who.headers });
   t.equal(listed.json().responses.length, 2, 'the responses of the time');
   const command = await served.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: who.headers, payload: { title: 'Rewritten' } });
@@ -69,6 +73,10 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
 
   const verified = await admin(['verify'], { DATA_DIR: out });
   t.equal(verified.code, 0, 'the copy keeps positions, ids and times: its seals verify');
+
+  const later = await admin(['rebuild', '--until', new Date().toISOString(), '--out', join(tempDir(t, 'later'), 'store')], { DATA_DIR: out });
+  t.equal(later.code, 2, 'a copy of the copy later than its moment is refused');
+  t.match(later.stderr, /--until is after .*the moment of this copy/);
 });
 
 /** A store in a new directory, holding one account. */
