@@ -21,6 +21,8 @@ export interface RunnerOptions {
    * projection-lag metric); catch-up and rebuild batches are old events, not lag.
    */
   onApplied?: (batch: StoredEvent[]) => void;
+  /** Told what each write of the live read models changed once it is stored ('all': a reset or a rebuild's swap), before any reader is told the write happened. */
+  onWritten?: (ops: readonly ReadModelOp[] | 'all') => void;
   /** Wait before resubscribing after the feed failed. */
   retryMs?: number;
   /**
@@ -61,6 +63,7 @@ export class ProjectionRunner {
   private readonly catchUpBatchSize: number;
   private readonly retryMs: number;
   private readonly onApplied: ((batch: StoredEvent[]) => void) | undefined;
+  private readonly onWritten: ((ops: readonly ReadModelOp[] | 'all') => void) | undefined;
   private readonly prepared: PreparedFeed | undefined;
   private readonly preparedFrom: number;
   /** True once the runner has applied everything stored when it started. */
@@ -90,6 +93,7 @@ export class ProjectionRunner {
     this.catchUpBatchSize = Math.min(options.catchUpBatchSize ?? options.batchSize ?? 1000, limit);
     this.retryMs = options.retryMs ?? 1000;
     this.onApplied = options.onApplied;
+    this.onWritten = options.onWritten;
     this.prepared = options.prepared;
     this.preparedFrom = options.preparedFrom ?? PREPARED_FROM;
   }
@@ -108,6 +112,7 @@ export class ProjectionRunner {
         fresh.flatMap((p) => p.collections.map((c) => c.name)),
         fresh.map(checkpointKey),
       );
+      this.onWritten?.('all');
     }
     this.useCheckpoints(stored);
     const furthest = [...this.checkpoints.values()].reduce((a, b) => (b > a ? b : a), 0n);
@@ -264,7 +269,10 @@ export class ProjectionRunner {
         }
         const behind = otherStore || attempt >= SWAP_ATTEMPTS;
         if (behind && !otherStore) this.logger.warn({ attempts: attempt }, 'live runners keep ahead of the rebuild; swapping anyway, they replay what it lacks');
-        if (await shadow.swap({ behind })) break;
+        if (await shadow.swap({ behind })) {
+          this.onWritten?.('all');
+          break;
+        }
       }
     } finally {
       await shadow.close();
@@ -349,6 +357,7 @@ export class ProjectionRunner {
       }
       if (moves.length === 0) break;
       if (await this.readModels.write(ops, moves, this.fence)) {
+        this.onWritten?.(ops);
         for (const move of moves) this.checkpoints.set(move.name, move.next);
         break;
       }

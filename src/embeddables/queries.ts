@@ -57,6 +57,17 @@ export async function findSummary<D extends EmbeddableDoc>(services: Services, w
   return (await services.readModels.get(what.summaries, id)) as EmbeddableSummary | null;
 }
 
+/**
+ * An object's summary for a public request's first checks (rate, publication,
+ * token, limits): read afresh after this process's own writes, and at most
+ * a moment old after another's (RecentDocs). What it lets through is checked
+ * again against the object's own stream before anything is recorded.
+ */
+export async function recentSummary<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<EmbeddableSummary | null> {
+  if (!ID.test(id)) return null;
+  return (await services.recent.get(what.summaries, id)) as EmbeddableSummary | null;
+}
+
 /** The caller's own object's summary, or the kind's 404 (D5: another account's object does not exist for the caller). */
 export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<EmbeddableSummary> {
   const summary = await findSummary(services, what, id);
@@ -67,8 +78,8 @@ export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services,
 /** Built once: every public request reads its owner's plan through it. */
 const StoredPlan = Plan.catch('free');
 
-/** The plan of an object's owner now (D4, D10: rates and metadata follow it). */
+/** The plan of an object's owner now (D4, D10: rates and metadata follow it), as a public request reads it (RecentDocs). */
 export async function ownerPlan(services: Services, accountId: string): Promise<Plan> {
-  const owner = await services.readModels.get(ACCOUNTS, accountId);
+  const owner = await services.recent.get(ACCOUNTS, accountId);
   return StoredPlan.parse(owner?.plan);
 }

@@ -11,7 +11,7 @@ import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.j
 import { embeddingHost, hostAllowed } from '../submissions/domains.js';
 import { CODES, domainNotAllowed, notFound, notPublished } from './errors.js';
 import { limitVisitor } from './limits.js';
-import { findEmbeddable, findSummary, type Embeddable, type EmbeddableDoc, type EmbeddableSummary } from './queries.js';
+import { findEmbeddable, findSummary, recentSummary, type Embeddable, type EmbeddableDoc, type EmbeddableSummary } from './queries.js';
 import { RenderedViews } from './rendered-views.js';
 import { isClosed } from './rules.js';
 import { ID, Params } from './schemas.js';
@@ -157,7 +157,7 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services
       },
     },
     async (request, reply) => {
-      const summary = await findSummary(services, what, request.params.id);
+      const summary = await recentSummary(services, what, request.params.id);
       await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       if (!summary.published) throw notPublished(what.kind);

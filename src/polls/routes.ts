@@ -1,6 +1,6 @@
 import { answerErrors, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
-import { findSummary, POLL } from '../embeddables/queries.js';
+import { POLL, recentSummary } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
 import { Params } from '../embeddables/schemas.js';
@@ -142,7 +142,7 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
     { config: { publicCors: true, errors: answerErrors('poll') }, schema: { tags: ['polls'], summary: 'Vote (embed token in `_token`); one vote per visitor', params: Params, body: VoteBody, response: { 200: z.object({ success: z.literal(true) }) } } },
     async (request, reply) => {
       // Rate, publication and token on the summary first, as for submissions.
-      const summary = await findSummary(services, POLL, request.params.id);
+      const summary = await recentSummary(services, POLL, request.params.id);
       const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound('poll');
       await limitSubmissions(request, reply, 'poll', summary.id, summary.settings, plan);

@@ -1,6 +1,6 @@
 import { answerErrors, CODES, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
-import { findSummary, ownEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
+import { ownEmbeddable, recentSummary, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
 import { Params } from '../embeddables/schemas.js';
 import { z } from 'zod';
 import type { App } from '../http/instance.js';
@@ -73,7 +73,7 @@ export function submitRoute<D extends EmbeddableDoc>(
     async (request, reply) => {
       const { _token, _hp, answers, metadata } = request.body;
       // Rate, publication and token on the summary first: the whole definition is loaded for a request that passed them.
-      const summary = await findSummary(services, what, request.params.id);
+      const summary = await recentSummary(services, what, request.params.id);
       const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
