@@ -67,8 +67,24 @@ export function readJsonAsUtf8(app: App): void {
       done(new AppError('validation_error', 'The request body is not valid UTF-8', [{ path: 'body', message: 'holds bytes that are not UTF-8' }]), undefined);
       return;
     }
-    parse(request, text, done);
+    parse(request, text, (error, value) => {
+      // The parser refuses `__proto__` (and `constructor.prototype`) keys, prototype poisoning's way in, as it refuses broken JSON: said apart.
+      if (error && isJson(text)) {
+        done(new AppError('validation_error', 'The request body holds a key that is refused', [{ path: 'body', message: 'holds a `__proto__` key, or a `constructor` key holding `prototype`, which are refused' }]), undefined);
+        return;
+      }
+      done(error, value);
+    });
   });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -36,6 +36,14 @@ t.test('every error path answers in the D3 shape', async (t) => {
     t.notMatch(reply.body, /node_modules|at \w+ \(|FST_|sqlite/i, `${name}: no internals`);
   }
   t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers })).json().pagination.total, 1, 'nothing was created by any of them');
+
+  // Refused as broken JSON is, but said apart from it: the body parses, and the key is what is refused.
+  for (const payload of ['{"answers":{"__proto__":1}}', '{"answers":{"constructor":{"prototype":{}}}}']) {
+    const poisoned = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers: json, payload });
+    t.match(poisoned.json(), { ...D3(400, 'validation_error'), message: 'The request body holds a key that is refused', details: [{ path: 'body', message: /__proto__/ }] }, payload);
+  }
+  const broken = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers: json, payload: '{"answers": ' });
+  t.equal(broken.json().message, 'The request body is not valid JSON', 'broken JSON is still called that');
 });
 
 t.test('the body limit leaves room under the event store\'s maximum append size', async (t) => {
