@@ -65,8 +65,8 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   let last = 0n;
   let events = 0;
   // A copy of a copy: what was erased after the first copy's moment is gone from both, and still in their seals.
-  const erasedAfter = new Map<string, Set<string>>(Object.entries(services.readOnly?.erased_after_by_object ?? {}).map(([object, ids]) => [object, new Set(ids)]));
-  if (services.readOnly?.erased_after?.length) erasedAfter.set('', new Set(services.readOnly.erased_after));
+  const erasedAfter = new Map<string, Set<string>>(Object.entries(source?.erased_after_by_object ?? {}).map(([object, ids]) => [object, new Set(ids)]));
+  if (source?.erased_after?.length) erasedAfter.set('', new Set(source.erased_after));
   writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString() });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });

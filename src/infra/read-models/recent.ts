@@ -67,7 +67,7 @@ export class RecentDocs {
   }
 
   private forget(collection: string, id?: string): void {
-    this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
+    this.writes.set(collection, this.writes.get(collection)! + 1);
     const docs = this.kept.get(collection)!;
     if (id === undefined) docs.clear();
     else docs.delete(id);
