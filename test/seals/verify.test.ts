@@ -72,6 +72,13 @@ t.test('an event put below position 1, where no feed reads: the store does not o
   t.notMatch(stderr, /\n\s+at /, 'one line, no stack');
 });
 
+/** A well-formed `ResponsesErased` by `forger`, put in by hand: at `position`, or after the last event. */
+function forgeErasure(db: ReturnType<typeof openFile>, widget: string, responseId: string, position: number | null = null): void {
+  const data = JSON.stringify({ account_id: 'acc', parent: 'widget', parent_id: widget, response_ids: [responseId], reason: 'bulk_delete', key_id: null, erased_at: '2026-11-27T00:00:00.000Z' });
+  const metadata = JSON.stringify({ schema_version: 1, occurred_at: '2026-11-27T00:00:00.000Z', actor: 'forger' });
+  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, 'forged', 'erasure-forged', 0, 'ResponsesErased', ?, ?, '2026-11-27T00:00:00.000Z')").run(position, data, metadata);
+}
+
 t.test('with --expect, the erasure records after that seal which removed what it covers are listed, a forged one among them', async (t) => {
   const { dir, app, who, services, close, widgets, responses } = await sealedHistory(t);
   await services.seals.sealAll();
@@ -89,11 +96,7 @@ t.test('with --expect, the erasure records after that seal which removed what it
   const victim = rows(dir).find((row) => row.data.includes(responses[1]!.marker))!;
   const db = openFile(dir);
   db.prepare('DELETE FROM events WHERE stream_id = ?').run(victim.stream_id);
-  const data = JSON.stringify({ account_id: 'acc', parent: 'widget', parent_id: widgets[0], response_ids: [responses[1]!.id], reason: 'bulk_delete', key_id: null, erased_at: '2026-11-27T00:00:00.000Z' });
-  db.prepare("INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES ('forged', 'erasure-forged', 0, 'ResponsesErased', ?, ?, '2026-11-27T00:00:00.000Z')").run(
-    data,
-    JSON.stringify({ schema_version: 1, occurred_at: '2026-11-27T00:00:00.000Z', actor: 'forger' }),
-  );
+  forgeErasure(db, widgets[0]!, responses[1]!.id);
   db.close();
   const forged = await verifyRun(dir, ['--expect', noted]);
   t.equal(forged.code, 0, 'a well-formed record after the last seal is not a break: the chain cannot tell it from a lawful one');
@@ -114,12 +117,7 @@ t.test('with --expect, a forged erasure record put between what that seal covers
   // Nothing after it seals where the last seal sits: it is moved on, and the record takes its place.
   db.prepare('UPDATE events SET position = ? WHERE position = ?').run(seal.position + 1000, seal.position);
   db.prepare('DELETE FROM events WHERE stream_id = ?').run(victim.stream_id);
-  const data = JSON.stringify({ account_id: 'acc', parent: 'widget', parent_id: widgets[0], response_ids: [responses[1]!.id], reason: 'bulk_delete', key_id: null, erased_at: '2026-11-27T00:00:00.000Z' });
-  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, 'forged', 'erasure-forged', 0, 'ResponsesErased', ?, ?, '2026-11-27T00:00:00.000Z')").run(
-    seal.position,
-    data,
-    JSON.stringify({ schema_version: 1, occurred_at: '2026-11-27T00:00:00.000Z', actor: 'forger' }),
-  );
+  forgeErasure(db, widgets[0]!, responses[1]!.id, seal.position);
   db.close();
   const run = await verifyRun(dir, ['--expect', noted]);
   t.equal(run.code, 0, run.stderr);
