@@ -37,7 +37,7 @@ const ERASURE_RECORD = 'ResponsesErased';
 /** The version the catalog writes LogSealed in: its lines and hash are made that way. */
 const SEAL_VERSION = LogSealed.version as SealVersion;
 
-/** Lines worked out between two turns of the event loop. */
+/** Events read, and their lines worked out, between two turns of the event loop. */
 const LINES_PER_TURN = 100;
 
 /**
@@ -56,6 +56,11 @@ interface NextSeal {
   full: boolean;
   /** Every line is of the seal stream. */
   sealsOnly: boolean;
+  /**
+   * The feed's head when the first of its lines was read: an erasure
+   * recorded up to there had deleted its streams before any line was read.
+   */
+  readAfterHead: bigint;
 }
 
 /** The last seal of the history, none before the first; an error when the seal stream was deleted or does not end in a seal. */
@@ -173,10 +178,19 @@ export class SealingProcess {
 
   private async sealNext(force: boolean): Promise<'sealed' | 'nothing' | 'waiting' | 'raced'> {
     const head = (this.head ??= await this.load());
-    const next = (this.next ??= { through: head.through, lines: [], bytes: 0, full: false, sealsOnly: true });
-    if (!next.full && next.lines.length < this.everyEvents) {
-      const batch = await this.events.readFeed({ after: next.through, limit: this.everyEvents - next.lines.length });
-      await this.add(next, batch);
+    if (!this.next) {
+      const readAfterHead = await this.events.headPosition();
+      this.next = { through: head.through, lines: [], bytes: 0, full: false, sealsOnly: true, readAfterHead };
+    }
+    const next = this.next;
+    // A slice at a time, with a turn of the event loop between slices: reading
+    // and hashing a thousand events at once held every request of the process
+    // for 20 to 30 ms, and reading them alone for several.
+    while (!next.full && next.lines.length < this.everyEvents) {
+      const batch = await this.events.readFeed({ after: next.through, limit: Math.min(LINES_PER_TURN, this.everyEvents - next.lines.length) });
+      if (batch.length === 0) break;
+      this.add(next, batch);
+      await nextTurn();
       // Read again while the lines were worked out: the chain may have moved on under them.
       if (this.next !== next) return 'raced';
     }
@@ -206,35 +220,24 @@ export class SealingProcess {
     return 'sealed';
   }
 
-  /**
-   * Adds the events' lines to the next seal, a slice at a time with a turn of
-   * the event loop between slices: a thousand lines at once held every
-   * request of the process for 20 to 30 ms.
-   */
-  private async add(next: NextSeal, batch: FeedRecord[]): Promise<void> {
-    const earlier = next.lines.length > 0;
-    for (let start = 0; start < batch.length && !next.full; start += LINES_PER_TURN) {
-      if (start > 0) {
-        await nextTurn();
-        if (this.next !== next) return;
+  /** Adds the events' lines to the next seal, until it is full. */
+  private add(next: NextSeal, batch: FeedRecord[]): void {
+    for (const event of batch) {
+      // An erasure deletes its streams before it records them erased: lines read before
+      // that may be of events gone now, which a seal read afresh would not list. Read afresh.
+      if (event.type === ERASURE_RECORD && event.position > next.readAfterHead && next.lines.length > 0) {
+        this.next = undefined;
+        return;
       }
-      for (const event of batch.slice(start, start + LINES_PER_TURN)) {
-        // An erasure deletes its streams before it records them erased: lines worked out in an earlier
-        // read may be of events gone now, which a seal read afresh would not list. Read afresh.
-        if (event.type === ERASURE_RECORD && earlier) {
-          this.next = undefined;
-          return;
-        }
-        const line = formatLine(this.lineOf(event), SEAL_VERSION);
-        if (next.lines.length > 0 && next.bytes + line.length > MAX_SEAL_BYTES) {
-          next.full = true;
-          break;
-        }
-        next.lines.push(line);
-        next.bytes += line.length + 1;
-        next.through = event.position;
-        next.sealsOnly &&= event.streamId === SEAL_STREAM;
+      const line = formatLine(this.lineOf(event), SEAL_VERSION);
+      if (next.lines.length > 0 && next.bytes + line.length > MAX_SEAL_BYTES) {
+        next.full = true;
+        return;
       }
+      next.lines.push(line);
+      next.bytes += line.length + 1;
+      next.through = event.position;
+      next.sealsOnly &&= event.streamId === SEAL_STREAM;
     }
   }
 

@@ -99,6 +99,23 @@ t.test('a response erased while the sealer waits is not in the seal, as it would
   t.equal((await verifyHistory(services.events)).firstBreak, undefined);
 });
 
+t.test('an erasure recorded several slices after the last seal is sealed over once, the events before it read once', async (t) => {
+  const { app, who, services } = await live(t, undefined, { SEALS: 'off' });
+  const widget = await publishedWidget(app, who);
+  // More events than one slice of the sealer's reading before the erasure's record.
+  for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 100 }, () => submit(app, widget)));
+  const erased = await submit(app, widget);
+  const gone = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [erased.id] } });
+  t.equal(gone.statusCode, 200, gone.body);
+  t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+  const head = await services.events.headPosition();
+  const sealing = new SealingProcess(services.events, catalog, () => new Date(), silent, { everyEvents: 1000, everyMs: 3_600_000 });
+  t.equal(await sealing.sealAll(), 1, 'one seal, not a read started afresh at each slice');
+  const [seal] = await ranges(services.events);
+  t.equal(seal!.through, String(head), 'through the erasure record');
+  t.equal((await verifyHistory(services.events)).firstBreak, undefined);
+});
+
 t.test('two sealers at once (a projector that lost its lease and does not know yet): one seal per range', async (t) => {
   const { app, who, services } = await live(t);
   const widget = await publishedWidget(app, who);
