@@ -11,6 +11,17 @@ const STRIPPED = new RegExp(`${CONTROL.source}|[\\t\\n\\r]|${LONE_SURROGATE.sour
 const ANY_PROBLEM = new RegExp(`${CONTROL.source}|${LONE_SURROGATE.source}`);
 const ANY_STRIPPED = new RegExp(STRIPPED.source);
 
+/**
+ * A JSON text with no escape sequence and no control character or unpaired
+ * surrogate anywhere: every string and key it holds is then exactly as
+ * written, and clean (JSON allows raw only tab, line feed and carriage
+ * return, outside strings). One look at the whole text, instead of one at
+ * each of its strings once parsed.
+ */
+export function cleanJsonText(text: string): boolean {
+  return !text.includes('\\') && !ANY_PROBLEM.test(text);
+}
+
 /** What is wrong with a text, if anything. */
 export function textProblem(value: string): string | undefined {
   if (!ANY_PROBLEM.test(value)) return undefined;

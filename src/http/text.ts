@@ -1,6 +1,13 @@
 import { AppError, type ErrorDetail } from '../errors.js';
-import { stripControls, textProblem } from '../text.js';
+import { cleanJsonText, stripControls, textProblem } from '../text.js';
 import type { App } from './instance.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body's JSON text holds no control character and no escape (see cleanJsonText): its strings need no look of their own. */
+    cleanBody: boolean;
+  }
+}
 
 /** Every string and key in a parsed JSON value that textProblem refuses, by its path; a loop, as bodies may nest deeper than the stack. */
 export function textProblems(root: unknown, rootPath: string, found: ErrorDetail[] = []): ErrorDetail[] {
@@ -40,7 +47,7 @@ const stripFacts = (value: unknown): unknown =>
  */
 export function refuseControlCharacters(app: App): void {
   app.addHook('preValidation', async (request) => {
-    const body = request.body as Record<string, unknown> | null | undefined;
+    const body = request.cleanBody ? undefined : (request.body as Record<string, unknown> | null | undefined);
     if (body && typeof body === 'object' && !Array.isArray(body) && 'metadata' in body) body.metadata = stripFacts(body.metadata);
     const problems = textProblems(body, 'body', textProblems(request.query, 'querystring', textProblems(request.params, 'params')));
     if (problems.length > 0) throw new AppError('validation_error', 'The request holds control characters', problems);
@@ -58,6 +65,7 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 export function readJsonAsUtf8(app: App): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  app.decorateRequest('cleanBody', false);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     let text: string;
@@ -67,6 +75,7 @@ export function readJsonAsUtf8(app: App): void {
       done(new AppError('validation_error', 'The request body is not valid UTF-8', [{ path: 'body', message: 'holds bytes that are not UTF-8' }]), undefined);
       return;
     }
+    request.cleanBody = cleanJsonText(text);
     parse(request, text, (error, value) => {
       // The parser refuses `__proto__` (and `constructor.prototype`) keys, prototype poisoning's way in, as it refuses broken JSON: said apart.
       if (error && isJson(text)) {

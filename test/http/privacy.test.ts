@@ -73,6 +73,25 @@ t.test('control characters in text are refused naming the field; page facts the 
   t.match((await app.inject({ method: 'GET', url: '/api/widgets/wgt_%00', headers: biz.headers })).json(), { ...D3(400, 'validation_error'), details: [{ path: 'params.id' }] }, 'and paths');
 });
 
+t.test('a JSON text as sent is what is looked at: escapes of clean characters pass, raw DEL and C1 are refused or stripped as escaped ones are', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const raw = (url: string, text: string, headers: Record<string, string> = biz.headers) => app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: text });
+  const escaped = await raw('/api/widgets', '{"widget_type":"feedback","title":"Caf\\u00e9 \\"Bar\\"\\u0020\\ud83d\\ude00"}');
+  t.equal(escaped.statusCode, 201, escaped.body);
+  t.equal(escaped.json().title, 'Café "Bar" 😀', 'escapes of text characters are that text');
+  const del = await raw('/api/widgets', '{"widget_type":"feedback","title":"a\u007fb"}');
+  t.match(del.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body.title' }] }, 'a raw DEL is refused');
+  const c1 = await raw('/api/widgets', '{"widget_type":"feedback","ti\u009btle":"x"}');
+  t.match(c1.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body.ti\u009btle', message: /has a key that contains a control character/ }] }, 'a raw C1 character in a key is refused');
+  const widget = await publishedWidget(app, biz);
+  const token = await tokenFor(app, 'widgets', widget);
+  const kept = await raw(`/api/widgets/${widget}/submit`, `{"_token":"${token}","answers":{"rating":4},"metadata":{"pageTitle":"Pri\u007fcing\u0085"}}`, {});
+  t.equal(kept.statusCode, 200, kept.body);
+  const responses = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().responses;
+  t.equal(responses[0].metadata.page_title, 'Pricing', 'raw controls in page facts are stripped');
+});
+
 t.test('a body declared in a charset other than UTF-8 is 415', async (t) => {
   const { app, services } = await testApp(t);
   const biz = await owner(services);
