@@ -72,12 +72,16 @@ export function csvColumns(questions: StoredQuestion[]): Column[] {
   const fixed = ['id', 'submitted_at', ...METADATA_FIELDS.map((field) => `metadata.${field}`)];
   const uses = new Map<string, number>();
   for (const title of [...fixed, ...questions.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
-  const answers = (response: Doc) => (response.answers ?? {}) as Record<string, unknown>;
+  // Own answers only: a question id may be the name of something every object inherits (toString, constructor).
+  const answerTo = (response: Doc, id: string) => {
+    const answers = (response.answers ?? {}) as Record<string, unknown>;
+    return Object.hasOwn(answers, id) ? answers[id] : undefined;
+  };
   const metadata = (response: Doc) => (response.metadata ?? {}) as Record<string, unknown>;
   return [
     { header: 'id', cell: (r) => r.id },
     { header: 'submitted_at', cell: (r) => r.submitted_at },
-    ...questions.map((q): Column => ({ header: uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title, cell: (r) => answers(r)[q.id] })),
+    ...questions.map((q): Column => ({ header: uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title, cell: (r) => answerTo(r, q.id) })),
     ...METADATA_FIELDS.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
   ];
 }

@@ -103,6 +103,23 @@ t.test('a CSV download: one row per response of the summary total, RFC 4180, for
   t.match((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv?since=yesterday`, headers: { cookie } })).json(), { statusCode: 400, code: 'validation_error' });
 });
 
+t.test('a question whose id every object inherits (toString, constructor) left unanswered is an empty cell, not what the object inherits', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const questions = ['toString', 'constructor', 'valueOf', '__defineGetter__'].map((id) => ({ id, type: 'short_text', title: `Q ${id}` }));
+  const created = await app.inject({ method: 'POST', url: '/api/forms', headers: biz.headers, payload: { title: 'Names', questions } });
+  t.equal(created.statusCode, 201, created.body);
+  const form = created.json().id as string;
+  await app.inject({ method: 'PUT', url: `/api/forms/${form}`, headers: biz.headers, payload: { published: true } });
+  const sent = await app.inject({ method: 'POST', url: `/api/forms/${form}/submit`, payload: { answers: { valueOf: 'given' }, _token: await tokenFor(app, 'forms', form) } });
+  t.equal(sent.statusCode, 200, sent.body);
+  const { cookie } = await signedIn(app, services, biz.accountId);
+  const [header, row] = parseCsv((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv`, headers: { cookie } })).body);
+  const cell = (id: string) => row![header!.indexOf(`Q ${id}`)];
+  t.equal(cell('valueOf'), 'given');
+  for (const id of ['toString', 'constructor', '__defineGetter__']) t.equal(cell(id), '', `${id}: empty`);
+});
+
 t.test('an NDJSON download: one response per line as the API shows it', async (t) => {
   const clock = manualClock('2026-11-01T00:00:00.000Z');
   const { app, services } = await testApp(t, { clock });

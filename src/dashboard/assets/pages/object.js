@@ -281,12 +281,14 @@ function responsesCard(kind, id, object) {
       clear(body, emptyState(state.since || state.until ? 'No responses in these days' : 'No responses yet', state.since || state.until ? 'Try a wider range of days.' : object.published ? 'Answers show up here as soon as visitors send them.' : 'Publish it and paste the snippet on your site to start collecting.'));
       return;
     }
+    // Own answers only: a question id may be the name of something every object inherits (toString, constructor).
+    const answerTo = (response, id) => (response.answers && Object.hasOwn(response.answers, id) ? response.answers[id] : undefined);
     const known = new Set(questions.map((question) => question.id));
     const extra = [...new Set(responses.flatMap((response) => Object.keys(response.answers ?? {})))].filter((key) => !known.has(key));
     const columns = [
       { label: 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
-      ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => h('span', { class: 'answer' }, formatAnswer(answerOf(question, response.answers?.[question.id]))) })),
-      ...extra.map((key) => ({ label: key, cell: (response) => h('span', { class: 'answer' }, formatAnswer(response.answers?.[key])) })),
+      ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => h('span', { class: 'answer' }, formatAnswer(answerOf(question, answerTo(response, question.id)))) })),
+      ...extra.map((key) => ({ label: key, cell: (response) => h('span', { class: 'answer' }, formatAnswer(answerTo(response, key))) })),
       { label: 'Device', cell: (response) => formatAnswer(response.metadata?.device) },
       { label: 'Browser', cell: (response) => formatAnswer(response.metadata?.browser) },
       { label: 'Country', cell: (response) => formatAnswer(response.metadata?.country) },
