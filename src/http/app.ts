@@ -4,7 +4,7 @@ import type { Services } from '../services.js';
 import { errorBody, malformedUrl, MAX_PATH_SEGMENT } from './error-body.js';
 import { BODY_LIMIT } from './body-limit.js';
 import { registerErrorHandling } from './errors.js';
-import { clientErrorHandler } from './client-errors.js';
+import { clientErrorHandler, connectHandler } from './client-errors.js';
 import { EVERY_REPLY } from './reply-headers.js';
 
 /** Listed once: every reply goes through them. */
@@ -64,6 +64,7 @@ export async function buildApp(services: Services): Promise<App> {
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  app.server.on('connect', connectHandler(services.logger, () => services.ids('req')));
   if (services.config.TRUST_PROXY === true) {
     services.logger.warn(
       'TRUST_PROXY=true believes every X-Forwarded-For a client sends: client addresses (rate limits, IP hashes) can be forged. Set the number of proxies in front of the service or their addresses instead',

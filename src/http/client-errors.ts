@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorCode } from '../errors.js';
@@ -22,16 +22,35 @@ export function clientErrorHandler(logger: FastifyBaseLogger, requestId: () => s
     // Reset by the client: there is nobody left to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const { code, message } = (error.code ? REFUSALS[error.code] : undefined) ?? MALFORMED;
-    const reply = errorBody(code, message);
-    const body = JSON.stringify(reply);
-    const status = reply.statusCode;
     const id = requestId();
-    logger.info({ reqId: id, res: { statusCode: status }, code, parser: error.code }, 'request refused by the HTTP parser');
-    if (!socket.writable) return void socket.destroy();
-    const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'X-Request-Id': id, ...EVERY_REPLY, 'Cross-Origin-Resource-Policy': 'same-origin', Connection: 'close' };
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`,
-      () => socket.destroy(),
-    );
+    logger.info({ reqId: id, res: { statusCode: errorBody(code, message).statusCode }, code, parser: error.code }, 'request refused by the HTTP parser');
+    answerAndClose(socket, id, code, message);
   };
+}
+
+/**
+ * CONNECT, which Node hands to a `connect` listener rather than as a request
+ * (and, with none, closes the connection without a word): no route takes
+ * it, so it is answered 404 as any other method no route takes.
+ */
+export function connectHandler(logger: FastifyBaseLogger, requestId: () => string) {
+  return (request: IncomingMessage, socket: Socket): void => {
+    const id = requestId();
+    const path = (request.url ?? '').split('?')[0];
+    logger.info({ reqId: id, req: { method: 'CONNECT' }, res: { statusCode: 404 }, code: 'not_found' }, 'CONNECT refused');
+    answerAndClose(socket, id, 'not_found', `No route CONNECT ${path}`);
+  };
+}
+
+/** An error reply in the D3 shape, written on the socket itself, which is then closed. */
+function answerAndClose(socket: Socket, id: string, code: ErrorCode, message: string): void {
+  if (!socket.writable) return void socket.destroy();
+  const reply = errorBody(code, message);
+  const body = JSON.stringify(reply);
+  const status = reply.statusCode;
+  const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'X-Request-Id': id, ...EVERY_REPLY, 'Cross-Origin-Resource-Policy': 'same-origin', Connection: 'close' };
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`,
+    () => socket.destroy(),
+  );
 }

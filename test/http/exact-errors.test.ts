@@ -60,6 +60,22 @@ t.test('what the HTTP parser refuses is answered in the D3 shape with a code, an
   t.same(refused.map((line) => [line.res.statusCode, line.code, line.reqId]), cases.map(([, , status, code], i) => [status, code, ids[i]]), 'each with its code and request id');
 });
 
+t.test('CONNECT, which no route takes, is 404 not_found in the D3 shape like any other such method, not a connection closed without a word', async (t) => {
+  const log = capture();
+  const { app } = await testApp(t, { logger: log.logger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  for (const target of ['127.0.0.1:443', '/api/widgets']) {
+    const reply = await raw(port, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
+    t.equal(reply.status, 404, target);
+    t.match(JSON.parse(reply.body), { ...D3(404, 'not_found'), message: `No route CONNECT ${target}` }, target);
+    t.match(reply.headers, { 'x-request-id': /^req_/, 'x-content-type-options': 'nosniff', connection: 'close' }, `${target}: the headers of every reply`);
+  }
+  const trace = await raw(port, 'TRACE /api/widgets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  t.match(JSON.parse(trace.body), D3(404, 'not_found'), 'as TRACE is');
+  t.equal(log.parsed().filter((line) => line.msg === 'CONNECT refused' && line.code === 'not_found').length, 2, 'logged with its code');
+});
+
 t.test('the reference pages’ file server refuses bad paths and headers with their 4xx, never a 500 or a stack trace', async (t) => {
   const log = capture();
   const { app } = await testApp(t, { logger: log.logger });
