@@ -37,6 +37,8 @@ export function verifyEmbedToken(key: Buffer, token: unknown, target: EmbedTarge
 
 /** The issue time of a genuine token while it is still valid at `now`; otherwise null. */
 export function withinLifetime(issuedAt: Date, now: Date): Date | null {
+  // An issue time no date can hold (a signed field past ±8.64e15 ms) is no lifetime at all.
+  if (Number.isNaN(issuedAt.getTime())) return null;
   const age = now.getTime() - issuedAt.getTime();
   return age > TOKEN_TTL_SECONDS * 1000 || age < -SKEW_MS ? null : issuedAt;
 }

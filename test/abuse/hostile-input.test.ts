@@ -4,6 +4,7 @@
  * tokens. Each request must be refused with a 4xx in the D3 shape, never a
  * 5xx, and leave every stored event and read model as it was.
  */
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import t, { type Test } from 'tap';
@@ -137,6 +138,12 @@ function assertRefused(t: Test, request: InjectOptions, reply: Awaited<ReturnTyp
   if (/node_modules|\bat \w+ \(|sqlite|FST_ERR|stack/i.test(reply.body)) t.fail(`${request.method} ${request.url} leaked internals: ${reply.body.slice(0, 300)}`);
 }
 
+/** A token as the service signs one, with any text for its issue time. */
+const signedAt = (key: Buffer, kind: string, id: string, issued: string) => {
+  const payload = `v1.${kind}.${id}.${issued}`;
+  return `${payload}.${createHmac('sha256', key).update(payload).digest('base64url')}`;
+};
+
 t.test('hostile input is refused everywhere and changes nothing', async (t) => {
   const w = (await world(t)) as World & { services: import('../../src/services.js').Services; clock: ReturnType<typeof manualClock> };
   const { app, alice, mallory } = w;
@@ -214,6 +221,9 @@ t.test('hostile input is refused everywhere and changes nothing', async (t) => {
       kind === 'widget' ? w.tokens.form : w.tokens.widget,
       w.tokens[kind].replace(id, 'wgt_other'),
       `${w.tokens[kind]}.extra`,
+      // Signed with the service's own key, with issue times no date can hold.
+      signedAt(w.services.keys.embedTokens, kind, id, (8_640_000_000_000_001).toString(36)),
+      signedAt(w.services.keys.embedTokens, kind, id, (-8_640_000_000_000_001).toString(36)),
     ];
     for (const token of badTokens) await send({ method: 'POST', url, payload: { ...valid[kind], _token: token, metadata: { fingerprint: `t${sent}` } } });
     await fc.assert(fc.asyncProperty(fc.string({ maxLength: 600 }), async (token) => send({ method: 'POST', url, payload: { ...valid[kind], _token: token, metadata: { fingerprint: `r${sent}` } } })), { numRuns: RUNS });
