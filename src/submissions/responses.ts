@@ -31,6 +31,7 @@ export const ResponsesQuery = PaginationQuery.extend({
 export type ResponsesQuery = z.infer<typeof ResponsesQuery>;
 
 export const ResponsePagination = Pagination.extend({
+  page: z.number().int().nullable().describe('The page number; null for a page asked for by `cursor`, which names where its page starts, not a page number'),
   next_cursor: z.string().nullable().describe('Pass as `cursor` for the page after this one; null on the last page'),
 });
 
@@ -69,6 +70,6 @@ export async function listResponses(services: Services, parentId: string, query:
   const docs = found.slice(0, query.limit);
   return {
     responses: docs as unknown as z.input<typeof ResponseRecord>[],
-    pagination: { ...pagination(query, total), next_cursor: next(docs, found.length > query.limit) },
+    pagination: { ...pagination(query, total), ...(after ? { page: null } : {}), next_cursor: next(docs, found.length > query.limit) },
   };
 }

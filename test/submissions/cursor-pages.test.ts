@@ -40,9 +40,11 @@ t.test('walking every page by next_cursor while responses arrive meets each resp
     const next = body.pagination.next_cursor as string | null;
     if (next === null) break;
     t.equal(body.responses.length, 3);
-    reply = await list(`limit=3&cursor=${encodeURIComponent(next)}`);
+    reply = await list(`limit=3&cursor=${encodeURIComponent(next)}${arrived === 1 ? '&page=5' : ''}`);
     t.equal(reply.statusCode, 200, reply.body);
+    t.equal(reply.json().pagination.page, null, 'a page by cursor has no page number, whatever `page` says');
   }
+  t.equal((await list('limit=3&page=2')).json().pagination.page, 2, 'a page by number has its number');
   t.strictSame(new Set(seen).size, seen.length, 'no response twice');
   t.strictSame([...seen].sort(), [...before].sort(), 'every response there at the start, and none that arrived after the walk began');
   t.ok(arrived >= 4);
