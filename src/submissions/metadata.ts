@@ -106,7 +106,8 @@ export function preferredLanguage(accept: string | undefined): string | null {
   for (const part of accept.split(',').slice(0, 50)) {
     const [rawTag, ...params] = part.trim().split(';');
     const tag = rawTag?.trim() ?? '';
-    if (!/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(tag)) continue;
+    // RFC 5646 asks for room for tags of 35 characters; a longer one is not a language a page is written in.
+    if (tag.length > 35 || !/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(tag)) continue;
     const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     const q = qParam ? Number(qParam.slice(2)) : 1;
     if (!Number.isFinite(q) || q <= 0) continue;
@@ -139,13 +140,21 @@ function device(userAgent: string): Device {
   return found;
 }
 
+/**
+ * Names a parser takes from the agent string, cut to this: a made-up agent
+ * (up to the 16 KB of headers) would otherwise be stored whole with every
+ * response; real ones name a browser or a system in a few words.
+ */
+const DEVICE_NAME_MAX = 100;
+
 function parseDevice(userAgent: string): Device {
   const parsed = Bowser.parse(userAgent);
   const type = parsed.platform.type as keyof typeof DEVICES | undefined;
+  const name = (value: string | undefined) => (value ? clip(value, DEVICE_NAME_MAX) : null);
   return {
-    browser: parsed.browser.name || null,
-    browser_version: parsed.browser.version || null,
-    os: parsed.os.name || null,
+    browser: name(parsed.browser.name),
+    browser_version: name(parsed.browser.version),
+    os: name(parsed.os.name),
     device: type && type in DEVICES ? DEVICES[type] : parsed.browser.name ? 'Desktop' : null,
   };
 }

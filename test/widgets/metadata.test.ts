@@ -81,6 +81,10 @@ t.test('completion time, devices, and what a request leaves out', async (t) => {
   t.match(await submitOnce(app, who, widget, { headers: { 'user-agent': ipad } }), { device: 'Tablet' });
   t.match(await submitOnce(app, who, widget, { headers: { 'user-agent': desktop } }), { device: 'Desktop', browser: 'Chrome', os: 'Windows' });
   t.match(await submitOnce(app, who, widget, { headers: { 'accept-language': 'de;q=0.5, nl-BE;q=0.8, *;q=0.1' } }), { language: 'nl-BE' });
+  const madeUp = await submitOnce(app, who, widget, { headers: { 'user-agent': `${'B'.repeat(7000)}/${'9'.repeat(3000)} (${'O'.repeat(3000)})`, 'accept-language': `en-${'abcdefgh-'.repeat(20)}x, it;q=0.2` } });
+  t.ok(typeof madeUp.browser === 'string' && (madeUp.browser as string).length <= 100 && (madeUp.browser as string).startsWith('BBB'), `a made-up agent's names are cut to 100 characters (${String(madeUp.browser).length})`);
+  t.ok(madeUp.browser_version === null || (madeUp.browser_version as string).length <= 100, 'its version too');
+  t.equal(madeUp.language, 'it', 'a tag longer than 35 characters is passed over');
   t.match(await submitOnce(app, who, widget, { headers: { via: '1.1 some-proxy' } }), { is_proxy: true });
   t.match(await submitOnce(app, who, widget, { headers: { 'x-forwarded-for': '10.1.2.3' } }), { is_proxy: true, country: 'GB' }, 'without TRUST_PROXY the forwarded address is not believed');
 });
