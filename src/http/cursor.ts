@@ -23,8 +23,10 @@ export function decodeCursor(key: Buffer, cursor: string): CursorKey {
   const invalid = () => new AppError('validation_error', 'The cursor is not one this service handed out', [{ path: 'query.cursor', message: 'must be a next_cursor from an earlier page, unchanged' }]);
   const [body, signature, extra] = cursor.split('.');
   if (!body || !signature || extra !== undefined) throw invalid();
-  const given = Buffer.from(signature, 'base64url');
-  const expected = sign(key, body);
+  // The encodings are compared, not what they decode to: a base64url decoder skips characters outside
+  // its alphabet and the spare bits of the last one, so many strings would pass as the one cursor.
+  const given = Buffer.from(signature, 'utf8');
+  const expected = Buffer.from(sign(key, body).toString('base64url'), 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
   try {
     return Key.parse(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')));
