@@ -9,6 +9,7 @@
  * the history is not what was sealed (verify),
  * 2 bad arguments (including ids that do not exist).
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
@@ -31,7 +32,8 @@ import { seal, verify, verifyCommand } from './verify.js';
 import { catalog } from '../domain-events.js';
 import { lastSeal } from '../seals/process.js';
 import { readPointInTime, UnreadableMark, type PointInTime } from '../seals/point-in-time.js';
-import { DATABASE_FILE } from '../infra/sqlite.js';
+import { DATABASE_FILE, holdsTable } from '../infra/sqlite.js';
+import { SECRET_FILE } from '../infra/secret.js';
 
 type Output = (line: string) => void;
 
@@ -297,6 +299,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
   }),
   command({
     name: 'status',
+    history: 'reads',
     description: 'the head of the history, each projection, a halt if any, and who holds the projector lease',
     options: [],
     schema: z.object({}),
@@ -420,6 +423,15 @@ async function admin(argv: string[], env: NodeJS.ProcessEnv, out: Output, err: O
     if (job.spec.history === 'reads' && statSync(file).size === 0) {
       err(`admin: ${resolve(file)} is empty (0 bytes), not a store: ${job.spec.name} reads an existing history`);
       return 1;
+    }
+    // Opening it would make the tables anew, and a wiped or another program's file would read as an empty history.
+    if (job.spec.history === 'reads' && holdsTable(file, 'events') === false) {
+      err(`admin: ${resolve(file)} holds no event store (no events table): ${job.spec.name} reads an existing history`);
+      return 1;
+    }
+    // A reading command makes nothing in DATA_DIR: without the secret there, it runs on one of its own, as it signs nothing that outlives it.
+    if (job.spec.history === 'reads' && !config.SECRET && !existsSync(join(config.DATA_DIR, SECRET_FILE))) {
+      config = { ...config, SECRET: randomBytes(32).toString('base64url') };
     }
     let pointInTime: PointInTime | undefined;
     try {

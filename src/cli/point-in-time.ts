@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { haltMessage } from '../../projections/halt.js';
 import { SessionActivity } from '../dashboard/activity.js';
@@ -50,6 +50,11 @@ const PAGE = 10_000;
  */
 export async function rebuildAt(services: Services, values: { until: Date; out: string }, out: Output): Promise<number> {
   const target = resolve(values.out);
+  // A moment to come would show the read models as they never stood (an object closed by a date not yet reached).
+  const now = (services.readOnly ? systemClock : services.clock)();
+  if (values.until.getTime() > now.getTime()) {
+    throw new AppError('validation_error', `--until ${values.until.toISOString()} is in the future (it is ${now.toISOString()}): the history holds nothing later than now`);
+  }
   if (!services.config.EVENTSTORE_URL && target === resolve(services.config.DATA_DIR)) {
     throw new AppError('validation_error', '--out must be another directory than DATA_DIR');
   }
@@ -61,7 +66,20 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   // A copy's own clock stops at its moment.
   const clock = source ? systemClock : services.clock;
   const started = performance.now();
+  const existed = existsSync(target);
   makeEmptyDirectory(target);
+  try {
+    return await buildCopy(services, values, target, clock, started, out);
+  } catch (error) {
+    // A copy left half-built would verify as a shorter history, and be served as one: nothing of it stays.
+    for (const entry of existed ? readdirSync(target) : []) rmSync(join(target, entry), { recursive: true, force: true });
+    if (!existed) rmSync(target, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function buildCopy(services: Services, values: { until: Date; out: string }, target: string, clock: () => Date, started: number, out: Output): Promise<number> {
+  const source = services.readOnly;
   let last = 0n;
   let events = 0;
   // A copy of a copy: what was erased after the first copy's moment is gone from both, and still in their seals.

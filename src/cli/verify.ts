@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SqliteEventStore } from '../infra/event-store/sqlite.js';
 import { leavesInThreads } from '../seals/leaves.js';
 import { erasedAfter, readPointInTime } from '../seals/point-in-time.js';
 import { verifyHistory } from '../seals/verify.js';
@@ -23,7 +24,11 @@ export const verifyCommand = {
 export async function verify(services: Pick<Services, 'events' | 'config'>, values: { expect?: string | undefined }, out: Output, err: Output): Promise<number> {
   const started = performance.now();
   const embedded = services.events.kind === 'sqlite';
-  const threaded = embedded && (await services.events.headPosition()) >= THREADED_FROM;
+  const head = embedded ? await services.events.headPosition() : 0n;
+  // Threads take ranges of positions: where positions are mostly gaps (an event
+  // put far past the others by hand), most ranges would be empty, and a walk here
+  // reads only what is there.
+  const threaded = head >= THREADED_FROM && head <= 2n * BigInt((services.events as SqliteEventStore).countEvents());
   const mark = embedded ? readPointInTime(services.config.DATA_DIR) : undefined;
   const erasedLater = mark && erasedAfter(mark);
   const result = await verifyHistory(services.events, {
@@ -55,7 +60,7 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
         }
       : {}),
   };
-  const broken = result.firstBreak;
+  const broken = result.firstBreak ?? (embedded ? await cutOff(services.events as SqliteEventStore) : undefined);
   if (!broken) {
     out(JSON.stringify({ verified: true, ...figures }));
     return 0;
@@ -64,6 +69,23 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
   out(JSON.stringify({ verified: false, break: at, ...figures }));
   err(`admin: the history is broken at position ${at.position} (stream ${at.stream}, ${at.type}): ${at.problem}`);
   return 1;
+}
+
+/**
+ * The embedded store never gives a position twice, and remembers the last it
+ * gave: events missing after the last one stored (the last seal and what
+ * followed, or every event) were removed, as no erasure ends the history
+ * with a deletion (its record follows it).
+ */
+async function cutOff(events: SqliteEventStore): Promise<{ position: bigint; stream: string; type: string; problem: string } | undefined> {
+  const [head, end] = await Promise.all([events.headPosition(), events.endPosition()]);
+  if (end <= head) return undefined;
+  return {
+    position: head + 1n,
+    stream: '(gone)',
+    type: '(gone)',
+    problem: `the store gave out positions up to ${end} and holds none after ${head}: the events there were removed`,
+  };
 }
 
 /** `admin seal`: seals everything stored now, without waiting for the server's next seal. */

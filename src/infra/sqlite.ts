@@ -50,6 +50,23 @@ export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): S
   return db;
 }
 
+/**
+ * Whether the database file holds the table, read without writing to it;
+ * undefined when the file cannot be read as a database at all (opening it
+ * for use then says why).
+ */
+export function holdsTable(path: string, table: string): boolean | undefined {
+  let db: SqliteDatabase | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+  } catch {
+    return undefined;
+  } finally {
+    db?.close();
+  }
+}
+
 function openInWal(path: string): SqliteDatabase {
   let db: SqliteDatabase | undefined;
   try {

@@ -39,6 +39,8 @@ t.test('status names the last seal: its number, the position it covers to, its h
 
 t.test('status names the holder of the projector lease and until when', async (t) => {
   const dir = tempDir(t);
+  // A store that holds no event yet: its event store made, a lease claimed in its read models.
+  await openSqliteEventStore(dir).close();
   const readModels = openSqliteReadModels(dir);
   t.teardown(() => readModels.close());
   await readModels.claimLease({ name: PROJECTOR_LEASE, holder: 'host-a/pid:[1]/42/cafe', now: new Date('2026-11-23T10:00:00.000Z'), ttlMs: 5000 });

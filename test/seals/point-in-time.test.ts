@@ -95,6 +95,7 @@ t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
     [['rebuild', '--out', join(dir, 'x')], /missing --until \(with --out/],
     [['rebuild', '--until', 'yesterday', '--out', join(dir, 'x')], /--until must be an ISO 8601 time/],
     [['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', dir], /another directory than DATA_DIR/],
+    [['rebuild', '--until', new Date(Date.now() + 3_600_000).toISOString(), '--out', join(dir, 'x')], /is in the future/],
   ];
   for (const [args, message] of cases) {
     const run = await admin(args, { DATA_DIR: dir });
@@ -106,6 +107,22 @@ t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
   const again = await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir });
   t.equal(again.code, 2);
   t.match(again.stderr, /already holds a store/);
+  t.notOk(existsSync(join(dir, 'x')), 'nothing made for a refused one');
+});
+
+t.test('rebuild --until that fails midway leaves no copy behind, which would verify as a shorter history', async (t) => {
+  const dir = await source(t);
+  const db = new Database(join(dir, DATABASE_FILE));
+  t.equal(db.prepare("UPDATE events SET revision = 'abc' WHERE position = (SELECT max(position) FROM events)").run().changes, 1);
+  db.close();
+  const fresh = join(tempDir(t, 'failed'), 'store');
+  const made = await admin(['rebuild', '--until', new Date().toISOString(), '--out', fresh], { DATA_DIR: dir });
+  t.equal(made.code, 1);
+  t.match(made.stderr, /position \d+ .*not a whole number/);
+  t.notOk(existsSync(fresh), 'the directory it made is gone');
+  const empty = tempDir(t, 'empty');
+  t.equal((await admin(['rebuild', '--until', new Date().toISOString(), '--out', empty], { DATA_DIR: dir })).code, 1);
+  t.same(readdirSync(empty), [], 'a directory given empty is left empty');
 });
 
 t.test('rebuild --until: responses erased after the moment are counted erased by verify on the copy, not taken for tampering', async (t) => {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
@@ -6,7 +6,7 @@ import { formatLine, leafOf, SEAL_STREAM, sealHash } from '../../src/seals/chain
 import { catalog } from '../../src/domain-events.js';
 import { leavesInThreads } from '../../src/seals/leaves.js';
 import { verifyHistory } from '../../src/seals/verify.js';
-import { testServices } from '../support/services.js';
+import { tempDir, testServices } from '../support/services.js';
 import { admin } from '../support/processes.js';
 import { publishedWidget } from '../support/app.js';
 import { live, openFile, rows, sealedHistory, submit } from './support.js';
@@ -195,6 +195,80 @@ t.test('deleting a seal: exit 1 naming the seal', async (t) => {
   const { code, result } = await verifyRun(dir);
   t.equal(code, 1);
   t.match(result.break, { position: String(first.position), stream: SEAL_STREAM });
+});
+
+t.test('events removed from the end, the last seal among them, or every event: exit 1 naming where the store now ends', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const seals = rows(dir).filter((row) => row.stream_id === SEAL_STREAM);
+  const last = seals.at(-1)!;
+  const end = rows(dir).at(-1)!.position;
+  const cut = `${dir}-cut`;
+  cpSync(dir, cut, { recursive: true });
+  t.teardown(() => rmSync(cut, { recursive: true, force: true }));
+  const db = openFile(cut);
+  db.prepare('DELETE FROM events WHERE position >= ?').run(last.position);
+  db.close();
+  const tail = await verifyRun(cut);
+  t.equal(tail.code, 1);
+  t.match(tail.result.break, { position: String(last.position), problem: new RegExp(`gave out positions up to ${end} and holds none after ${last.position - 1}`) });
+  t.match(tail.stderr, new RegExp(`broken at position ${last.position} `));
+
+  const wiped = openFile(dir);
+  wiped.prepare('DELETE FROM events').run();
+  wiped.close();
+  const none = await verifyRun(dir);
+  t.equal(none.code, 1, 'an emptied store is not an empty history');
+  t.match(none.result.break, { position: '1', problem: new RegExp(`gave out positions up to ${end} and holds none after 0`) });
+});
+
+t.test('a store file without its events table (dropped, or another program\'s database) is refused, and nothing is written to it', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const db = openFile(dir);
+  db.exec('DROP TABLE events');
+  db.close();
+  const foreign = tempDir(t, 'foreign');
+  const other = openFile(foreign);
+  other.exec('CREATE TABLE x (a); INSERT INTO x VALUES (1)');
+  other.close();
+  for (const [name, where] of [['dropped', dir], ['foreign', foreign]] as const) {
+    const before = readFileSync(join(where, DATABASE_FILE));
+    for (const command of [['verify'], ['audit', '--object', 'wgt_01J000000000000000000000AB'], ['events'], ['status']]) {
+      const run = await admin(command, { DATA_DIR: where });
+      t.equal(run.code, 1, `${name}: ${command[0]}`);
+      t.match(run.stderr, /holds no event store \(no events table\)/, `${name}: ${command[0]} says why`);
+    }
+    t.same(readFileSync(join(where, DATABASE_FILE)), before, `${name}: the file is as it was`);
+  }
+  t.notOk(existsSync(join(foreign, 'secret')), 'no secret made beside it');
+});
+
+t.test('a revision that is not a whole number: exit 1 naming its position, one line', async (t) => {
+  const { dir, close, responses } = await sealedHistory(t);
+  await close();
+  const target = rows(dir).find((row) => row.data.includes(responses[1]!.marker))!;
+  for (const revision of ['abc', 2.5, -1]) {
+    const copy = `${dir}-${String(revision)}`;
+    cpSync(dir, copy, { recursive: true });
+    t.teardown(() => rmSync(copy, { recursive: true, force: true }));
+    const db = openFile(copy);
+    db.prepare('UPDATE events SET revision = ? WHERE position = ?').run(revision, target.position);
+    db.close();
+    const run = await admin(['verify'], { DATA_DIR: copy });
+    t.equal(run.code, 1, String(revision));
+    t.match(run.stderr, new RegExp(`position ${target.position} \\(stream ${target.stream_id}\\) holds a revision that is not a whole number from 0 up`), String(revision));
+    t.notMatch(run.stderr, /\n\s+at /, 'no stack');
+  }
+});
+
+t.test('verify run on a copy of the store file alone makes no secret beside it', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const bare = tempDir(t, 'bare');
+  cpSync(join(dir, DATABASE_FILE), join(bare, DATABASE_FILE));
+  t.equal((await verifyRun(bare)).code, 0);
+  t.notOk(existsSync(join(bare, 'secret')));
 });
 
 t.test('a seal whose count of events was changed: exit 1 naming the seal', async (t) => {
@@ -404,6 +478,26 @@ t.test('on threads, in ranges of positions, verify finds what it finds in one: t
   t.equal(broken.firstBreak?.position, 1191n, 'the first of the deleted events');
   t.same(await threaded(), broken, 'the same break and figures on threads');
   t.equal(broken.events, count + 3 - 25);
+});
+
+t.test('an event put by hand far past the others in a history of 50,000 (where verify reads on threads): read as it is, not range by range up to it', async (t) => {
+  const services = await testServices(t);
+  const meta = { occurred_at: '2026-11-01T00:00:00.000Z', actor: 'test' };
+  for (let done = 0; done < 50_000; done += 1000) {
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        services.events.append(`account-far${done + i}`, [catalog.serialize({ type: 'AccountOpened', data: { account_id: `acc_far${done + i}`, name: 'Far', plan: 'free', opened_at: meta.occurred_at } } as never, meta)], 'no_stream'),
+      ),
+    );
+  }
+  const dir = services.config.DATA_DIR;
+  const db = openFile(dir);
+  const stored = (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) SELECT 4611686018427387904, 'far', 'account-far', 0, type, data, metadata, recorded_at FROM events WHERE position = 10").run();
+  db.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 0);
+  t.match(result, { verified: true, events: stored + 1, unsealed: stored + 1 }, 'every event, the far one among them, none sealed yet');
 });
 
 t.test('a verify thread that cannot open the store fails the verify, saying why', async (t) => {

@@ -283,6 +283,15 @@ export class AppendTooLarge extends Error {
 }
 
 /**
+ * A stored event's revision: a column SQLite lets hold any value (a hand
+ * edit) is named by its position and stream when it holds no revision.
+ */
+export function storedWhole(value: unknown, field: 'revision', position: bigint | number, streamId: string): bigint {
+  if ((typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) || (typeof value === 'bigint' && value >= 0n)) return BigInt(value);
+  throw new Error(`the stored event at position ${position} (stream ${streamId}) holds a ${field} that is not a whole number from 0 up: ${JSON.stringify(typeof value === 'bigint' ? String(value) : value)}`);
+}
+
+/**
  * A stored event's data or metadata parsed; text that is no longer JSON (a
  * damaged file, a hand edit) is named by its position and stream rather
  * than by the parser's message alone.

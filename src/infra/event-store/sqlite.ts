@@ -11,6 +11,7 @@ import {
   RevisionLimitReached,
   WrongExpectedRevision,
   storedJson,
+  storedWhole,
   encodedSize,
   type AppendResult,
   type EventStore,
@@ -48,7 +49,7 @@ interface EventRow {
 const toStored = (row: EventRow): StoredEvent => ({
   id: row.id,
   streamId: row.stream_id,
-  revision: BigInt(row.revision),
+  revision: storedWhole(row.revision, 'revision', row.position, row.stream_id),
   position: BigInt(row.position),
   type: row.type,
   data: storedJson(row.data, 'data', row.position, row.stream_id) as StoredEvent['data'],
@@ -63,7 +64,7 @@ type FeedRow = [position: number, id: string, streamId: string, revision: number
 const feedToStored = ([position, id, streamId, revision, type, data, metadata, recordedAt]: FeedRow): StoredEvent => ({
   id,
   streamId,
-  revision: BigInt(revision),
+  revision: storedWhole(revision, 'revision', position, streamId),
   position: BigInt(position),
   type,
   data: storedJson(data, 'data', position, streamId) as StoredEvent['data'],
@@ -405,7 +406,7 @@ export class SqliteEventStore implements EventStore {
     const out: FeedRecord[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const [position, id, streamId, revision, type, data, metadata, recordedAt] = rows[i]!;
-      out[i] = { id, streamId, revision: BigInt(revision), position: BigInt(position), type, data, metadata, recordedAt };
+      out[i] = { id, streamId, revision: storedWhole(revision, 'revision', position, streamId), position: BigInt(position), type, data, metadata, recordedAt };
     }
     return out;
   }
@@ -492,6 +493,11 @@ export class SqliteEventStore implements EventStore {
     if (!(await truncateWriteAheadLog(this.db))) {
       this.logger?.warn({ store: 'sqlite' }, 'another connection holds an older snapshot: erased events stay in the write-ahead log until the next checkpoint (run `admin scavenge` to retry)');
     }
+  }
+
+  /** How many events the store holds (not part of the port: verify plans its reading by it). */
+  countEvents(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
   }
 
   async headPosition(): Promise<bigint> {
