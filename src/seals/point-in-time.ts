@@ -53,8 +53,13 @@ export function readPointInTime(dataDir: string): PointInTime | undefined {
   } catch (error) {
     throw new UnreadableMark(path, (error as Error).message);
   }
-  const { until } = (mark ?? {}) as { until?: unknown };
+  const { until, erased_after: all, erased_after_by_object: byObject } = (mark ?? {}) as { until?: unknown; erased_after?: unknown; erased_after_by_object?: unknown };
   if (typeof until !== 'string' || Number.isNaN(Date.parse(until))) throw new UnreadableMark(path, 'it names no moment in `until`');
+  const ids = (value: unknown) => Array.isArray(value) && value.every((id) => typeof id === 'string');
+  if (all !== undefined && !ids(all)) throw new UnreadableMark(path, '`erased_after` is not a list of ids');
+  if (byObject !== undefined && (byObject === null || typeof byObject !== 'object' || Array.isArray(byObject) || !Object.values(byObject).every(ids))) {
+    throw new UnreadableMark(path, '`erased_after_by_object` does not give a list of ids for each object');
+  }
   return mark as PointInTime;
 }
 

@@ -187,13 +187,16 @@ t.test('the admin CLI refuses to append to a point-in-time copy, and to read a s
   t.equal((await admin(['verify'], { DATA_DIR: out })).code, 0, 'reading it is fine');
   t.equal(json(await admin(['status'], { DATA_DIR: out })).head, '0', 'nothing was appended');
 
-  // A mark that no longer parses: one line naming the file, whatever the command, and nothing appended.
-  writeFileSync(join(out, POINT_IN_TIME_FILE), '{"until": ');
-  for (const args of [['seal'], ['create-key', '--account', 'acc_x', '--name', 'k'], ['verify'], ['status']]) {
-    const run = await admin(args, { DATA_DIR: out });
-    t.equal(run.code, 1, args.join(' '));
-    t.match(run.stderr, /point-in-time\.json is not a point-in-time mark as admin rebuild --until writes it \(.*\): mend or remove it/);
-    t.notMatch(run.stderr, /\n\s+at /, 'no stack');
+  // A mark that no longer parses, or whose lists of erased ids are not lists of ids: one line naming the file, whatever the command, and nothing appended.
+  const marks = ['{"until": ', '{"until": "2026-11-01T00:00:00.000Z", "erased_after": 5}', '{"until": "2026-11-01T00:00:00.000Z", "erased_after_by_object": {"frm_x": 5}}'];
+  for (const mark of marks) {
+    writeFileSync(join(out, POINT_IN_TIME_FILE), mark);
+    for (const args of [['seal'], ['create-key', '--account', 'acc_x', '--name', 'k'], ['verify'], ['status'], ['audit', '--object', 'frm_x']]) {
+      const run = await admin(args, { DATA_DIR: out });
+      t.equal(run.code, 1, `${mark}: ${args.join(' ')}`);
+      t.match(run.stderr, /point-in-time\.json is not a point-in-time mark as admin rebuild --until writes it \(.*\): mend or remove it/);
+      t.notMatch(run.stderr, /\n\s+at /, 'no stack');
+    }
   }
 
   const typo = join(dir, 'no-such-store');
