@@ -169,7 +169,13 @@ async function eachSealLine(services: Pick<Services, 'events'>, visit: (line: Se
       const seal = LogSealed.schema.safeParse(stored.data);
       const version = sealVersionOf(stored.metadata);
       if (!seal.success || version === undefined) continue;
-      for (const line of parseLines(seal.data.events, version)) visit(line);
+      let lines: SealLine[];
+      try {
+        lines = parseLines(seal.data.events, version);
+      } catch (error) {
+        throw new Error(`seal ${seal.data.seal} (position ${stored.position}): ${(error as Error).message}; admin verify names the break`);
+      }
+      for (const line of lines) visit(line);
     }
     if (page.length < 100) return;
     from = page[page.length - 1]!.revision + 1n;

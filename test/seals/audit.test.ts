@@ -106,6 +106,25 @@ t.test('an event whose stored text is no longer JSON is named by its position wh
   t.match(rebuilt.stderr, named);
 });
 
+t.test('a seal whose lines were edited out of shape is named by its number and position when audit meets it', async (t) => {
+  const { dir, app, who, services, close } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const response = await submit(app, widget);
+  await services.seals.sealAll();
+  // An erased response: the audit reads the seals for what it was.
+  const gone = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [response.id] } });
+  t.equal(gone.statusCode, 200, gone.body);
+  await close();
+  const db = openFile(dir);
+  const seal = db.prepare("SELECT position, data FROM events WHERE stream_id = 'seals' ORDER BY position").get() as { position: number; data: string };
+  const data = JSON.parse(seal.data) as { events: string };
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(JSON.stringify({ ...data, events: `not a line\n${data.events}` }), seal.position);
+  db.close();
+  const audited = await admin(['audit', '--object', widget], { DATA_DIR: dir });
+  t.equal(audited.code, 1);
+  t.match(audited.stderr, new RegExp(`seal 0 \\(position ${seal.position}\\): line 1 of the seal is malformed`));
+});
+
 t.test('an erased response’s duplicate guard stays in the audit as the seals keep it, at the place it had', async (t) => {
   const { dir, app, who, services, close } = await live(t);
   const widget = await publishedWidget(app, who, { settings: { prevent_duplicates: true } });
