@@ -102,6 +102,30 @@ export async function execute<State, Event extends { type: string; data: unknown
   }
 }
 
+/**
+ * The state of one aggregate as this process last built it, and its
+ * revision, without reading the store; undefined when none is kept. For a
+ * decision the store checks at its append (a condition that the stream is
+ * still at that revision), on a store whose appends are atomic.
+ */
+export function keptState<State, Event extends { type: string; data: unknown }, Command>(
+  context: Pick<CommandContext, 'states'>,
+  aggregate: Aggregate<State, Event, Command>,
+  id: string,
+): { state: State; revision: bigint } | undefined {
+  const kept = context.states.get<State>(aggregate.streamId(id));
+  return kept ? { state: kept.state, revision: kept.revision } : undefined;
+}
+
+/** The current state of one aggregate and the revision it was built to (undefined: no stream), read from the store. */
+export function loadWithRevision<State, Event extends { type: string; data: unknown }, Command>(
+  context: Pick<CommandContext, 'events' | 'catalog' | 'states'>,
+  aggregate: Aggregate<State, Event, Command>,
+  id: string,
+): Promise<{ state: State; revision: bigint | undefined }> {
+  return replay(context, aggregate, aggregate.streamId(id));
+}
+
 /** The current state of one aggregate, for decisions made outside `execute` (submissions). */
 export async function load<State, Event extends { type: string; data: unknown }, Command>(
   context: Pick<CommandContext, 'events' | 'catalog' | 'states'>,

@@ -5,7 +5,6 @@ import { isClosed } from '../embeddables/rules.js';
 import { Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { load } from '../aggregate.js';
 import type { FormDoc } from '../../projections/forms.js';
 import { createForm, deleteForm, updateForm } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
@@ -113,8 +112,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
   deleteRoute(app, services, FORM, (id, author, at) => deleteForm(services, id, author, at));
 
   tokenRoute(app, services, FORM);
-  submitRoute(app, services, FORM, async (id) => {
-    const state = await load(services.commands, form, id);
+  submitRoute(app, services, FORM, form, (state) => {
     if (state.status !== 'active') return null;
     const f = state.form;
     return { kind: 'form', id: f.id, accountId: f.account_id, published: f.published, questions: f.questions, settings: f.settings, version: f.version };

@@ -14,6 +14,7 @@ import {
   visitorFacts,
   visitorMeta,
   visitorStream,
+  type ObjectAt,
   type Placement,
 } from './visitors.js';
 
@@ -29,6 +30,8 @@ export interface SubmissionInput {
   honeypot?: string | undefined;
   answers: Record<string, unknown>;
   request: SubmissionRequest;
+  /** The object's stream as the decision saw it: the store refuses the append (ObjectChanged) if it moved on since. */
+  unchanged?: ObjectAt;
 }
 
 /** Where each decided event is recorded; the visitor's streams are there under `prevent_duplicates`, which alone decides their events. */
@@ -95,7 +98,7 @@ export async function submitResponse(
     countHoneypotCatch(services, target.kind);
     return { id: responseId, kept: false };
   }
-  const position = await record(services, events, (event) => placement(event, target, responseId, visitor), visitorMeta(now, requestId));
+  const position = await record(services, events, (event) => placement(event, target, responseId, visitor), visitorMeta(now, requestId), input.unchanged);
   await services.commands.awaitProjections(position);
   return { id: responseId, kept: true, position };
 }

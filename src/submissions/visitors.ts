@@ -150,6 +150,20 @@ export const networkPlacement = (kind: Kind, stream: string): Placement => ({ st
 /** The visitor's own stream, made by their first submission only: the store refuses a second however close the two arrive. */
 export const firstVisitPlacement = (kind: Kind, stream: string): Placement => ({ stream, expected: 'no_stream', refused: duplicate(kind) });
 
+/** The object's stream at the revision a decision was made on: the append's condition (stores whose appends are atomic). */
+export interface ObjectAt {
+  stream: string;
+  revision: bigint;
+}
+
+/** The object's stream was no longer at the revision the decision was made on: nothing was stored, decide again. */
+export class ObjectChanged extends Error {
+  constructor() {
+    super('the object changed after the decision was made');
+    this.name = 'ObjectChanged';
+  }
+}
+
 /**
  * Appends the decided events, each where `place` puts it, as one append
  * to several streams, and answers the feed position of the last one. On
@@ -164,16 +178,20 @@ export async function record<E extends DomainEvent>(
   events: E[],
   place: (event: E) => Placement,
   meta: Omit<EventMetadata, 'schema_version'>,
+  unchanged?: ObjectAt,
 ): Promise<bigint> {
   const placements = events.map(place);
   const parts: StreamAppend[] = events.map((event, i) => {
     const { stream, expected, cap } = placements[i]!;
     return { streamId: stream, events: [services.catalog.serialize(event, meta)], expected, ...(cap ? { below: BigInt(cap.below) } : {}) };
   });
+  // First, so that what the append answers is the submission's own last event.
+  if (unchanged) parts.unshift({ streamId: unchanged.stream, events: [], expected: unchanged.revision });
   const placed = (streamId: string) => placements.find((placement) => placement.stream === streamId);
   try {
     return (await services.events.appendToStreams(parts)).position;
   } catch (error) {
+    if (error instanceof WrongExpectedRevision && error.streamId === unchanged?.stream) throw new ObjectChanged();
     if (error instanceof WrongExpectedRevision) {
       const refused = placed(error.streamId)?.refused;
       if (refused) throw refused;

@@ -6,7 +6,6 @@ import { isClosed } from '../embeddables/rules.js';
 import { Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { load } from '../aggregate.js';
 import { createWidget, deleteWidget, updateWidget } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Services } from '../services.js';
@@ -118,8 +117,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
 
   tokenRoute(app, services, WIDGET);
 
-  submitRoute(app, services, WIDGET, async (id) => {
-    const state = await load(services.commands, widget, id);
+  submitRoute(app, services, WIDGET, widget, (state) => {
     if (state.status !== 'active') return null;
     const w = state.widget;
     return { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, settings: w.settings };

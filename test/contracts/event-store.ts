@@ -186,6 +186,34 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
     }
   });
 
+  t.test('atomic stores: a part without events is a condition on its stream, checked with the rest and storing nothing', async (t) => {
+    // Part by part, a condition would not hold until the parts after it are stored: such stores are never given one.
+    if (!store.atomicAcrossStreams) return void t.pass('appends part by part: no conditions');
+    await store.append(stream('object'), [ev('Made', 0), ev('Changed', 1)], 'no_stream');
+    const held = await store.appendToStreams([
+      { streamId: stream('object'), events: [], expected: 1n },
+      { streamId: stream('answer1'), events: [ev('Answered', 2)], expected: 'no_stream' },
+    ]);
+    const [answer] = await store.readStream(stream('answer1'));
+    t.equal(held.position, answer!.position, 'the append answers its last stored event');
+    t.equal(held.nextRevision, 0n);
+    t.equal((await store.readStream(stream('object'))).length, 2, 'the condition stored nothing');
+    await store.append(stream('object'), [ev('Closed', 3)], 1n);
+    const refused = await store
+      .appendToStreams([
+        { streamId: stream('object'), events: [], expected: 1n },
+        { streamId: stream('answer2'), events: [ev('Answered', 4)], expected: 'no_stream' },
+      ])
+      .catch((e: unknown) => e);
+    t.type(refused, WrongExpectedRevision, 'the object moved on: refused');
+    t.equal((refused as WrongExpectedRevision).streamId, stream('object'));
+    t.same(await store.readStream(stream('answer2')), [], 'and nothing of it stored');
+    await store.deleteStreams([stream('object')]);
+    const gone = await store.appendToStreams([{ streamId: stream('object'), events: [], expected: 2n }, { streamId: stream('answer3'), events: [ev('Answered', 5)], expected: 'no_stream' }]).catch((e: unknown) => e);
+    t.type(gone, WrongExpectedRevision, 'a deleted stream holds no revision');
+    await t.rejects(store.appendToStreams([{ streamId: stream('object'), events: [], expected: 'any' }]), /at least one event/, 'conditions alone append nothing');
+  });
+
   t.test('part by part (appendInOrder): a failure other than a refusal after a stored part is PartlyAppended; before any, the failure itself', async (t) => {
     const tooLarge = { type: 'Big', data: { text: 'x'.repeat(MAX_APPEND_BYTES) }, metadata: { schema_version: 1 } };
     const partly = await appendInOrder(store, [

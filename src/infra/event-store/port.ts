@@ -221,6 +221,12 @@ export class WrongExpectedRevision extends Error {
 /** One stream's part of appendToStreams. */
 export interface StreamAppend {
   streamId: string;
+  /**
+   * None: the part is a condition only, the stream found as `expected` says
+   * or the whole append refused (WrongExpectedRevision). Only where
+   * `atomicAcrossStreams`: part by part, the check would not hold until the
+   * parts after it are stored.
+   */
   events: NewEvent[];
   expected: ExpectedRevision;
   /** The part is refused (RevisionLimitReached) when its last event would take a revision at or past this. */

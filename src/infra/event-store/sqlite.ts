@@ -244,6 +244,8 @@ export class SqliteEventStore implements EventStore {
       if (expected === 'no_stream' ? actual !== 'no_stream' : expected !== 'any' && actual !== expected) {
         throw new WrongExpectedRevision(streamId, expected, actual);
       }
+      // A condition only: checked, nothing stored, and not what the append answers.
+      if (events.length === 0) continue;
       revision = last ?? -1;
       if (below !== undefined && BigInt(revision + events.length) >= below) throw new RevisionLimitReached(streamId, below);
       for (const event of events) {
@@ -265,9 +267,10 @@ export class SqliteEventStore implements EventStore {
 
   appendToStreams(parts: StreamAppend[]): Promise<AppendResult> {
     if (parts.length === 0) return Promise.reject(new Error('appendToStreams needs at least one part'));
+    // A part without events is a condition on its stream (see StreamAppend); some part must append.
+    if (parts.every((part) => part.events.length === 0)) return Promise.reject(new Error('append needs at least one event'));
     const encoded: EncodedPart[] = [];
     for (const { streamId, events, expected, below } of parts) {
-      if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
       const rows: EncodedEvent[] = [];
       let size = 0;
       for (const event of events) {
