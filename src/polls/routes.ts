@@ -7,7 +7,6 @@ import { Params } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POLL_CHOICES } from '../../projections/polls.js';
-import { load } from '../aggregate.js';
 import type { PollDoc } from '../../projections/polls.js';
 import { createPoll, deletePoll, updatePoll } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
@@ -16,11 +15,15 @@ import type { Services } from '../services.js';
 import { shownSettings } from '../submissions/settings.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
-import { poll } from './poll.js';
+import { poll, type PollState } from './poll.js';
 import { CreatePollBody, PollCreatedReply, PollUpdatedReply, UpdatePollBody } from './schemas.js';
 import { gateOnSummary } from '../submissions/gate.js';
 import { castVote, VoteBody } from './votes.js';
+import { onObjectAsDecided, stillThere } from '../submissions/object-state.js';
 
+
+/** The poll a vote answers: none unless it is there (not deleted). */
+const activePoll = (state: PollState) => (state.status === 'active' ? state.poll : null);
 
 export const PollListItem = z.object({ id: z.string(), question: z.string(), published: z.boolean(), created_at: z.string(), updated_at: z.string() });
 
@@ -147,14 +150,13 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (
       if (!summary) throw notFound('poll');
       await limitSubmissions(request, reply, 'poll', summary.id, summary.settings, plan);
       gateOnSummary(services, 'poll', summary, { token: request.body._token, headers: request.headers }, services.clock());
-      const state = await load(services.commands, poll, summary.id);
-      const found = state.status === 'active' ? state.poll : null;
-      if (!found) throw notFound('poll');
-      const vote = await castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id);
-      // A honeypot catch kept nothing, so there is nothing to look after.
-      if (vote === undefined) return { success: true as const };
+      const { result: vote, conditioned } = await onObjectAsDecided(services, poll, summary.id, activePoll, () => notFound('poll'), (found, unchanged) =>
+        castVote(services, found, plan, request.body, { headers: request.headers, ip: request.ip }, request.id, unchanged),
+      );
+      // A honeypot catch kept nothing; one stored while the poll was as decided is erased with the rest by a later deletion.
+      if (vote === undefined || conditioned) return { success: true as const };
       // Deleted while this vote passed its checks: the erasure process erases it with the rest.
-      if ((await load(services.commands, poll, found.id)).status !== 'active') {
+      if (!(await stillThere(services, poll, summary.id, activePoll))) {
         await awaitLateErasure(services, vote);
         throw notFound('poll');
       }

@@ -15,6 +15,7 @@ import {
   visitorFacts,
   visitorMeta,
   visitorStream,
+  type ObjectAt,
   type Placement,
 } from '../submissions/visitors.js';
 import type { Poll } from './poll.js';
@@ -39,7 +40,15 @@ export type VoteBody = z.infer<typeof VoteBody>;
  * the slot, and the vote after the guard. Returns its id and where it was
  * recorded (undefined when the honeypot caught a bot and nothing was kept).
  */
-export async function castVote(services: Services, poll: Poll, plan: Plan, body: VoteBody, request: Pick<SubmissionRequest, 'headers' | 'ip'>, requestId?: string): Promise<{ id: string; position: bigint } | undefined> {
+export async function castVote(
+  services: Services,
+  poll: Poll,
+  plan: Plan,
+  body: VoteBody,
+  request: Pick<SubmissionRequest, 'headers' | 'ip'>,
+  requestId?: string,
+  unchanged?: ObjectAt,
+): Promise<{ id: string; position: bigint } | undefined> {
   const now = services.clock();
   const target: Gate = { kind: 'poll', id: poll.id, published: poll.published, settings: poll.settings };
   const stream = visitorStream(services, `vote-${poll.id}`, { fingerprint: body.metadata.fingerprint, ip: request.ip });
@@ -67,7 +76,7 @@ export async function castVote(services: Services, poll: Poll, plan: Plan, body:
         return { stream, expected: 0n, refused: duplicate('poll') };
     }
   };
-  const position = await record(services, events, place, visitorMeta(now, requestId));
+  const position = await record(services, events, place, visitorMeta(now, requestId), unchanged);
   await services.commands.awaitProjections(position);
   return { id: voteId, position };
 }

@@ -12,9 +12,8 @@ import { gateOnSummary } from './gate.js';
 import { ClientMetadata } from './metadata.js';
 import { listResponses, ResponseList, ResponsesQuery } from './responses.js';
 import { submitResponse, type SubmissionTarget } from './submit.js';
-import { ObjectChanged } from './visitors.js';
-import { keptState, loadWithRevision, type Aggregate } from '../aggregate.js';
-import { AppError } from '../errors.js';
+import { onObjectAsDecided, stillThere } from './object-state.js';
+import type { Aggregate } from '../aggregate.js';
 
 /** D6: every submission carries its embed token as `_token`. Unknown keys are dropped, not refused (embeds evolve). */
 export const SubmitBody = z.object({
@@ -54,20 +53,10 @@ export const SubmitBodyOf = {
   }),
 };
 
-/** Appends with the condition that the object is as decided, each refused because it had moved on, before a decision is made without one. */
-const CONDITIONED_ATTEMPTS = 3;
-
 /**
  * POST <path>/:id/submit for widgets and forms: `{success: true, id}` once
- * the response is readable.
- *
- * Where the store's appends are atomic, the decision is made on the object's
- * state as this process last built it, without reading its stream, and the
- * append carries the condition that the stream is still at that revision:
- * the store checks it with the rest, so a change (a close, a deletion) that
- * landed in between refuses the append and the decision is made again on
- * the stored state. A refusal made on a kept state is made again on the
- * stored one too, so none rests on a state the store has moved past.
+ * the response is readable. The decision is made and stored on the object
+ * as it is at the append (see onObjectAsDecided).
  */
 export function submitRoute<D extends EmbeddableDoc, State, Event extends { type: string; data: unknown }, Command>(
   app: App,
@@ -76,14 +65,6 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
   aggregate: Aggregate<State, Event, Command>,
   targetOf: (state: State) => SubmissionTarget | null,
 ): void {
-  const atomic = services.events.atomicAcrossStreams;
-  /** The object's state, from this process's keeping when `kept` and there is one, else read from the store; with the condition its append carries when `conditioned`. */
-  const objectState = async (id: string, { kept, conditioned }: { kept: boolean; conditioned: boolean }) => {
-    const held = kept && atomic ? keptState(services.commands, aggregate, id) : undefined;
-    const found = held ?? (await loadWithRevision(services.commands, aggregate, id));
-    const unchanged = atomic && conditioned && found.revision !== undefined ? { stream: aggregate.streamId(id), revision: found.revision } : undefined;
-    return { target: targetOf(found.state), fromKept: held !== undefined, unchanged };
-  };
   app.post(
     `${what.path}/:id/submit`,
     {
@@ -105,34 +86,17 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
       await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
       const tokenIssuedAt = gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
       const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
-      let kept = true;
-      for (let attempt = 1; ; attempt++) {
-        // After those, one as without a condition: decided on the stored state, then looked at again below.
-        const conditioned = attempt <= CONDITIONED_ATTEMPTS;
-        const object = await objectState(summary.id, { kept: kept && conditioned, conditioned });
-        try {
-          if (!object.target) throw notFound(what.kind);
-          const submitted = await submitResponse(services, object.target, { ...input, ...(object.unchanged ? { unchanged: object.unchanged } : {}) }, request.id);
-          // A honeypot catch kept nothing, so there is nothing to look after.
-          if (!submitted.kept) return { success: true as const, id: submitted.id };
-          // Stored while the object was as decided: a deletion after it erases it with the rest.
-          if (object.unchanged) return { success: true as const, id: submitted.id };
-          // Deleted while this submission passed its checks: the erasure process erases it with the rest.
-          if (targetOf((await loadWithRevision(services.commands, aggregate, summary.id)).state) === null) {
-            await awaitLateErasure(services, submitted);
-            throw notFound(what.kind);
-          }
-          return { success: true as const, id: submitted.id };
-        } catch (error) {
-          // The store had moved past the state decided on, or refused on the state this process kept,
-          // which the store may have moved past: decided again on the stored one.
-          if (error instanceof ObjectChanged || (object.fromKept && error instanceof AppError)) {
-            kept = false;
-            continue;
-          }
-          throw error;
-        }
+      const { result: submitted, conditioned } = await onObjectAsDecided(services, aggregate, summary.id, targetOf, () => notFound(what.kind), (target, unchanged) =>
+        submitResponse(services, target, { ...input, ...(unchanged ? { unchanged } : {}) }, request.id),
+      );
+      // A honeypot catch kept nothing; one stored while the object was as decided is erased with the rest by a later deletion.
+      if (!submitted.kept || conditioned) return { success: true as const, id: submitted.id };
+      // Deleted while this submission passed its checks: the erasure process erases it with the rest.
+      if (!(await stillThere(services, aggregate, summary.id, targetOf))) {
+        await awaitLateErasure(services, submitted);
+        throw notFound(what.kind);
       }
+      return { success: true as const, id: submitted.id };
     },
   );
   preflight(app, `${what.path}/:id/submit`, ['POST']);

@@ -4,13 +4,13 @@ import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
 
-/** Runs `first` (once) right before the store is asked to append a response, after the submission's decision. */
-function beforeResponseAppend(services: Services) {
+/** Runs `first` (once) right before the store is asked to append a response (or a vote), after the decision. */
+function beforeResponseAppend(services: Services, type = 'ResponseSubmitted') {
   const events = services.events as { appendToStreams: Services['events']['appendToStreams'] };
   const appendToStreams = services.events.appendToStreams.bind(services.events);
   const hook = { first: undefined as (() => Promise<unknown>) | undefined, appends: 0 };
   events.appendToStreams = async (parts) => {
-    if (parts.some((part) => part.events.some((e) => e.type === 'ResponseSubmitted'))) {
+    if (parts.some((part) => part.events.some((e) => e.type === type))) {
       hook.appends++;
       const run = hook.first;
       hook.first = undefined;
@@ -68,4 +68,21 @@ t.test('a widget changed but still open between a submission\'s decision and its
   const stored = (await services.events.readAll({ after: 0n, limit: 10_000 })).filter((e) => e.type === 'ResponseSubmitted' && JSON.stringify(e.data).includes('AGAIN'));
   t.equal(stored.length, 1, 'once');
   t.equal((stored[0]!.data as { response_id: string }).response_id, again.json().id);
+});
+
+t.test('a poll closed between a vote\'s decision and its append: the store refuses the append, the visitor is told, nothing is stored', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const created = (await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Which?', options: [{ text: 'A' }, { text: 'B' }] } })).json();
+  await app.inject({ method: 'PUT', url: `/api/polls/${created.id}`, headers: biz.headers, payload: { published: true } });
+  const vote = async (fingerprint: string) =>
+    app.inject({ method: 'POST', url: `/api/polls/${created.id}/vote`, payload: { option_ids: [created.options[0].id], _token: await tokenFor(app, 'polls', created.id), metadata: { fingerprint } } });
+  t.equal((await vote('first')).statusCode, 200, 'this process now keeps the poll as open');
+  const hook = beforeResponseAppend(services, 'VoteCast');
+  hook.first = () => app.inject({ method: 'PUT', url: `/api/polls/${created.id}`, headers: biz.headers, payload: { settings: { closes_at: '2020-01-01T00:00:00Z' } } });
+  const late = await vote('second');
+  t.match(late.json(), D3(403, 'poll_closed'), 'decided again on the stored poll');
+  t.equal(hook.first, undefined, 'the change landed between the decision and the append');
+  t.equal(hook.appends, 1, 'one append asked for, refused');
+  t.equal((await services.events.readAll({ after: 0n, limit: 10_000 })).filter((e) => e.type === 'VoteCast').length, 1, 'only the vote from before');
 });
