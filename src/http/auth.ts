@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOpti
 import { authenticate, type Caller } from '../accounts/authenticate.js';
 import type { Plan, Scope } from '../accounts/plans.js';
 import { AppError } from '../errors.js';
+import { bearerOf, severalAuthorizations } from './bearer.js';
 import type { Services } from '../services.js';
 
 declare module 'fastify' {
@@ -16,7 +17,6 @@ export interface KeyRequirement {
   plans?: Plan[];
 }
 
-const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
 
 /** Marks the hooks made by requireKey, so the OpenAPI document can name the bearer scheme on their routes. */
 export const REQUIRES_KEY = Symbol('requires an API key');
@@ -34,12 +34,13 @@ export const needsKey = (route: RouteOptions): boolean => [route.onRequest].flat
 export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): onRequestAsyncHookHandler {
   const plans = requirement.plans ?? ['business'];
   const check = async (request: FastifyRequest, reply: FastifyReply) => {
-    const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
-    const caller = presented ? await authenticate(services.readModels, presented) : null;
+    const presented = bearerOf(request);
+    const caller = presented && presented !== 'several' ? await authenticate(services.readModels, presented) : null;
     const { limits } = request.server;
     if (!caller) {
       // Refused keys count against the address, so guessing keys is throttled too.
       await limits.take(request, reply, limits.address(request));
+      if (presented === 'several') throw severalAuthorizations();
       throw new AppError('unauthorized', 'Missing or invalid API key: send `Authorization: Bearer svc_…`');
     }
     await limits.take(request, reply, limits.plan(`key:${caller.keyId}`, caller.plan));

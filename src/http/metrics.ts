@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors.js';
+import { bearerOf, severalAuthorizations } from './bearer.js';
 import type { App } from './instance.js';
 
 /**
@@ -37,7 +38,6 @@ export class Metrics {
   }
 }
 
-const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
@@ -50,7 +50,8 @@ export function metricsRoute(app: App, metrics: Metrics, token: string | undefin
   const expected = token === undefined ? undefined : digest(token);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (!expected) throw new AppError('unauthorized', 'Metrics are off: set METRICS_TOKEN and send it as `Authorization: Bearer <token>`');
-    const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    const presented = bearerOf(request);
+    if (presented === 'several') throw severalAuthorizations();
     // Digests of equal length, so the comparison takes the same time whatever was sent.
     if (!presented || !timingSafeEqual(digest(presented), expected)) throw new AppError('unauthorized', 'Send METRICS_TOKEN as `Authorization: Bearer <token>`');
     return reply.type('text/plain; version=0.0.4').send(metrics.render());

@@ -103,7 +103,7 @@ export async function registerOpenApi(app: App, services: Services): Promise<voi
       ...(services.config.PUBLIC_BASE_URL ? { servers: [{ url: services.config.PUBLIC_BASE_URL }] } : {}),
       components: {
         securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `svc_` and 43 characters, made with the admin CLI. Business plan only (D4).' },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `svc_` and 43 characters, made with the admin CLI. Business plan only (D4). Send one `Authorization` header: a request with several is 401 `unauthorized`.' },
         },
       },
       tags: [

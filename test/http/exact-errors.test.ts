@@ -76,6 +76,30 @@ t.test('CONNECT, which no route takes, is 404 not_found in the D3 shape like any
   t.equal(log.parsed().filter((line) => line.msg === 'CONNECT refused' && line.code === 'not_found').length, 2, 'logged with its code');
 });
 
+t.test('a request with two Authorization headers is 401 unauthorized, whichever of them holds a good key', async (t) => {
+  const { app, services } = await testApp(t);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const business = await owner(services);
+  const widget = await publishedWidget(app, business);
+  const get = (path: string, ...authorizations: string[]) =>
+    raw(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n${authorizations.map((value) => `Authorization: ${value}\r\n`).join('')}Connection: close\r\n\r\n`);
+  const good = `Bearer ${business.key}`;
+  t.equal((await get('/api/widgets', good)).status, 200, 'the key alone is taken');
+  for (const [name, path, values] of [
+    ['a K endpoint, the good key first', '/api/widgets', [good, 'Bearer svc_other']],
+    ['a K endpoint, the good key second', '/api/widgets', ['Bearer svc_other', good]],
+    ['a K endpoint, the good key twice', '/api/widgets', [good, good]],
+    ['a public read, which takes a key when one is sent', `/api/widgets/${widget}`, [good, good]],
+    ['GET /metrics, its token twice', '/metrics', [metricsHeaders.authorization, metricsHeaders.authorization]],
+  ] as const) {
+    const reply = await get(path, ...values);
+    t.equal(reply.status, 401, name);
+    t.match(JSON.parse(reply.body), { ...D3(401, 'unauthorized'), message: /one Authorization header/ }, name);
+  }
+  t.equal((await get(`/api/widgets/${widget}`)).status, 200, 'the public read without any is served');
+});
+
 t.test('the reference pages’ file server refuses bad paths and headers with their 4xx, never a 500 or a stack trace', async (t) => {
   const log = capture();
   const { app } = await testApp(t, { logger: log.logger });
