@@ -55,7 +55,7 @@ export function refuseControlCharacters(app: App): void {
 }
 
 const UTF8 = new Set(['utf-8', 'utf8']);
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi;
 
 /**
  * JSON is UTF-8 (RFC 8259). Read leniently, bytes that are not UTF-8 (Latin-1
@@ -110,9 +110,11 @@ export function refuseOtherCharsets(app: App): void {
       const shown = /^[A-Za-z0-9._, -]{1,40}$/.test(encoding) ? ` (got Content-Encoding: ${encoding})` : '';
       throw new AppError('unsupported_media_type', `The request body must be JSON in UTF-8, not compressed${shown}`);
     }
-    const declared = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
-    if (declared === undefined || UTF8.has(declared.toLowerCase())) return;
-    const shown = /^[A-Za-z0-9._-]{1,40}$/.test(declared) ? ` (got charset=${declared})` : '';
-    throw new AppError('unsupported_media_type', `The request body must be JSON in UTF-8${shown}`);
+    // Every charset the type declares, not the first: one saying UTF-8 and another Latin-1 leaves what the bytes are a guess.
+    for (const [, declared = ''] of (request.headers['content-type'] ?? '').matchAll(CHARSET)) {
+      if (UTF8.has(declared.toLowerCase())) continue;
+      const shown = /^[A-Za-z0-9._-]{1,40}$/.test(declared) ? ` (got charset=${declared})` : '';
+      throw new AppError('unsupported_media_type', `The request body must be JSON in UTF-8${shown}`);
+    }
   });
 }

@@ -96,7 +96,7 @@ t.test('a body declared in a charset other than UTF-8 is 415', async (t) => {
   const { app, services } = await testApp(t);
   const biz = await owner(services);
   const send = (type: string) => app.inject({ method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': type }, payload: Buffer.from('{"widget_type":"nps","title":"caf\u00e9"}', 'latin1') });
-  for (const type of ['application/json; charset=latin1', 'application/json; charset=ISO-8859-1', 'application/json;charset="utf-16"']) {
+  for (const type of ['application/json; charset=latin1', 'application/json; charset=ISO-8859-1', 'application/json;charset="utf-16"', 'application/json; charset=utf-8; charset=latin1']) {
     const reply = await send(type);
     t.equal(reply.statusCode, 415, type);
     t.match(reply.json(), { ...D3(415, 'unsupported_media_type'), message: /UTF-8/ });
