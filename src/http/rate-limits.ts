@@ -78,43 +78,78 @@ interface Count {
   ttl: number;
 }
 
+interface Window {
+  count: number;
+  endsAt: number;
+}
+
+/** Ended windows dropped at each count at most: more than the one a count may add, so none is left behind for long. */
+const DROPPED_PER_COUNT = 4;
+/** Windows per chunk of a queue of ending windows. */
+const CHUNK = 1024;
+
 /**
  * A fixed window per key, started by the key's first request. A live window
  * is never dropped to make room, or a flood of requests from other addresses
  * would flush a limited client's count (a 1-a-day object limit among them):
- * memory is bounded by time instead, as ended windows are swept. What it holds
- * is then at most the keys first seen within the longest window in use, so
- * the sweep runs whenever the map has doubled since the last one, keeping its
- * cost per request constant.
+ * memory is bounded by time instead. Windows of one length end in the order
+ * they start, so each length keeps its windows in a queue, and every count
+ * drops the few at its front that have ended. No count walks the whole map:
+ * a sweep of a few hundred thousand visitors' windows held every request of
+ * the process for milliseconds.
  */
 export class MemoryCounters {
-  readonly #windows = new Map<string, { count: number; endsAt: number }>();
-  #sweepAt = 1024;
+  readonly #windows = new Map<string, Window>();
+  /** Per window length, its windows in the order they end: chunks, the first read from `head`. */
+  readonly #ending = new Map<number, { chunks: Array<Array<[string, Window]>>; head: number }>();
 
   /** Windows follow real time, as Redis's expiries do, so either store counts the same. */
   constructor(private readonly now: () => number) {}
 
-  /** How many windows are held, ended ones not yet swept among them. */
+  /** How many windows are held, ended ones not yet dropped among them. */
   get size(): number {
     return this.#windows.size;
   }
 
   incr(key: string, windowMs: number): Count {
     const now = this.now();
+    this.#drop(now);
     let window = this.#windows.get(key);
     if (!window || window.endsAt <= now) {
-      this.#windows.delete(key);
-      if (this.#windows.size >= this.#sweepAt) this.#sweep(now);
       window = { count: 0, endsAt: now + windowMs };
       this.#windows.set(key, window);
+      this.#queue(windowMs, key, window);
     }
     window.count += 1;
     return { current: window.count, ttl: window.endsAt - now };
   }
 
-  #sweep(now: number): void {
-    for (const [key, window] of this.#windows) if (window.endsAt <= now) this.#windows.delete(key);
-    this.#sweepAt = Math.max(1024, this.#windows.size * 2);
+  #queue(windowMs: number, key: string, window: Window): void {
+    let queue = this.#ending.get(windowMs);
+    if (!queue) this.#ending.set(windowMs, (queue = { chunks: [], head: 0 }));
+    const last = queue.chunks[queue.chunks.length - 1];
+    if (last && last.length < CHUNK) last.push([key, window]);
+    else queue.chunks.push([[key, window]]);
+  }
+
+  #drop(now: number): void {
+    let budget = DROPPED_PER_COUNT;
+    for (const [windowMs, queue] of this.#ending) {
+      while (budget > 0) {
+        const first = queue.chunks[0];
+        const entry = first?.[queue.head];
+        if (!entry || entry[1].endsAt > now) break;
+        // The key may hold a newer window by now, queued behind: only this one goes.
+        if (this.#windows.get(entry[0]) === entry[1]) this.#windows.delete(entry[0]);
+        budget--;
+        if (++queue.head === first!.length) {
+          queue.chunks.shift();
+          queue.head = 0;
+        }
+      }
+      if (queue.chunks.length === 0) this.#ending.delete(windowMs);
+      if (budget === 0) return;
+    }
   }
 }
 
