@@ -79,6 +79,7 @@ interface Count {
 }
 
 interface Window {
+  key: string;
   count: number;
   endsAt: number;
 }
@@ -101,7 +102,7 @@ const CHUNK = 1024;
 export class MemoryCounters {
   readonly #windows = new Map<string, Window>();
   /** Per window length, its windows in the order they end: chunks, the first read from `head`. */
-  readonly #ending = new Map<number, { chunks: Array<Array<[string, Window]>>; head: number }>();
+  readonly #ending = new Map<number, { chunks: Window[][]; head: number }>();
 
   /** Windows follow real time, as Redis's expiries do, so either store counts the same. */
   constructor(private readonly now: () => number) {}
@@ -116,20 +117,20 @@ export class MemoryCounters {
     this.#drop(now);
     let window = this.#windows.get(key);
     if (!window || window.endsAt <= now) {
-      window = { count: 0, endsAt: now + windowMs };
+      window = { key, count: 0, endsAt: now + windowMs };
       this.#windows.set(key, window);
-      this.#queue(windowMs, key, window);
+      this.#queue(windowMs, window);
     }
     window.count += 1;
     return { current: window.count, ttl: window.endsAt - now };
   }
 
-  #queue(windowMs: number, key: string, window: Window): void {
+  #queue(windowMs: number, window: Window): void {
     let queue = this.#ending.get(windowMs);
     if (!queue) this.#ending.set(windowMs, (queue = { chunks: [], head: 0 }));
     const last = queue.chunks[queue.chunks.length - 1];
-    if (last && last.length < CHUNK) last.push([key, window]);
-    else queue.chunks.push([[key, window]]);
+    if (last && last.length < CHUNK) last.push(window);
+    else queue.chunks.push([window]);
   }
 
   #drop(now: number): void {
@@ -137,10 +138,10 @@ export class MemoryCounters {
     for (const [windowMs, queue] of this.#ending) {
       while (budget > 0) {
         const first = queue.chunks[0];
-        const entry = first?.[queue.head];
-        if (!entry || entry[1].endsAt > now) break;
+        const window = first?.[queue.head];
+        if (!window || window.endsAt > now) break;
         // The key may hold a newer window by now, queued behind: only this one goes.
-        if (this.#windows.get(entry[0]) === entry[1]) this.#windows.delete(entry[0]);
+        if (this.#windows.get(window.key) === window) this.#windows.delete(window.key);
         budget--;
         if (++queue.head === first!.length) {
           queue.chunks.shift();
