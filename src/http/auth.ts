@@ -17,7 +17,6 @@ export interface KeyRequirement {
   plans?: Plan[];
 }
 
-
 /** Marks the hooks made by requireKey, so the OpenAPI document can name the bearer scheme on their routes. */
 export const REQUIRES_KEY = Symbol('requires an API key');
 
