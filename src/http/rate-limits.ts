@@ -86,25 +86,23 @@ interface Window {
 
 /** Ended windows dropped at each count at most: more than the one a count may add, so none is left behind for long. */
 const DROPPED_PER_COUNT = 4;
-/** Windows per chunk of a queue of ending windows. */
-const CHUNK = 1024;
 
 /**
  * A fixed window per key, started by the key's first request. A live window
  * is never dropped to make room, or a flood of requests from other addresses
  * would flush a limited client's count (a 1-a-day object limit among them):
- * memory is bounded by time instead. Windows of one length end in the order
- * they start, so each length keeps its windows in a queue, and every count
- * drops the few at its front that have ended. No count walks the whole map:
- * a sweep of a few hundred thousand visitors' windows held every request of
- * the process for milliseconds.
+ * memory is bounded by time instead. The windows wait in a heap by when they
+ * end, and every count drops the few at its top that have ended, so no count
+ * walks the whole map (a sweep of a few hundred thousand visitors' windows
+ * held every request of the process for milliseconds), however many window
+ * lengths the objects' own limits use.
  */
 export class MemoryCounters {
   readonly #windows = new Map<string, Window>();
-  /** Per window length, its windows in the order they end: chunks, the first read from `head`. */
-  readonly #ending = new Map<number, { chunks: Window[][]; head: number }>();
+  /** Every window not yet dropped, soonest end first: a binary heap. */
+  readonly #ending: Window[] = [];
 
-  /** Windows follow real time, as Redis's expiries do, so either store counts the same. */
+  /** Windows follow real time, as Redis's expiries do, so either store counts the same (a clock stepping back may see an ended window as live again, as Redis would). */
   constructor(private readonly now: () => number) {}
 
   /** How many windows are held, ended ones not yet dropped among them. */
@@ -119,38 +117,49 @@ export class MemoryCounters {
     if (!window || window.endsAt <= now) {
       window = { key, count: 0, endsAt: now + windowMs };
       this.#windows.set(key, window);
-      this.#queue(windowMs, window);
+      this.#push(window);
     }
     window.count += 1;
     return { current: window.count, ttl: window.endsAt - now };
   }
 
-  #queue(windowMs: number, window: Window): void {
-    let queue = this.#ending.get(windowMs);
-    if (!queue) this.#ending.set(windowMs, (queue = { chunks: [], head: 0 }));
-    const last = queue.chunks[queue.chunks.length - 1];
-    if (last && last.length < CHUNK) last.push(window);
-    else queue.chunks.push([window]);
+  #drop(now: number): void {
+    const heap = this.#ending;
+    for (let budget = DROPPED_PER_COUNT; budget > 0 && heap.length > 0 && heap[0]!.endsAt <= now; budget--) {
+      const window = this.#pop();
+      // The key may hold a newer window by now, further down the heap: only this one goes.
+      if (this.#windows.get(window.key) === window) this.#windows.delete(window.key);
+    }
   }
 
-  #drop(now: number): void {
-    let budget = DROPPED_PER_COUNT;
-    for (const [windowMs, queue] of this.#ending) {
-      while (budget > 0) {
-        const first = queue.chunks[0];
-        const window = first?.[queue.head];
-        if (!window || window.endsAt > now) break;
-        // The key may hold a newer window by now, queued behind: only this one goes.
-        if (this.#windows.get(window.key) === window) this.#windows.delete(window.key);
-        budget--;
-        if (++queue.head === first!.length) {
-          queue.chunks.shift();
-          queue.head = 0;
-        }
-      }
-      if (queue.chunks.length === 0) this.#ending.delete(windowMs);
-      if (budget === 0) return;
+  #push(window: Window): void {
+    const heap = this.#ending;
+    let i = heap.push(window) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.endsAt <= window.endsAt) break;
+      heap[i] = heap[parent]!;
+      i = parent;
     }
+    heap[i] = window;
+  }
+
+  #pop(): Window {
+    const heap = this.#ending;
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= heap.length) break;
+      if (child + 1 < heap.length && heap[child + 1]!.endsAt < heap[child]!.endsAt) child++;
+      if (heap[child]!.endsAt >= last.endsAt) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = last;
+    return top;
   }
 }
 

@@ -46,3 +46,15 @@ t.test("a key that starts a new window before its ended one is dropped keeps the
   for (let i = 0; i < 100; i++) counters.incr('other', 60_000);
   t.equal(counters.incr('visitor-99', 60_000).current, 2, 'the drop of the ended window left the new one alone');
 });
+
+t.test("windows of many lengths are each dropped once their own has ended, and only then", async (t) => {
+  let now = 0;
+  const counters = new MemoryCounters(() => now);
+  // An object's own limit may use any window from a second to a day: a thousand lengths, longest first.
+  for (let seconds = 1000; seconds >= 1; seconds--) counters.incr(`object-${seconds}`, seconds * 1000);
+  now = 500_500;
+  for (let i = 0; i < 2000; i++) counters.incr('visitor', 60_000_000);
+  t.equal(counters.size, 501, 'the 500 windows of 500 s or less are gone, the 500 longer ones and the visitor held');
+  t.equal(counters.incr('object-501', 501_000).current, 2, 'a window of 501 s still counts');
+  t.equal(counters.incr('object-500', 500_000).current, 1, 'one of 500 s starts afresh');
+});
