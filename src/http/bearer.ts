@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { headerCount } from './raw-headers.js';
 
 const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
 
@@ -10,11 +11,7 @@ const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;
  * front may have read another, so whichever were taken would be a guess.
  */
 export function bearerOf(request: FastifyRequest): string | 'several' | undefined {
-  const raw = request.raw.rawHeaders;
-  let seen = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization' && ++seen > 1) return 'several';
-  }
+  if (headerCount(request.raw.rawHeaders, 'authorization') > 1) return 'several';
   return BEARER.exec(request.headers.authorization ?? '')?.[1];
 }
 

@@ -1,6 +1,7 @@
 import { AppError, type ErrorDetail } from '../errors.js';
 import { cleanJsonText, stripControls, textProblem } from '../text.js';
 import type { App } from './instance.js';
+import { headerCount } from './raw-headers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -110,6 +111,8 @@ export function refuseOtherCharsets(app: App): void {
       const shown = /^[A-Za-z0-9._, -]{1,40}$/.test(encoding) ? ` (got Content-Encoding: ${encoding})` : '';
       throw new AppError('unsupported_media_type', `The request body must be JSON in UTF-8, not compressed${shown}`);
     }
+    // Node keeps the first of several Content-Type headers, where a proxy in front may have read another.
+    if (headerCount(request.raw.rawHeaders, 'content-type') > 1) throw new AppError('unsupported_media_type', 'Send one Content-Type header: this request has several');
     // Every charset the type declares, not the first: one saying UTF-8 and another Latin-1 leaves what the bytes are a guess.
     for (const [, declared = ''] of (request.headers['content-type'] ?? '').matchAll(CHARSET)) {
       if (UTF8.has(declared.toLowerCase())) continue;

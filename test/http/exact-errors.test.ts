@@ -91,6 +91,7 @@ t.test('a request with two Authorization headers is 401 unauthorized, whichever 
     ['a K endpoint, the good key second', '/api/widgets', ['Bearer svc_other', good]],
     ['a K endpoint, the good key twice', '/api/widgets', [good, good]],
     ['a public read, which takes a key when one is sent', `/api/widgets/${widget}`, [good, good]],
+    ['a public read, an empty header before the key (Node keeps the empty one)', `/api/widgets/${widget}`, ['', good]],
     ['GET /metrics, its token twice', '/metrics', [metricsHeaders.authorization, metricsHeaders.authorization]],
   ] as const) {
     const reply = await get(path, ...values);
@@ -98,6 +99,30 @@ t.test('a request with two Authorization headers is 401 unauthorized, whichever 
     t.match(JSON.parse(reply.body), { ...D3(401, 'unauthorized'), message: /one Authorization header/ }, name);
   }
   t.equal((await get(`/api/widgets/${widget}`)).status, 200, 'the public read without any is served');
+});
+
+t.test('a body sent with two Content-Type headers is 415, whatever they say, and nothing is created', async (t) => {
+  const { app, services } = await testApp(t);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const business = await owner(services);
+  const body = '{"widget_type":"nps","title":"Two types"}';
+  const post = (...types: string[]) =>
+    raw(
+      port,
+      `POST /api/widgets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${business.key}\r\n${types.map((type) => `Content-Type: ${type}\r\n`).join('')}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  for (const types of [
+    ['application/json; charset=utf-8', 'application/json; charset=latin1'],
+    ['application/json', 'application/json'],
+  ]) {
+    const reply = await post(...types);
+    t.equal(reply.status, 415, types.join(' + '));
+    t.match(JSON.parse(reply.body), { ...D3(415, 'unsupported_media_type'), message: /one Content-Type header/ }, types.join(' + '));
+  }
+  const listed = await app.inject({ method: 'GET', url: '/api/widgets', headers: business.headers });
+  t.equal(listed.json().widgets.length, 0, 'no widget was created');
+  t.equal((await post('application/json')).status, 201, 'one Content-Type is taken');
 });
 
 t.test('the reference pages’ file server refuses bad paths and headers with their 4xx, never a 500 or a stack trace', async (t) => {
