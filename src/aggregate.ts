@@ -132,7 +132,7 @@ export async function load<State, Event extends { type: string; data: unknown },
   aggregate: Aggregate<State, Event, Command>,
   id: string,
 ): Promise<State> {
-  return (await replay(context, aggregate, aggregate.streamId(id))).state;
+  return (await loadWithRevision(context, aggregate, id)).state;
 }
 
 /** Whether two configuration values are the same (decisions skip events that change nothing). */

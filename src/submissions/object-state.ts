@@ -1,4 +1,4 @@
-import { keptState, loadWithRevision, type Aggregate } from '../aggregate.js';
+import { keptState, load, loadWithRevision, type Aggregate } from '../aggregate.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import { ObjectChanged, type ObjectAt } from './visitors.js';
@@ -58,5 +58,5 @@ export async function stillThere<State, Event extends { type: string; data: unkn
   id: string,
   targetOf: (state: State) => unknown,
 ): Promise<boolean> {
-  return targetOf((await loadWithRevision(services.commands, aggregate, id)).state) !== null;
+  return targetOf(await load(services.commands, aggregate, id)) !== null;
 }
