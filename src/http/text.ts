@@ -56,7 +56,39 @@ export function refuseControlCharacters(app: App): void {
 }
 
 const UTF8 = new Set(['utf-8', 'utf8']);
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi;
+
+/**
+ * Every parameter of a media type (RFC 9110 §5.6.6), in order, names in
+ * lower case and quoted values unquoted, several of one name each kept: a
+ * `;` or `charset=` inside a quoted value belongs to that value.
+ */
+function parametersOf(mediaType: string): Array<[name: string, value: string]> {
+  const found: Array<[string, string]> = [];
+  let at = mediaType.indexOf(';');
+  while (at !== -1) {
+    let name = '';
+    let value = '';
+    let inValue = false;
+    let quoted = false;
+    let end = at + 1;
+    for (; end < mediaType.length; end++) {
+      const c = mediaType[end]!;
+      if (quoted) {
+        if (c === '\\' && end + 1 < mediaType.length) value += mediaType[++end];
+        else if (c === '"') quoted = false;
+        else value += c;
+      } else if (c === ';') break;
+      else if (!inValue) {
+        if (c === '=') inValue = true;
+        else name += c;
+      } else if (c === '"') quoted = true;
+      else value += c;
+    }
+    found.push([name.trim().toLowerCase(), value.trim()]);
+    at = end < mediaType.length ? end : -1;
+  }
+  return found;
+}
 
 /**
  * JSON is UTF-8 (RFC 8259). Read leniently, bytes that are not UTF-8 (Latin-1
@@ -114,8 +146,8 @@ export function refuseOtherCharsets(app: App): void {
     // Node keeps the first of several Content-Type headers, where a proxy in front may have read another.
     if (headerCount(request.raw.rawHeaders, 'content-type') > 1) throw new AppError('unsupported_media_type', 'Send one Content-Type header: this request has several');
     // Every charset the type declares, not the first: one saying UTF-8 and another Latin-1 leaves what the bytes are a guess.
-    for (const [, declared = ''] of (request.headers['content-type'] ?? '').matchAll(CHARSET)) {
-      if (UTF8.has(declared.toLowerCase())) continue;
+    for (const [name, declared] of parametersOf(request.headers['content-type'] ?? '')) {
+      if (name !== 'charset' || UTF8.has(declared.toLowerCase())) continue;
       const shown = /^[A-Za-z0-9._-]{1,40}$/.test(declared) ? ` (got charset=${declared})` : '';
       throw new AppError('unsupported_media_type', `The request body must be JSON in UTF-8${shown}`);
     }

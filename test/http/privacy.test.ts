@@ -96,7 +96,7 @@ t.test('a body declared in a charset other than UTF-8 is 415', async (t) => {
   const { app, services } = await testApp(t);
   const biz = await owner(services);
   const send = (type: string) => app.inject({ method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': type }, payload: Buffer.from('{"widget_type":"nps","title":"caf\u00e9"}', 'latin1') });
-  for (const type of ['application/json; charset=latin1', 'application/json; charset=ISO-8859-1', 'application/json;charset="utf-16"', 'application/json; charset=utf-8; charset=latin1']) {
+  for (const type of ['application/json; charset=latin1', 'application/json; charset=ISO-8859-1', 'application/json;charset="utf-16"', 'application/json; charset=utf-8; charset=latin1', 'application/json; x="a;b"; charset=latin1', 'application/json; charset="lat\\in1"']) {
     const reply = await send(type);
     t.equal(reply.statusCode, 415, type);
     t.match(reply.json(), { ...D3(415, 'unsupported_media_type'), message: /UTF-8/ });
@@ -104,6 +104,11 @@ t.test('a body declared in a charset other than UTF-8 is 415', async (t) => {
   const utf8 = await app.inject({ method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/json; charset=UTF-8' }, payload: '{"widget_type":"nps","title":"café"}' });
   t.equal(utf8.statusCode, 201, 'UTF-8 declared is fine');
   t.equal(utf8.json().title, 'café');
+  // A quoted value is the parameter's own: its `;` and `charset=` declare nothing.
+  for (const type of ['application/json; x="; charset=latin1"', 'application/json; x="a\\"; charset=latin1"; charset="utf-8"']) {
+    const quoted = await app.inject({ method: 'POST', url: '/api/widgets', headers: { ...biz.headers, 'content-type': type }, payload: '{"widget_type":"nps","title":"café"}' });
+    t.equal(quoted.statusCode, 201, type);
+  }
   t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: { ...biz.headers, 'content-type': 'application/json; charset=latin1' } })).statusCode, 200, 'a request without a body is not refused for its header');
   const undeclared = await send('application/json');
   t.match(undeclared.json(), { ...D3(400, 'validation_error'), details: [{ path: 'body', message: /not UTF-8/ }] }, 'Latin-1 bytes sent as UTF-8 are refused, not stored as U+FFFD');
