@@ -21,6 +21,7 @@ import { haltMessage, haltView } from '../../projections/halt.js';
 import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
+import { isoInstant } from '../instant.js';
 import { issueLoginLink } from '../dashboard/commands.js';
 import type { StoredEvent } from '../infra/event-store/port.js';
 import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-scavenge.js';
@@ -242,7 +243,7 @@ const COMMANDS: Array<CommandSpec<z.ZodType>> = [
     ],
     schema: z
       .object({
-        until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time, such as 2026-11-01T00:00:00Z' }).transform((t) => new Date(t)).optional(),
+        until: isoInstant('must be an ISO 8601 time, such as 2026-11-01T00:00:00Z').transform((t) => new Date(t)).optional(),
         out: z.string().min(1, 'must not be empty').optional(),
       })
       .refine((v) => (v.until === undefined) === (v.out === undefined), { path: ['until'], message: 'and --out go together' }),

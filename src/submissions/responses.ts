@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RESPONSES } from '../../projections/responses.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
+import { isoInstant } from '../instant.js';
 import { Answers } from '../questions.js';
 import type { Services } from '../services.js';
 import { ConsentRecord } from './events.js';
@@ -19,9 +20,7 @@ export const ResponseRecord = z.object({
 });
 
 /** An ISO 8601 time, compared with `submitted_at` in UTC to the millisecond. */
-const Time = z.iso
-  .datetime({ offset: true, error: 'must be an ISO 8601 time such as 2026-11-22T10:00:00Z' })
-  .transform((value) => new Date(value).toISOString());
+const Time = isoInstant('must be an ISO 8601 time such as 2026-11-22T10:00:00Z').transform((value) => new Date(value).toISOString());
 
 export const ResponsesQuery = PaginationQuery.extend({
   cursor: z.string().max(512).optional().describe('`pagination.next_cursor` of the page before; takes the place of `page`'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoInstant } from '../instant.js';
 
 /**
  * `allowed_domains` entries are host names; `*.example.com` also admits every
@@ -31,7 +32,7 @@ export const Settings = z.strictObject({
   allowed_domains: z.array(DomainPattern).max(100).default([]),
   /** Submissions at or after this instant are refused with `*_closed`. Any offset is taken; it is kept and echoed in UTC (`Z`). */
   // An overwrite, not a transform: the OpenAPI document keeps the examples of the bodies that hold settings.
-  closes_at: z.iso.datetime({ offset: true }).overwrite(inUtc).nullable().default(null),
+  closes_at: isoInstant().overwrite(inUtc).nullable().default(null),
   /** After this many accepted submissions the object is closed. */
   max_responses: z.number().int().min(1).max(100_000_000).nullable().default(null),
   // The two below are Pro and Business features: on a Free owner's objects they are stored but not enforced.

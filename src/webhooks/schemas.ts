@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Pagination } from '../http/pagination.js';
+import { isoInstant } from '../instant.js';
 import { WebhookUrl } from './targets.js';
 import { WebhookTypePattern } from './types.js';
 
@@ -60,7 +61,7 @@ export const Delivery = z.object({
 export const DeliveryList = z.object({ deliveries: z.array(Delivery), pagination: Pagination });
 
 export const ReplayBody = z.object({
-  since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time' }).transform((value) => new Date(value).toISOString()),
+  since: isoInstant('must be an ISO 8601 time').transform((value) => new Date(value).toISOString()),
 });
 
 export const ReplayAccepted = z.object({ replay: z.literal(true), since: z.string() });

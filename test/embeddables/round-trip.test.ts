@@ -40,6 +40,15 @@ for (const kind of ['widgets', 'forms', 'polls'] as const) {
     const moved = await app.inject({ method: 'PUT', url: `/api/${kind}/${id}`, headers: biz.headers, payload: { settings: { closes_at: '2027-03-01T09:30:00-05:00' } } });
     t.equal(moved.statusCode, 200);
     t.equal((await get()).settings.closes_at, '2027-03-01T14:30:00.000Z', 'an update\'s closes_at is kept in UTC');
+
+    // A closes_at whose UTC year is not four digits would be stored as `+010000-…`, which no GET then PUT could send back.
+    for (const closes_at of ['9999-12-31T23:59:59-23:59', '0000-01-01T00:00:00+00:01']) {
+      for (const [method, url] of [['PUT', `/api/${kind}/${id}`], ['POST', `/api/${kind}`]] as const) {
+        const refused = await app.inject({ method, url, headers: biz.headers, payload: method === 'PUT' ? { settings: { closes_at } } : { ...bodies[kind], settings: { closes_at } } });
+        t.match(refused.json(), { code: 'validation_error', details: [{ path: 'body.settings.closes_at', message: /years 0000 to 9999/ }] }, `${method} ${closes_at}`);
+      }
+    }
+    t.equal((await get()).settings.closes_at, '2027-03-01T14:30:00.000Z', 'nothing changed by them');
   });
 }
 

@@ -75,6 +75,11 @@ t.test('since and until keep exactly the responses of their span, both inclusive
   t.strictSame(second.responses.map((r) => r.id), [at[3]![0], at[2]![0]], 'a cursor keeps the filter');
   t.strictSame((await ids(`since=${at[1]![1]}&limit=2&page=2`)).responses.map((r) => r.id), [at[3]![0], at[2]![0]], 'page works with a filter too');
   t.match((await list('since=yesterday')).json(), D3(400, 'validation_error'));
+  // Past year 9999 (or before year 0000) once in UTC, a time would be written `+010000-…` and compared as text out of order.
+  for (const query of ['since=9999-12-31T23:59:59-23:59', 'until=9999-12-31T23:59:59-23:59', 'since=0000-01-01T00:00:00%2B00:01']) {
+    t.match((await list(query)).json(), { ...D3(400, 'validation_error'), details: [{ path: `querystring.${query.split('=')[0]}`, message: /years 0000 to 9999/ }] }, query);
+  }
+  t.equal((await ids('since=0000-01-01T00:00:00Z&until=9999-12-31T23:59:59.999Z')).pagination.total, 6, 'the first and last instants of the range are taken');
 });
 
 t.test('page and limit keep working as before; a cursor altered or made up is refused', async (t) => {

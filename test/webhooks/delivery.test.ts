@@ -201,5 +201,6 @@ t.test('replay re-sends history from a time, with the original webhook-id', asyn
   t.equal(later.statusCode, 202);
   t.ok(await eventually(() => hook.received.length === 8), 'from a later time, only what followed it');
   t.match((await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: 'last week' } })).json(), { statusCode: 400, code: 'validation_error' });
+  t.match((await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: '0000-01-01T00:00:00+00:01' } })).json(), { statusCode: 400, code: 'validation_error', details: [{ path: 'body.since', message: /years 0000 to 9999/ }] });
   t.match((await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: other.headers, payload: { since: start } })).json(), { statusCode: 404, code: 'webhook_not_found' });
 });
