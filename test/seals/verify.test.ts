@@ -72,6 +72,31 @@ t.test('an event put below position 1, where no feed reads: the store does not o
   t.notMatch(stderr, /\n\s+at /, 'one line, no stack');
 });
 
+t.test('an event put past position 2^53 - 1, which numbers round: the store does not open, and verify exits 1 naming it rather than reading it for ever', async (t) => {
+  const { dir, close, responses } = await sealedHistory(t);
+  await close();
+  const copy = rows(dir).find((row) => row.data.includes(responses[0]!.marker))!;
+  for (const [position, shown] of [[9007199254740993n, '9007199254740993'], [2n ** 62n + 1n, String(2n ** 62n + 1n)]] as const) {
+    const db = openFile(dir);
+    db.prepare("DELETE FROM events WHERE id = 'beyond'").run();
+    db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) SELECT ?, 'beyond', stream_id, 1, type, data, metadata, recorded_at FROM events WHERE position = ?").run(position, copy.position);
+    // What the insert moved the counter to is put back, so that the event alone is what is refused.
+    db.prepare("UPDATE sqlite_sequence SET seq = (SELECT max(position) FROM events WHERE position < 9007199254740991) WHERE name = 'events'").run();
+    db.close();
+    const { code, stderr } = await verifyRun(dir);
+    t.equal(code, 1, shown);
+    t.match(stderr, new RegExp(`an event at position ${shown} \\(stream ${copy.stream_id}, ResponseSubmitted\\), past the last position it can give`));
+    t.notMatch(stderr, /\n\s+at /, 'one line, no stack');
+  }
+  const db = openFile(dir);
+  db.prepare("DELETE FROM events WHERE id = 'beyond'").run();
+  db.prepare("UPDATE sqlite_sequence SET seq = 9007199254740991 WHERE name = 'events'").run();
+  db.close();
+  const { code, stderr } = await verifyRun(dir);
+  t.equal(code, 1, 'a counter at the last position is refused too: the next append would pass it');
+  t.match(stderr, /counter of positions given stands at 9007199254740991/);
+});
+
 /** A well-formed `ResponsesErased` by `forger`, put in by hand: at `position`, or after the last event. */
 function forgeErasure(db: ReturnType<typeof openFile>, widget: string, responseId: string, position: number | null = null): void {
   const data = JSON.stringify({ account_id: 'acc', parent: 'widget', parent_id: widget, response_ids: [responseId], reason: 'bulk_delete', key_id: null, erased_at: '2026-11-27T00:00:00.000Z' });
@@ -493,7 +518,7 @@ t.test('an event put by hand far past the others in a history of 50,000 (where v
   const dir = services.config.DATA_DIR;
   const db = openFile(dir);
   const stored = (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) SELECT 4611686018427387904, 'far', 'account-far', 0, type, data, metadata, recorded_at FROM events WHERE position = 10").run();
+  db.prepare("INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) SELECT 4503599627370496, 'far', 'account-far', 0, type, data, metadata, recorded_at FROM events WHERE position = 10").run();
   db.close();
   const { code, result } = await verifyRun(dir);
   t.equal(code, 0);

@@ -118,6 +118,9 @@ export interface SqliteEventStoreOptions {
  * hand. The feed reads after a position (0 for the start), so no
  * projection, seal or verify would see it, while the stream's commands
  * would load it: such a store is not opened, and the message names it.
+ * Nor is one holding a position past 2^53 - 1, or whose counter of
+ * positions given is there: JavaScript numbers round such a position, and a
+ * read after the rounded one meets the same event again, for ever.
  */
 function refuseHiddenEvents(db: SqliteDatabase): void {
   const hidden = db.prepare('SELECT position, stream_id, type FROM events WHERE position < 1 ORDER BY position LIMIT 1').get() as
@@ -128,6 +131,16 @@ function refuseHiddenEvents(db: SqliteDatabase): void {
       `the event store holds an event at position ${hidden.position} (stream ${hidden.stream_id}, ${hidden.type}), below the first position it gives (1): the file was edited, and no feed or seal covers it`,
     );
   }
+  const beyond = db.prepare(`SELECT CAST(position AS TEXT) AS position, stream_id, type FROM events WHERE position > ${Number.MAX_SAFE_INTEGER} ORDER BY position LIMIT 1`).get() as
+    | { position: string; stream_id: string; type: string }
+    | undefined;
+  if (beyond) {
+    throw new Error(
+      `the event store holds an event at position ${beyond.position} (stream ${beyond.stream_id}, ${beyond.type}), past the last position it can give (${Number.MAX_SAFE_INTEGER}): the file was edited`,
+    );
+  }
+  const counter = db.prepare(`SELECT CAST(seq AS TEXT) AS seq FROM sqlite_sequence WHERE name = 'events' AND seq >= ${Number.MAX_SAFE_INTEGER}`).get() as { seq: string } | undefined;
+  if (counter) throw new Error(`the event store's counter of positions given stands at ${counter.seq}, where the next position would pass the last it can give (${Number.MAX_SAFE_INTEGER}): the file was edited`);
 }
 
 /** Free space below this on the data directory's file system counts as full: SQLite needs room for its log and its pages. */
