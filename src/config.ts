@@ -57,6 +57,8 @@ export const ConfigSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: optional(z.enum(['true', 'false'], 'must be true or false')).default('false').transform((value) => value === 'true'),
   /** Minutes without a request after which a dashboard session ends. */
   DASHBOARD_IDLE_MINUTES: optional(z.string().regex(/^\d+$/, 'must be a whole number of minutes').transform(Number).refine((n) => n >= 1 && n <= 1440, 'must be from 1 to 1440')).default(30),
+  /** Seconds a request, headers and body, may take to arrive before it is answered 408 `request_timeout`. */
+  REQUEST_TIMEOUT_SECONDS: optional(z.string().regex(/^\d+$/, 'must be a whole number of seconds').transform(Number).refine((n) => n >= 1 && n <= 3600, 'must be from 1 to 3600')).default(60),
   /** Seconds between webhook attempts, comma-separated; one attempt more than it has entries. */
   WEBHOOK_RETRY_SCHEDULE: optional(
     z

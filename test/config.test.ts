@@ -23,3 +23,11 @@ t.test('REDIS_TIMEOUT_MS: 100 ms unless set, from 10 to 5000', async (t) => {
     t.throws(() => loadConfig({ REDIS_TIMEOUT_MS: value }), { message: /REDIS_TIMEOUT_MS must be a whole number of milliseconds from 10 to 5000/ }, value);
   }
 });
+
+t.test('REQUEST_TIMEOUT_SECONDS: 60 s unless set, from 1 to 3600', async (t) => {
+  t.equal(loadConfig({}).REQUEST_TIMEOUT_SECONDS, 60);
+  t.equal(loadConfig({ REQUEST_TIMEOUT_SECONDS: '120' }).REQUEST_TIMEOUT_SECONDS, 120);
+  for (const value of ['0', '3601', '1.5', 'soon']) {
+    t.throws(() => loadConfig({ REQUEST_TIMEOUT_SECONDS: value }), { message: /REQUEST_TIMEOUT_SECONDS must be/ }, value);
+  }
+});

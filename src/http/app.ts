@@ -3,6 +3,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Services } from '../services.js';
 import { errorBody, malformedUrl, MAX_PATH_SEGMENT } from './error-body.js';
 import { BODY_LIMIT } from './body-limit.js';
+import { AppError } from '../errors.js';
 import { registerErrorHandling } from './errors.js';
 import { clientErrorHandler, connectHandler } from './client-errors.js';
 import { EVERY_REPLY } from './reply-headers.js';
@@ -45,6 +46,20 @@ export async function buildApp(services: Services): Promise<App> {
     loggerInstance: services.logger,
     trustProxy: trustProxy(services.config.TRUST_PROXY),
     bodyLimit: BODY_LIMIT,
+    // fastify leaves a request's time to arrive unbounded, so a body that never
+    // finishes held its connection open for ever: past this, 408 request_timeout.
+    // Given to Node's server as it is made too: Node 20 keeps the value it was made with.
+    requestTimeout: services.config.REQUEST_TIMEOUT_SECONDS * 1000,
+    http: {
+      requestTimeout: services.config.REQUEST_TIMEOUT_SECONDS * 1000,
+      // Node's limit for the headers alone, 60 s by default, may not exceed the whole request's.
+      headersTimeout: Math.min(60_000, services.config.REQUEST_TIMEOUT_SECONDS * 1000),
+      // How often Node looks for requests past their time (30 s by default).
+      connectionsCheckingInterval: 5_000,
+      // Node answers an HTTP/1.1 request without Host with a bare 400 and no
+      // body; the hook below answers it in the D3 shape.
+      requireHostHeader: false,
+    },
     // Our own id always: it goes into event metadata, where a caller's could
     // join events to other systems' records or make two requests share one.
     // A well-formed X-Request-Id of the caller is logged beside it only.
@@ -89,6 +104,8 @@ export async function buildApp(services: Services): Promise<App> {
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // RFC 9112 §3.2: an HTTP/1.1 request names its host (Node's own refusal of one that does not had no body).
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') throw new AppError('validation_error', 'The request is not valid HTTP: an HTTP/1.1 request needs a Host header');
   });
   if (services.readOnly) {
     const { until } = services.readOnly;

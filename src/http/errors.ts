@@ -74,6 +74,12 @@ function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => vo
   }
   const staticCode = typeof status === 'number' && (error as { expose?: unknown }).expose === true ? STATIC_CODES[status] : undefined;
   if (staticCode) return errorBody(staticCode, STATUS_CODES[status!] ?? 'Bad Request');
+  // The client closed the connection before its body had all arrived: nothing of ours failed, and nobody is left to answer.
+  const reset = (error as { code?: unknown }).code;
+  if ((reset === 'ECONNRESET' || reset === 'ECONNABORTED') && !request.raw.complete) {
+    request.log.info({ code: reset }, 'the client closed the connection before its request had arrived');
+    return errorBody('validation_error', 'The request did not arrive whole: the client closed the connection');
+  }
   request.log.error({ err: error }, 'unhandled error');
   return errorBody('internal_error', 'Something went wrong on our side; the request id identifies it in our logs');
 }

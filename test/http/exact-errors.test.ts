@@ -60,6 +60,52 @@ t.test('what the HTTP parser refuses is answered in the D3 shape with a code, an
   t.same(refused.map((line) => [line.res.statusCode, line.code, line.reqId]), cases.map(([, , status, code], i) => [status, code, ids[i]]), 'each with its code and request id');
 });
 
+t.test('a body that stops arriving is answered 408 request_timeout in the D3 shape once the request\'s time is up, and nothing is created', async (t) => {
+  const { app, services } = await testApp(t, { env: { REQUEST_TIMEOUT_SECONDS: '1' } });
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const started = Date.now();
+  const reply = await raw(port, `POST /api/widgets/${widget}/submit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"answers":`);
+  t.equal(reply.status, 408);
+  t.match(JSON.parse(reply.body), D3(408, 'request_timeout'));
+  t.match(reply.headers, { 'x-request-id': /^req_/, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" });
+  t.ok(Date.now() - started < 15_000, 'within the limit and one look');
+  t.equal((await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().pagination.total, 0, 'nothing was stored');
+});
+
+t.test('a client that closes its connection halfway through a body is logged as gone (info), not as an error of ours, and nothing is created', async (t) => {
+  const log = capture();
+  const { app, services } = await testApp(t, { logger: log.logger });
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  await new Promise<void>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`POST /api/widgets/${widget}/submit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"answers":`);
+      setTimeout(() => socket.destroy(), 200);
+    });
+    socket.on('close', () => resolve());
+  });
+  await eventually(() => log.parsed().some((line) => line.msg === 'the client closed the connection before its request had arrived'));
+  t.same(log.parsed().filter((line) => line.level >= 50), [], 'no error logged');
+  t.equal((await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().pagination.total, 0, 'nothing was stored');
+});
+
+t.test('an HTTP/1.1 request without Host is 400 validation_error in the D3 shape (Node alone answers it with no body); HTTP/1.0 needs none', async (t) => {
+  const { app } = await testApp(t);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const missing = await raw(port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+  t.equal(missing.status, 400);
+  t.match(JSON.parse(missing.body), { ...D3(400, 'validation_error'), message: /needs a Host header/ });
+  t.match(missing.headers, { 'x-request-id': /^req_/ });
+  const old = await raw(port, 'GET /healthz HTTP/1.0\r\n\r\n');
+  t.equal(old.status, 200);
+});
+
 t.test('CONNECT, which no route takes, is 404 not_found in the D3 shape like any other such method, not a connection closed without a word', async (t) => {
   const log = capture();
   const { app } = await testApp(t, { logger: log.logger });
