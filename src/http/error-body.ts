@@ -19,7 +19,20 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
  */
 export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
   const statusCode = STATUS[code];
-  return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details ? { details } : {}) };
+  return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details ? { details: atMost(details) } : {}) };
+}
+
+/**
+ * The details a reply lists at most: a body of 150,000 wrong values made a
+ * 400 of 18 MB, sent to whoever asked, before this. The rest are counted in
+ * a last detail at the path of the first one left out.
+ */
+export const MAX_DETAILS = 100;
+
+function atMost(details: ErrorDetail[]): ErrorDetail[] {
+  if (details.length <= MAX_DETAILS) return details;
+  const left = details.length - MAX_DETAILS;
+  return [...details.slice(0, MAX_DETAILS), { path: details[MAX_DETAILS]!.path, message: `and ${left.toLocaleString('en')} more problem${left === 1 ? '' : 's'}, not listed` }];
 }
 
 /** The longest path segment the router takes as a parameter (fastify's `maxParamLength`, set from here). */

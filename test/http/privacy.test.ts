@@ -158,3 +158,21 @@ t.test('an embed token is genuine only in its canonical encoding', async (t) => 
   t.same(verifyEmbedToken(key, issued, 'form', 'frm_1', now), now);
   t.equal(verifyEmbedToken(key, `${issued.slice(0, -1)}${alphabet[alphabet.indexOf(issued.at(-1)!) ^ 1]}`, 'form', 'frm_1', now), null);
 });
+
+t.test('a reply lists at most 100 details, then how many more there are: a small body cannot make a huge 400', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const controls = await app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'nps', title: 'Hi', x: Array.from({ length: 1000 }, () => '\u0085') } });
+  t.equal(controls.statusCode, 400);
+  const details = controls.json().details as Array<{ path: string; message: string }>;
+  t.equal(details.length, 101);
+  t.match(details[100], { path: /^body\.x\.\d+$/, message: 'and 900 more problems, not listed' });
+  t.notOk(details.slice(0, 100).some((detail) => detail.path === details[100]!.path), 'the path of one left out');
+  t.ok(controls.body.length < 20_000, `${controls.body.length} bytes`);
+  // Schema violations are counted the same way.
+  const questions = Array.from({ length: 150 }, (_, i) => ({ id: `q${i}`, type: 'no_such_type', title: 'Q' }));
+  const schema = await app.inject({ method: 'POST', url: '/api/forms', headers: biz.headers, payload: { title: 'Many', questions } });
+  t.equal(schema.statusCode, 400);
+  t.equal(schema.json().details.length, 101);
+  t.same(schema.json().details.at(-1), { path: 'body.questions.100.type', message: 'and 50 more problems, not listed' });
+});
