@@ -47,6 +47,8 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
     last_seal_hash: result.lastSealHash,
     seconds: Number(seconds.toFixed(3)),
     events_per_second: seconds > 0 ? Math.round(result.events / seconds) : null,
+    // Said whenever a point-in-time copy's list was taken: those ids count as erased on its word alone, which no seal checks.
+    ...(mark ? { point_in_time: { until: mark.until, erased_after: erasedLater?.length ?? 0 } } : {}),
     ...(result.erasedSinceExpected
       ? {
           erased_since_expected: result.erasedSinceExpected.map((record) => ({

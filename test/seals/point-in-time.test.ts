@@ -147,8 +147,10 @@ t.test('rebuild --until: responses erased after the moment are counted erased by
   t.notOk(readFileSync(join(out, 'feedback.db')).includes(gone.marker), 'and holds none of it');
   const verified = await admin(['verify'], { DATA_DIR: out });
   t.equal(verified.code, 0, verified.stderr);
-  t.match(json(verified), { verified: true, erased: 1 });
+  t.match(json(verified), { verified: true, erased: 1, point_in_time: { until: mark.until, erased_after: 1 } }, 'saying it took the copy\'s list, and how many ids it names');
   t.ok(readFileSync(join(out, 'feedback.db')).includes(kept.marker), 'what was not erased is there');
+  const notACopy = await admin(['verify'], { DATA_DIR: dir });
+  t.notOk('point_in_time' in json(notACopy), 'a store that is no copy says nothing of the kind');
 
   // The audit of the widget on the copy: the response erased since is there as the seals keep it, marked erased.
   const audited = await admin(['audit', '--object', widget], { DATA_DIR: out });
