@@ -250,19 +250,22 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
       return;
     }
     let i = pending.start;
+    /** Lines of a seal that no longer hashes to its hash say nothing of the events: the seal is the break, not an intact event its changed line no longer matches. */
+    let judged = true;
     if (seal.seal !== seals || seal.previous !== previous || from !== through) {
       report({ ...at, problem: `seal ${seal.seal} does not follow seal ${seals - 1}: a seal was removed, inserted or changed` });
       // Covered by the seals that are gone: the removed seal is the break (its line here is missing), not these.
       while (i < pending.end && pending.position(i) <= from) i++;
     } else if (!whole) {
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: its hash does not match its contents` });
+      judged = false;
     } else if (seal.count !== lines.length) {
       // The hash covers the lines, not this figure beside them, which `status` shows.
       report({ ...at, problem: `seal ${seal.seal} was changed after it was made: it says it covers ${seal.count} events, and lists ${lines.length}` });
     }
     if (seal.hash === options.expect) expected = { through: end };
 
-    for (const line of lines) {
+    for (const line of judged ? lines : []) {
       while (i < pending.end && pending.position(i) < line.position) report({ position: pending.position(i++), problem: () => INSERTED });
       if (i < pending.end && pending.position(i) === line.position) {
         if (pending.leaf(i) !== line.leaf) report({ position: line.position, problem: (event) => changed(line, event) });
@@ -275,7 +278,10 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
         missing.push(line);
       }
     }
-    while (i < pending.end && pending.position(i) <= end) report({ position: pending.position(i++), problem: () => INSERTED });
+    while (i < pending.end && pending.position(i) <= end) {
+      if (judged) report({ position: pending.position(i), problem: () => INSERTED });
+      i++;
+    }
     pending.start = i;
     pending.compact();
     previous = seal.hash;

@@ -296,6 +296,29 @@ t.test('verify run on a copy of the store file alone makes no secret beside it',
   t.notOk(existsSync(join(bare, 'secret')));
 });
 
+t.test('a seal one of whose lines was changed: exit 1 naming the seal, not the intact event that line stood for', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  for (const which of ['first', 'last'] as const) {
+    const seals = rows(dir).filter((row) => row.stream_id === SEAL_STREAM);
+    const seal = which === 'first' ? seals[0]! : seals.at(-1)!;
+    const events = JSON.parse(seal.data).events as string;
+    // One character of the first line's leaf (position, tab, leaf) turned to another.
+    const at = events.indexOf('\t') + 1;
+    const flipped = events.slice(0, at) + (events[at] === 'A' ? 'B' : 'A') + events.slice(at + 1);
+    const db = openFile(dir);
+    db.prepare('UPDATE events SET data = ? WHERE position = ?').run(seal.data.replace(JSON.stringify(events).slice(1, -1), JSON.stringify(flipped).slice(1, -1)), seal.position);
+    db.close();
+    const { code, result } = await verifyRun(dir);
+    t.equal(code, 1, which);
+    t.match(result.break, { position: String(seal.position), stream: SEAL_STREAM, problem: /changed after it was made: its hash does not match/ }, which);
+    const restore = openFile(dir);
+    restore.prepare('UPDATE events SET data = ? WHERE position = ?').run(seal.data, seal.position);
+    restore.close();
+    t.equal((await verifyRun(dir)).code, 0, `${which}: put back, it verifies`);
+  }
+});
+
 t.test('a seal whose count of events was changed: exit 1 naming the seal', async (t) => {
   const { dir, close } = await sealedHistory(t);
   await close();
