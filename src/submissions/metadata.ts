@@ -12,6 +12,9 @@ function clip(text: string, max: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
+/** The most of a page address kept, as stored: the address as given is cut to it too (pageFact), and so is its form once percent-encoded, which a non-ASCII address makes longer. */
+const MAX_URL = 2048;
+
 /**
  * A page fact longer than `max` is cut to it rather than refused: the embed
  * reads it from the page (a URL carrying an app's state, a long title), the
@@ -25,7 +28,7 @@ export const pageFact = (max: number) =>
 
 /** What an embed may send about the page; camelCase on the wire (spec 2.6). Unknown keys are dropped. */
 export const ClientMetadata = z.object({
-  pageUrl: pageFact(2048).optional(),
+  pageUrl: pageFact(MAX_URL).optional(),
   pageTitle: pageFact(500).optional(),
   fingerprint: pageFact(512).optional(),
   screenWidth: z.number().int().min(0).max(100_000).optional(),
@@ -34,7 +37,7 @@ export const ClientMetadata = z.object({
    * document.referrer of the page: where the visitor came from. The request's
    * own Referer header names the embedding page (page_url), never this.
    */
-  referrer: pageFact(2048).optional(),
+  referrer: pageFact(MAX_URL).optional(),
 });
 export type ClientMetadata = z.infer<typeof ClientMetadata>;
 
@@ -159,6 +162,16 @@ function parseDevice(userAgent: string): Device {
   };
 }
 
+/** The address as stored: normalised, cut to MAX_URL characters, never within a `%XX` escape. */
+function stored(address: URL | null): string | null {
+  if (!address) return null;
+  const href = address.href;
+  if (href.length <= MAX_URL) return href;
+  const cut = href.slice(0, MAX_URL);
+  const escape = /%[0-9A-Fa-f]?$/.exec(cut);
+  return escape ? cut.slice(0, escape.index) : cut;
+}
+
 function url(value: string | undefined): URL | null {
   if (!value) return null;
   try {
@@ -209,7 +222,7 @@ export async function captureMetadata(input: MetadataInput, deps: MetadataDeps):
       ip_hash: ipHash,
       language,
       completion_time_ms: completionTime,
-      page_url: pageUrl ? pageUrl.href : null,
+      page_url: stored(pageUrl),
       page_title: client.pageTitle ?? null,
     };
   }
@@ -227,12 +240,12 @@ export async function captureMetadata(input: MetadataInput, deps: MetadataDeps):
       ip_hash: ipHash,
       language,
       completion_time_ms: completionTime,
-      page_url: pageUrl ? pageUrl.href : null,
+      page_url: stored(pageUrl),
       page_title: client.pageTitle ?? null,
       screen_width: client.screenWidth ?? null,
       screen_height: client.screenHeight ?? null,
       fingerprint_hash: fingerprintHash,
-      referer: referer ? referer.href : null,
+      referer: stored(referer),
       referer_domain: referer ? referer.hostname : null,
     };
   }
@@ -248,12 +261,12 @@ export async function captureMetadata(input: MetadataInput, deps: MetadataDeps):
     ip_hash: ipHash,
     language,
     completion_time_ms: completionTime,
-    page_url: pageUrl ? pageUrl.href : null,
+    page_url: stored(pageUrl),
     page_title: client.pageTitle ?? null,
     screen_width: client.screenWidth ?? null,
     screen_height: client.screenHeight ?? null,
     fingerprint_hash: fingerprintHash,
-    referer: referer ? referer.href : null,
+    referer: stored(referer),
     referer_domain: referer ? referer.hostname : null,
     country: geo?.country ?? null,
     region: geo?.region ?? null,

@@ -113,3 +113,26 @@ t.test("referer is where the visitor came from, as the embed reports it; never t
   t.match(await submit({ pageUrl: 'https://shop.example/p' }), { referer: null, referer_domain: null }, 'a page opened directly has no referrer, whatever the Referer header says');
   t.match(await submit({ referrer: 'javascript:alert(1)' }), { referer: null, referer_domain: null }, 'only http(s) addresses');
 });
+
+t.test('page_url and referer are at most 2,048 characters as stored, percent-encoded, and never cut inside an escape', async (t) => {
+  const { app, services } = await testApp(t);
+  const who = await owner(services);
+  const widget = await publishedWidget(app, who);
+  const submit = async (metadata: object) => {
+    const token = await tokenFor(app, 'widgets', widget);
+    const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 5 }, _token: token, metadata } });
+    t.equal(reply.statusCode, 200, reply.body);
+    return metadataOf(app, who, widget, reply.json().id);
+  };
+  // 1,030 emoji (2,060 characters, cut to 2,048 as sent) become twelve characters each once encoded.
+  for (const offset of [0, 1, 2]) {
+    const address = `https://x.example/${'a'.repeat(offset)}${'😀'.repeat(1030)}`;
+    const stored = await submit({ pageUrl: address, referrer: address });
+    t.ok(stored.page_url.length <= 2048 && stored.page_url.length > 2030, `page_url ${stored.page_url.length} characters`);
+    t.equal(stored.referer.length, stored.page_url.length, 'referer the same');
+    t.match(stored.page_url, /(%[0-9A-F]{2})$/, 'ends on a whole escape');
+    t.ok(new URL(address).href.startsWith(stored.page_url), 'the beginning of the encoded address');
+  }
+  const short = await submit({ pageUrl: 'https://shop.example/café' });
+  t.equal(short.page_url, 'https://shop.example/caf%C3%A9', 'a short one whole');
+});
