@@ -127,7 +127,7 @@ t.test('page_url and referer are at most 2,048 characters as stored, percent-enc
   // 1,030 emoji (2,060 characters, cut to 2,048 as sent) become twelve characters each once encoded.
   for (const offset of [0, 1, 2]) {
     const address = `https://x.example/${'a'.repeat(offset)}${'😀'.repeat(1030)}`;
-    const stored = await submit({ pageUrl: address, referrer: address });
+    const stored = (await submit({ pageUrl: address, referrer: address })) as { page_url: string; referer: string };
     t.ok(stored.page_url.length <= 2048 && stored.page_url.length > 2030, `page_url ${stored.page_url.length} characters`);
     t.equal(stored.referer.length, stored.page_url.length, 'referer the same');
     t.match(stored.page_url, /(%[0-9A-F]{2})$/, 'ends on a whole escape');
