@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorCode } from '../errors.js';
@@ -24,6 +24,22 @@ export function clientErrorHandler(logger: FastifyBaseLogger, requestId: () => s
     const { code, message } = (error.code ? REFUSALS[error.code] : undefined) ?? MALFORMED;
     const id = requestId();
     logger.info({ reqId: id, res: { statusCode: errorBody(code, message).statusCode }, code, parser: error.code }, 'request refused by the HTTP parser');
+    // A request before the bad bytes on this connection arrived whole and is
+    // still being answered (Node's own field for it): its reply goes first, so a
+    // client is not told only of the refusal while what it sent before was
+    // stored. One still arriving (a request timed out) is what is refused.
+    const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (answering && !answering.writableEnded && answering.req?.complete) {
+      let answered = false;
+      const after = () => {
+        if (answered) return;
+        answered = true;
+        answerAndClose(socket, id, code, message);
+      };
+      answering.once('finish', after);
+      answering.once('close', after);
+      return;
+    }
     answerAndClose(socket, id, code, message);
   };
 }

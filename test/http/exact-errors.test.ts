@@ -94,6 +94,29 @@ t.test('a client that closes its connection halfway through a body is logged as 
   t.equal((await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().pagination.total, 0, 'nothing was stored');
 });
 
+t.test('bad bytes after a good request on one connection: the good one is answered first, then the 400, so a client is not told only of the refusal while its submission was stored', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const token = await tokenFor(app, 'widgets', widget);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const body = JSON.stringify({ answers: { rating: 4 }, _token: token });
+  const received = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(`POST /api/widgets/${widget}/submit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}GARBAGE\r\n\r\n`),
+    );
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('error', (error) => (text ? undefined : reject(error)));
+    socket.on('close', () => resolve(text));
+  });
+  // A reply's body ends without a line end: the next status line follows it on the same line.
+  const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+  t.same(statuses, [200, 400], 'the reply to the submission, then the refusal');
+  t.equal((await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json().pagination.total, 1, 'the one submission stored');
+});
+
 t.test('an HTTP/1.1 request without Host is 400 validation_error in the D3 shape (Node alone answers it with no body); HTTP/1.0 needs none', async (t) => {
   const { app } = await testApp(t);
   await app.listen({ port: 0, host: '127.0.0.1' });
