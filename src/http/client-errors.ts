@@ -30,14 +30,8 @@ export function clientErrorHandler(logger: FastifyBaseLogger, requestId: () => s
     // stored. One still arriving (a request timed out) is what is refused.
     const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (answering && !answering.writableEnded && answering.req?.complete) {
-      let answered = false;
-      const after = () => {
-        if (answered) return;
-        answered = true;
-        answerAndClose(socket, id, code, message);
-      };
-      answering.once('finish', after);
-      answering.once('close', after);
+      // 'close' comes once the reply is out, or once the connection is gone (answerAndClose then only destroys it).
+      answering.once('close', () => answerAndClose(socket, id, code, message));
       return;
     }
     answerAndClose(socket, id, code, message);
