@@ -30,7 +30,7 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
   // reads only what is there.
   const threaded = head >= THREADED_FROM && head <= 2n * BigInt((services.events as SqliteEventStore).countEvents());
   const mark = embedded ? readPointInTime(services.config.DATA_DIR) : undefined;
-  const erasedLater = mark && erasedAfter(mark);
+  const erasedLater = mark ? erasedAfter(mark) : undefined;
   const result = await verifyHistory(services.events, {
     ...(values.expect === undefined ? {} : { expect: values.expect }),
     ...(threaded ? { leaves: leavesInThreads(services.config.DATA_DIR) } : {}),
@@ -48,7 +48,7 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
     seconds: Number(seconds.toFixed(3)),
     events_per_second: seconds > 0 ? Math.round(result.events / seconds) : null,
     // Said whenever a point-in-time copy's list was taken: those ids count as erased on its word alone, which no seal checks.
-    ...(mark ? { point_in_time: { until: mark.until, erased_after: erasedLater?.length ?? 0 } } : {}),
+    ...(mark && erasedLater ? { point_in_time: { until: mark.until, erased_after: erasedLater.length } } : {}),
     ...(result.erasedSinceExpected
       ? {
           erased_since_expected: result.erasedSinceExpected.map((record) => ({
