@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { changePlan } from '../../src/accounts/commands.js';
 import type { App } from '../../src/http/app.js';
 import { manualClock, owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
@@ -27,6 +27,18 @@ async function submitOnce(app: App, who: Owner, widget: string, extra: { headers
   const reply = await submitAs(app, widget, await tokenFor(app, 'widgets', widget), extra);
   if (reply.statusCode !== 200) throw new Error(reply.body);
   return metadataOf(app, who, widget, reply.json().id);
+}
+
+/** A new owner's published widget, and a submit of the given page facts that answers the metadata stored for it. */
+async function pageFactsSubmitter(t: Test, headers: Record<string, string> = {}) {
+  const { app, services } = await testApp(t);
+  const who = await owner(services);
+  const widget = await publishedWidget(app, who);
+  return async (metadata: object) => {
+    const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers, payload: { answers: { rating: 5 }, _token: await tokenFor(app, 'widgets', widget), metadata } });
+    if (reply.statusCode !== 200) throw new Error(reply.body);
+    return metadataOf(app, who, widget, reply.json().id);
+  };
 }
 
 async function metadataOf(app: App, who: Owner, widget: string, id: string): Promise<Record<string, unknown>> {
@@ -101,29 +113,14 @@ t.test('TRUST_PROXY: the client address comes from the trusted hops', async (t) 
 });
 
 t.test("referer is where the visitor came from, as the embed reports it; never the host page the request's Referer names", async (t) => {
-  const { app, services } = await testApp(t);
-  const who = await owner(services);
-  const widget = await publishedWidget(app, who);
-  const submit = async (metadata: object) => {
-    const token = await tokenFor(app, 'widgets', widget);
-    const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers: { referer: 'https://shop.example/' }, payload: { answers: { rating: 5 }, _token: token, metadata } });
-    return metadataOf(app, who, widget, reply.json().id);
-  };
+  const submit = await pageFactsSubmitter(t, { referer: 'https://shop.example/' });
   t.match(await submit({ pageUrl: 'https://shop.example/p', referrer: 'https://news.example/story?id=7' }), { referer: 'https://news.example/story?id=7', referer_domain: 'news.example' });
   t.match(await submit({ pageUrl: 'https://shop.example/p' }), { referer: null, referer_domain: null }, 'a page opened directly has no referrer, whatever the Referer header says');
   t.match(await submit({ referrer: 'javascript:alert(1)' }), { referer: null, referer_domain: null }, 'only http(s) addresses');
 });
 
 t.test('page_url and referer are at most 2,048 characters as stored, percent-encoded, and never cut inside an escape', async (t) => {
-  const { app, services } = await testApp(t);
-  const who = await owner(services);
-  const widget = await publishedWidget(app, who);
-  const submit = async (metadata: object) => {
-    const token = await tokenFor(app, 'widgets', widget);
-    const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 5 }, _token: token, metadata } });
-    t.equal(reply.statusCode, 200, reply.body);
-    return metadataOf(app, who, widget, reply.json().id);
-  };
+  const submit = await pageFactsSubmitter(t);
   // 1,030 emoji (2,060 characters, cut to 2,048 as sent) become twelve characters each once encoded.
   for (const offset of [0, 1, 2]) {
     const address = `https://x.example/${'a'.repeat(offset)}${'😀'.repeat(1030)}`;
