@@ -16,10 +16,11 @@ import type { FeedRecord } from '../infra/event-store/port.js';
  * a vote) adds its id and the other streams erasing it deletes, so that a
  * verifier can tell an event removed by a recorded erasure from one removed
  * by anyone else after the event itself is gone. The seal's hash covers its
- * version (from 2 on), its number, the previous seal's hash, the range and
- * every line: changing, inserting, removing or reordering an event, or a
- * seal, changes a hash that a later seal (or the auditor's note of the last
- * one) pins.
+ * version (from 2 on), its number, the previous seal's hash, the range, its
+ * time (from 3 on) and every line: changing, inserting, removing or
+ * reordering an event, or a seal, changes a hash that a later seal (or the
+ * auditor's note of the last one) pins. Seals of version 3 lay out their
+ * lines as those of version 2.
  *
  * The leaf keeps version 1's make, so that one leaf per event serves seals of
  * either version.
@@ -42,7 +43,7 @@ export interface SealLine {
 }
 
 /** The version of LogSealed, which says how its lines are laid out and what its hash covers. */
-export type SealVersion = 1 | 2;
+export type SealVersion = 1 | 2 | 3;
 
 export interface SealContent {
   version: SealVersion;
@@ -50,6 +51,8 @@ export interface SealContent {
   previous: string | null;
   from: bigint;
   through: bigint;
+  /** The seal's `sealed_at`, which its hash covers from version 3 on. */
+  sealedAt?: string;
   events: string;
 }
 
@@ -68,10 +71,10 @@ export const leafLatin1 = (event: FeedRecord): string => hash('sha256', leafText
 const escape = (text: string): string => (/[%\t\n\r]/.test(text) ? text.replace(/[%\t\n\r]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`) : text);
 const unescape = (text: string): string => (text.includes('%') ? text.replace(/%([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : text);
 
-/** A line as a seal of `version` writes it; a line of version 2 needs the event's revision. */
+/** A line as a seal of `version` writes it; a line of version 2 or later needs the event's revision. */
 export function formatLine(line: SealLine, version: SealVersion): string {
   const fields = [String(line.position), line.leaf, escape(line.stream)];
-  if (version === 2) {
+  if (version >= 2) {
     if (line.revision === undefined) throw new Error(`the line of position ${line.position} has no revision`);
     fields.push(String(line.revision));
   }
@@ -86,9 +89,9 @@ export function parseLines(events: string, version: SealVersion): SealLine[] {
   return events.split('\n').map((text, i) => {
     const fields = text.split('\t');
     const [position, leaf, stream] = fields;
-    const revision = version === 2 ? fields[3] : undefined;
-    const [type, subject, ...also] = fields.slice(version === 2 ? 4 : 3);
-    if (!position || !/^\d+$/.test(position) || !leaf || stream === undefined || type === undefined || (version === 2 && !/^\d+$/.test(revision ?? ''))) {
+    const revision = version >= 2 ? fields[3] : undefined;
+    const [type, subject, ...also] = fields.slice(version >= 2 ? 4 : 3);
+    if (!position || !/^\d+$/.test(position) || !leaf || stream === undefined || type === undefined || (version >= 2 && !/^\d+$/.test(revision ?? ''))) {
       throw new Error(`line ${i + 1} of the seal is malformed`);
     }
     return {
@@ -103,7 +106,9 @@ export function parseLines(events: string, version: SealVersion): SealLine[] {
 }
 
 export function sealHash(content: SealContent): string {
-  const sealed = `${content.seal}\n${content.previous ?? ''}\n${content.from}\n${content.through}\n${content.events}`;
+  if (content.version >= 3 && content.sealedAt === undefined) throw new Error(`a seal of version ${content.version} hashes its time, and this one has none`);
+  const time = content.version >= 3 ? `${content.sealedAt}\n` : '';
+  const sealed = `${content.seal}\n${content.previous ?? ''}\n${content.from}\n${content.through}\n${time}${content.events}`;
   // Version 1 hashed no version; a text starting with "v" cannot be one of its texts, which start with a digit.
   return hash('sha256', content.version === 1 ? sealed : `v${content.version}\n${sealed}`, 'hex');
 }
@@ -111,5 +116,5 @@ export function sealHash(content: SealContent): string {
 /** The version a seal was written in, from its metadata as stored; what cannot be read there is version 1, as events from before versions were recorded are. */
 export function sealVersionOf(metadata: unknown): SealVersion | undefined {
   const version = (metadata as { schema_version?: unknown } | null)?.schema_version ?? 1;
-  return version === 1 || version === 2 ? version : undefined;
+  return version === 1 || version === 2 || version === 3 ? version : undefined;
 }

@@ -19,6 +19,10 @@ import { defineEvent, type EventOf } from '../event-catalog.js';
  * `events` has the event's revision in its stream after the stream, and
  * `hash` covers the version too (chain.ts). Which one a stored seal is, its
  * metadata's `schema_version` says; a seal of version 1 is read as written.
+ *
+ * Version 3 keeps the fields and the lines of version 2, and `hash` covers
+ * `sealed_at` too: the seal's own hash then pins when it was made, which
+ * for the last seal nothing else does (the next seal covers the event).
  */
 export const LogSealed = defineEvent(
   'LogSealed',
@@ -32,11 +36,11 @@ export const LogSealed = defineEvent(
     events: z.string(),
     /** The previous seal's `hash`; null for the first seal. */
     previous: z.string().nullable(),
-    /** SHA-256 (hex) over the version (from version 2 on), the seal number, previous, from, through and events. */
+    /** SHA-256 (hex) over the version (from version 2 on), the seal number, previous, from, through, sealed_at (from version 3 on) and events. */
     hash: z.string(),
     sealed_at: z.string(),
   }),
-  { version: 2, upcasters: { 1: (data) => data } },
+  { version: 3, upcasters: { 1: (data) => data, 2: (data) => data } },
 );
 
 export const sealEvents = [LogSealed];

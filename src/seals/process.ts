@@ -201,8 +201,8 @@ export class SealingProcess {
 
     const events = next.lines.join('\n');
     const { through } = next;
-    const hash = sealHash({ version: SEAL_VERSION, seal: head.next, previous: head.previous, from: head.through, through, events });
     const sealedAt = now.toISOString();
+    const hash = sealHash({ version: SEAL_VERSION, seal: head.next, previous: head.previous, from: head.through, through, sealedAt, events });
     const event = this.catalog.serialize(
       { type: LogSealed.type, data: { seal: head.next, from: String(head.through), through: String(through), count: next.lines.length, events, previous: head.previous, hash, sealed_at: sealedAt } },
       { occurred_at: sealedAt, actor: 'service' },

@@ -243,7 +243,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     const seal = parsed.data;
     const from = BigInt(seal.from);
     const end = BigInt(seal.through);
-    const whole = sealHash({ version, seal: seal.seal, previous: seal.previous, from, through: end, events: seal.events }) === seal.hash;
+    const whole = sealHash({ version, seal: seal.seal, previous: seal.previous, from, through: end, sealedAt: seal.sealed_at, events: seal.events }) === seal.hash;
     if (whole && end >= record.position) {
       // Its lines name events not read yet: judged here, they would all count as missing, and the first break named would be an event before it that is intact.
       report({ ...at, problem: `seal ${seal.seal} covers events up to position ${end}, which is not before it: seals were moved or swapped` });

@@ -67,6 +67,17 @@ t.test('given a seal, its hash changes with its version, number, link, range and
     ['a revision', { events: '11\tleaf\ts\t1\tt' }],
   ];
   for (const [what, change] of changes) t.not(sealHash({ ...seal, ...change }), hash, what);
+  t.equal(sealHash({ ...seal, sealedAt: '2026-11-27T10:00:00.000Z' }), hash, 'a seal of version 2 does not hash its time');
+});
+
+t.test('given a seal of version 3, its hash covers its time as well, and cannot be made without one', async (t) => {
+  const seal = { version: 3 as const, seal: 3, previous: 'f'.repeat(64), from: 10n, through: 20n, sealedAt: '2026-11-27T10:00:00.000Z', events: '11\tleaf\ts\t0\tt' };
+  const hash = sealHash(seal);
+  t.not(hash, sealHash({ ...seal, version: 2 }), 'not the hash of version 2');
+  t.not(sealHash({ ...seal, sealedAt: '2026-11-27T10:00:00.001Z' }), hash, 'its time');
+  t.not(sealHash({ ...seal, events: '11\tleaF\ts\t0\tt' }), hash, 'its lines');
+  t.throws(() => sealHash({ ...seal, sealedAt: undefined }), /hashes its time/);
+  t.same(parseLines(seal.events, 3), parseLines(seal.events, 2), 'its lines are laid out as those of version 2');
 });
 
 t.test('given a seal of version 1, its hash is made as version 1 made it', async (t) => {
@@ -81,6 +92,7 @@ t.test('given a seal\'s metadata, its version: 1 where none is recorded, none fo
   t.equal(sealVersionOf({ schema_version: 2 }), 2);
   t.equal(sealVersionOf({ schema_version: 1 }), 1);
   t.equal(sealVersionOf({ occurred_at: 'x' }), 1);
-  t.equal(sealVersionOf({ schema_version: 3 }), undefined);
+  t.equal(sealVersionOf({ schema_version: 3 }), 3);
+  t.equal(sealVersionOf({ schema_version: 4 }), undefined);
   t.equal(sealVersionOf({ schema_version: '2' }), undefined);
 });

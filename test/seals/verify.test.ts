@@ -370,38 +370,71 @@ t.test('renumbering the events of one stream (their revisions swapped, every oth
   t.match(result.break, { position: String(a!.position), stream: a!.stream_id, type: a!.type, problem: /sealed as revision 0 of widget-.*, it is now revision 1: the stream's events were renumbered/ });
 });
 
-t.test('a chain begun by seals of version 1 (without revisions) and carried on by version 2 verifies, and a change under either is found', async (t) => {
+t.test('a chain begun by seals of version 1 (without revisions) and carried on by versions 2 and 3 verifies, and a change under any is found', async (t) => {
   const service = await live(t);
   const widget = await publishedWidget(service.app, service.who);
+  const append = (data: Record<string, unknown>, version: number, expected: 'no_stream' | bigint) =>
+    service.services.events.append(SEAL_STREAM, [{ type: 'LogSealed', data, metadata: { schema_version: version, occurred_at: data.sealed_at, actor: 'service' } }], expected);
   const first = await submit(service.app, widget);
   // The first seal as the code before version 2 made it: lines without revisions, a hash without a version.
   const records = await service.services.events.readFeed({ after: 0n, limit: 1000 });
   const events = records.map((record) => formatLine({ position: record.position, leaf: leafOf(record), stream: record.streamId, type: record.type }, 1)).join('\n');
   const through = records.at(-1)!.position;
-  const data = { seal: 0, from: '0', through: String(through), count: records.length, events, previous: null, hash: sealHash({ version: 1, seal: 0, previous: null, from: 0n, through, events }), sealed_at: new Date().toISOString() };
-  await service.services.events.append(SEAL_STREAM, [{ type: 'LogSealed', data, metadata: { schema_version: 1, occurred_at: data.sealed_at, actor: 'service' } }], 'no_stream');
+  const hash = sealHash({ version: 1, seal: 0, previous: null, from: 0n, through, events });
+  await append({ seal: 0, from: '0', through: String(through), count: records.length, events, previous: null, hash, sealed_at: new Date().toISOString() }, 1, 'no_stream');
+  // The second as the code before version 3 made it: lines with revisions, a hash without the seal's time.
   const second = await submit(service.app, widget);
+  const later = await service.services.events.readFeed({ after: through, limit: 1000 });
+  const events2 = later.map((record) => formatLine({ position: record.position, leaf: leafOf(record), stream: record.streamId, revision: record.revision, type: record.type }, 2)).join('\n');
+  const through2 = later.at(-1)!.position;
+  const hash2 = sealHash({ version: 2, seal: 1, previous: hash, from: through, through: through2, events: events2 });
+  await append({ seal: 1, from: String(through), through: String(through2), count: later.length, events: events2, previous: hash, hash: hash2, sealed_at: new Date().toISOString() }, 2, 0n);
+  const third = await submit(service.app, widget);
   await service.services.seals.sealAll();
   const all = rows(service.dir);
   const seals = await service.services.events.readStream(SEAL_STREAM);
-  t.same(seals.map((seal) => seal.metadata.schema_version), [1, 2], 'one seal of each version');
+  t.same(seals.map((seal) => seal.metadata.schema_version), [1, 2, 3], 'one seal of each version');
   const clean = await verifyHistory(service.services.events);
   t.equal(clean.firstBreak, undefined, 'the chain holds across the versions');
-  t.equal(clean.seals, 2);
+  t.equal(clean.seals, 3);
 
   const db = openFile(service.dir);
   t.teardown(() => db.close());
   const update = db.prepare('UPDATE events SET data = ? WHERE position = ?');
-  for (const marker of [first.marker, second.marker]) {
+  for (const [version, marker] of [first.marker, second.marker, third.marker].entries()) {
     const row = all.find((r) => r.data.includes(marker))!;
     update.run(flipped(row.data), row.position);
-    t.equal((await verifyHistory(service.services.events)).firstBreak?.position, BigInt(row.position), `a byte flipped under the seal of version ${marker === first.marker ? 1 : 2}`);
+    t.equal((await verifyHistory(service.services.events)).firstBreak?.position, BigInt(row.position), `a byte flipped under the seal of version ${version + 1}`);
     update.run(row.data, row.position);
   }
-  // A seal of version 2 passed off as one of version 1: its lines no longer read, or its hash no longer matches.
-  const newSeal = all.filter((row) => row.stream_id === SEAL_STREAM).at(-1)!;
-  db.prepare("UPDATE events SET metadata = replace(metadata, '\"schema_version\":2', '\"schema_version\":1') WHERE position = ?").run(newSeal.position);
-  t.equal((await verifyHistory(service.services.events)).firstBreak?.position, BigInt(newSeal.position), 'a seal whose version was changed');
+  // A seal passed off as one of the version before it: its lines no longer read, or its hash no longer matches.
+  const sealRows = all.filter((row) => row.stream_id === SEAL_STREAM);
+  const relabel = db.prepare("UPDATE events SET metadata = replace(metadata, '\"schema_version\":' || ?, '\"schema_version\":' || ?) WHERE position = ?");
+  for (const version of [2, 3]) {
+    const seal = sealRows[version - 1]!;
+    relabel.run(String(version), String(version - 1), seal.position);
+    t.equal((await verifyHistory(service.services.events)).firstBreak?.position, BigInt(seal.position), `a seal of version ${version} labelled version ${version - 1}`);
+    relabel.run(String(version - 1), String(version), seal.position);
+  }
+  t.equal((await verifyHistory(service.services.events)).firstBreak, undefined, 'put back, the chain holds again');
+});
+
+t.test("the last seal's time changed: exit 1 naming the seal, though no later seal covers it, and put back it verifies", async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const last = rows(dir).filter((row) => row.stream_id === SEAL_STREAM).at(-1)!;
+  const noted = await verifyRun(dir);
+  t.equal(noted.code, 0);
+  const data = JSON.parse(last.data) as { sealed_at: string };
+  const earlier = { ...data, sealed_at: new Date(Date.parse(data.sealed_at) - 86_400_000).toISOString() };
+  const db = openFile(dir);
+  t.teardown(() => db.close());
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(JSON.stringify(earlier), last.position);
+  const { code, result } = await verifyRun(dir, ['--expect', noted.result.last_seal_hash]);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(last.position), stream: SEAL_STREAM, type: 'LogSealed', problem: /was changed after it was made: its hash does not match its contents/ });
+  db.prepare('UPDATE events SET data = ? WHERE position = ?').run(last.data, last.position);
+  t.equal((await verifyRun(dir, ['--expect', noted.result.last_seal_hash])).code, 0);
 });
 
 t.test('swapping two payloads of one type: exit 1 naming the first', async (t) => {
