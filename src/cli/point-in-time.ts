@@ -5,7 +5,7 @@ import { SessionActivity } from '../dashboard/activity.js';
 import { AppError } from '../errors.js';
 import type { FeedRecord } from '../infra/event-store/port.js';
 import { systemClock } from '../infra/ids.js';
-import { openSqliteEventStore } from '../infra/event-store/sqlite.js';
+import { openSqliteEventStore, type SqliteEventStore } from '../infra/event-store/sqlite.js';
 import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
 import { writePointInTime } from '../seals/point-in-time.js';
@@ -89,29 +89,44 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
 
+  // What was erased after the moment is gone from the copy too, and its seals still list it: verify there needs the ids.
+  const noteErasure = (record: FeedRecord) => {
+    if (record.type !== 'ResponsesErased') return;
+    // The schema requires the parent: a record without one is no longer what was written, which verify reports.
+    const { ids, parentId = '' } = erasedBy(record);
+    const ofObject = erasedAfter.get(parentId) ?? new Set<string>();
+    for (const id of ids) ofObject.add(id);
+    erasedAfter.set(parentId, ofObject);
+  };
   const copy = openSqliteEventStore(target);
   try {
     const until = values.until.getTime();
     let past = false;
-    for (let after = 0n; ; ) {
+    let after = 0n;
+    for (;;) {
       const page = await services.events.readFeed({ after, limit: PAGE });
       if (page.length === 0) break;
       const kept: FeedRecord[] = [];
       for (const record of page) {
         past ||= Date.parse(record.recordedAt) > until;
         if (!past) kept.push(record);
-        // What was erased after the moment is gone from the copy too, and its seals still list it: verify there needs the ids.
-        else if (record.type === 'ResponsesErased') {
-          // The schema requires the parent: a record without one is no longer what was written, which verify reports.
-          const { ids, parentId = '' } = erasedBy(record);
-          const ofObject = erasedAfter.get(parentId) ?? new Set<string>();
-          for (const id of ids) ofObject.add(id);
-          erasedAfter.set(parentId, ofObject);
-        }
+        else noteErasure(record);
       }
       copy.importFeed(kept);
       events += kept.length;
       if (kept.length > 0) last = kept[kept.length - 1]!.position;
+      after = page[page.length - 1]!.position;
+    }
+    // An erasure while the copy was read deleted streams the copy may already hold: they go from it too.
+    const gone = await deletedSince(services.events, copy);
+    if (gone.size > 0) {
+      await copy.deleteStreams([...gone]);
+      await copy.expunge();
+      events = copy.countEvents();
+    }
+    // Its record comes after the deletion, so after what the first pass read.
+    for (let page = await services.events.readFeed({ after, limit: PAGE }); page.length > 0; page = await services.events.readFeed({ after, limit: PAGE })) {
+      page.forEach(noteErasure);
       after = page[page.length - 1]!.position;
     }
   } finally {
@@ -140,4 +155,39 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
   const seconds = (performance.now() - started) / 1000;
   out(JSON.stringify({ rebuilt: true, until: values.until.toISOString(), out: target, events, position: String(last), seconds: Number(seconds.toFixed(3)), read_only: true }));
   return 0;
+}
+
+/**
+ * The streams of events the copy holds and the store no longer does: deleted
+ * (erasure deletes whole streams) since the copy read them. The two feeds are
+ * walked side by side, by position.
+ */
+async function deletedSince(store: Services['events'], copy: SqliteEventStore): Promise<Set<string>> {
+  const gone = new Set<string>();
+  let stored: FeedRecord[] = [];
+  let i = 0;
+  let storeAfter = 0n;
+  let storeDone = false;
+  for (let after = 0n; ; ) {
+    const page = await copy.readFeed({ after, limit: PAGE });
+    if (page.length === 0) return gone;
+    for (const record of page) {
+      for (;;) {
+        if (i === stored.length) {
+          if (storeDone) break;
+          stored = await store.readFeed({ after: storeAfter, limit: PAGE });
+          i = 0;
+          if (stored.length === 0) {
+            storeDone = true;
+            break;
+          }
+          storeAfter = stored[stored.length - 1]!.position;
+        }
+        if (stored[i]!.position < record.position) i++;
+        else break;
+      }
+      if (i === stored.length || stored[i]!.position !== record.position) gone.add(record.streamId);
+    }
+    after = page[page.length - 1]!.position;
+  }
 }

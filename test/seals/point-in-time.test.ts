@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { buildApp } from '../../src/http/app.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { rebuildAt } from '../../src/cli/point-in-time.js';
 import { POINT_IN_TIME_FILE } from '../../src/seals/point-in-time.js';
 import { publishedWidget } from '../support/app.js';
 import { signIn } from '../dashboard/support.js';
@@ -175,6 +176,51 @@ t.test('rebuild --until: responses erased after the moment are counted erased by
   // As copies made before the ids were kept by object name them: one list.
   writeFileSync(join(out, POINT_IN_TIME_FILE), JSON.stringify({ ...mark, erased_after_by_object: undefined, erased_after: [gone.id] }));
   t.equal((await admin(['verify'], { DATA_DIR: out })).code, 0, 'the ids in one list, as earlier copies hold them');
+});
+
+t.test('rebuild --until while an erasure runs: what it deletes after the copy read it goes from the copy too, which verifies', async (t) => {
+  const { app, who, services } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const kept = await submit(app, widget);
+  const gone = await submit(app, widget);
+  await services.seals.sealAll();
+  await pause(5);
+  const until = new Date().toISOString();
+  await pause(5);
+  // The erasure runs between the copy's first read of the feed and the rest.
+  let erased = false;
+  const readFeed = services.events.readFeed.bind(services.events);
+  const events = new Proxy(services.events, {
+    get(target, property) {
+      if (property === 'readFeed') {
+        return async (options: Parameters<typeof readFeed>[0]) => {
+          const page = await readFeed(options);
+          if (!erased) {
+            erased = true;
+            const reply = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [gone.id] } });
+            t.equal(reply.statusCode, 200, reply.body);
+            t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
+            t.ok(page.some((record) => record.data.includes(gone.marker)), 'the first read took the response');
+          }
+          return page;
+        };
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const out = join(tempDir(t, 'racing'), 'store');
+  const lines: string[] = [];
+  t.equal(await rebuildAt({ ...services, events } as typeof services, { until: new Date(until), out }, (line) => lines.push(line)), 0);
+  t.ok(erased);
+  const mark = JSON.parse(readFileSync(join(out, POINT_IN_TIME_FILE), 'utf8'));
+  t.same(mark.erased_after_by_object, { [widget]: [gone.id] }, 'the copy names it erased after its moment');
+  for (const file of readdirSync(out).filter((name) => name.startsWith(DATABASE_FILE))) t.notOk(readFileSync(join(out, file)).includes(gone.marker), `${file} holds none of it`);
+  t.ok(readFileSync(join(out, DATABASE_FILE)).includes(kept.marker), 'what was not erased is there');
+  t.equal(mark.events, JSON.parse(lines.at(-1)!).events, 'the count of events copied is of those it holds');
+  const verified = await admin(['verify'], { DATA_DIR: out });
+  t.equal(verified.code, 0, verified.stderr);
+  t.match(json(verified), { verified: true, erased: 1 });
 });
 
 t.test('the admin CLI refuses to append to a point-in-time copy, and to read a store that is not there', async (t) => {
