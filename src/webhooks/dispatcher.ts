@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { ACCOUNTS } from '../../projections/accounts.js';
 import { DELETED_PARENTS, deletedParent, parentKey } from '../../projections/erasure.js';
 import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../../projections/follow.js';
 import type { Halt } from '../../projections/halt.js';
@@ -86,6 +87,12 @@ export class WebhookDispatcher {
   private readonly batchSize: number;
   private readonly retryMs: number;
   private readonly consumer: FeedConsumer;
+  /**
+   * Accounts' plans as this process met them in the feed, else as the
+   * accounts read model had them when first asked: only Business accounts
+   * have events pushed.
+   */
+  private readonly plans = new Map<string, string>();
   halted: Halt | undefined;
 
   constructor(
@@ -204,6 +211,8 @@ export class WebhookDispatcher {
             previous = stored.position;
             continue;
           }
+          if (event.type === 'AccountOpened') this.plans.set(event.data.account_id, event.data.plan);
+          if (event.type === 'AccountPlanChanged') this.plans.set(event.data.account_id, event.data.to);
           pending.push(...this.endpointChange(event, drop));
           // Enabled again: what waited behind its failed delivery goes out now.
           if (event.type === 'WebhookEndpointUpdated') touched.add(event.data.endpoint_id);
@@ -259,14 +268,25 @@ export class WebhookDispatcher {
     }
   }
 
-  /** The enabled endpoints of the message's account that subscribed to its type. */
+  /** The enabled endpoints of the message's account that subscribed to its type, while the account is on Business. */
   private async recipients(message: WebhookMessage, owners: Map<string, string>): Promise<WebhookTarget[]> {
-    let account = message.account_id;
-    if (account === undefined && message.object_id !== undefined) {
-      account = owners.get(message.object_id) ?? ((await this.readModels.get(WEBHOOK_OWNERS, message.object_id))?.account_id as string | undefined);
-    }
-    if (account === undefined) return [];
+    const account = await this.accountOf(message, owners);
+    if (account === undefined || !(await this.onBusiness(account))) return [];
     return [...this.targets.values()].filter((target) => target.account_id === account && target.enabled && subscribed(target.events, message.type));
+  }
+
+  private async accountOf(message: WebhookMessage, owners: Map<string, string>): Promise<string | undefined> {
+    if (message.account_id !== undefined || message.object_id === undefined) return message.account_id;
+    return owners.get(message.object_id) ?? ((await this.readModels.get(WEBHOOK_OWNERS, message.object_id))?.account_id as string | undefined);
+  }
+
+  private async onBusiness(account: string): Promise<boolean> {
+    let plan = this.plans.get(account);
+    if (plan === undefined) {
+      plan = ((await this.readModels.get(ACCOUNTS, account))?.plan as string | undefined) ?? 'unknown';
+      this.plans.set(account, plan);
+    }
+    return plan === 'business';
   }
 
   private delivery(target: WebhookTarget, stored: StoredEvent, message: WebhookMessage, seq: string, replay: boolean): WebhookDelivery {
@@ -315,8 +335,8 @@ export class WebhookDispatcher {
           if (Date.parse(stored.recordedAt) < since) continue;
           const event = this.read(stored);
           const message = event && !(event instanceof UnreadableEvent) ? messageOf(event) : undefined;
-          if (!message || !subscribed(target.events, message.type)) continue;
-          if (!(await this.recipients(message, new Map())).some((t) => t.id === target.id)) continue;
+          // Asked for by the owner: queued while the endpoint is off too, to go out once it is on.
+          if (!message || !subscribed(target.events, message.type) || (await this.accountOf(message, new Map())) !== target.account_id) continue;
           ops.push({ op: 'put', collection: WEBHOOK_DELIVERIES, doc: this.delivery(target, stored, message, `${pad(request.position)}.${pad(stored.position)}`, true) });
           if (ops.length >= REPLAY_CHUNK) {
             // Queued again after a crash: a put replaces, so nothing is queued twice.
@@ -384,6 +404,8 @@ export class WebhookDispatcher {
   private async attempt(target: WebhookTarget, delivery: WebhookDelivery): Promise<void> {
     const now = this.clock();
     const outcome = await this.deliver(target, delivery, now);
+    // The wait before a retry runs from the end of the attempt: from its start, a receiver that held it to the timeout would have its first retry at once.
+    const ended = this.clock();
     const attempts = delivery.attempts + (outcome.kind === 'dropped' ? 0 : 1);
     const exhausted = outcome.kind === 'failed' && attempts > this.schedule.length;
     let set: Partial<WebhookDelivery>;
@@ -397,12 +419,18 @@ export class WebhookDispatcher {
         attempts,
         last_status: outcome.status,
         last_error: outcome.error,
-        next_attempt_at: exhausted ? null : new Date(now.getTime() + this.schedule[attempts - 1]!).toISOString(),
+        next_attempt_at: exhausted ? null : new Date(ended.getTime() + this.schedule[attempts - 1]!).toISOString(),
         last_attempt_at: now.toISOString(),
       };
     }
     // Still pending: an erasure or a deletion that dropped it meanwhile stands.
-    await this.readModels.write([{ op: 'patch', collection: WEBHOOK_DELIVERIES, where: { id: delivery.id, status: 'pending' }, set }], [], this.fence);
+    const ops: ReadModelOp[] = [{ op: 'patch', collection: WEBHOOK_DELIVERIES, where: { id: delivery.id, status: 'pending' }, set }];
+    if (outcome.kind !== 'dropped') {
+      // Dropped while this attempt was out: the log still says what went out, and one the receiver took was delivered, not dropped before it went out.
+      const attempted = { attempts, last_status: outcome.status, last_attempt_at: now.toISOString() };
+      ops.push({ op: 'patch', collection: WEBHOOK_DELIVERIES, where: { id: delivery.id, status: 'dropped' }, set: outcome.kind === 'delivered' ? { ...attempted, status: 'delivered', last_error: null } : attempted });
+    }
+    await this.readModels.write(ops, [], this.fence);
     if (exhausted) {
       target.enabled = false;
       this.logger.warn({ endpoint: target.id }, 'a webhook failed for its whole retry schedule: the endpoint is disabled');
@@ -427,7 +455,9 @@ export class WebhookDispatcher {
       return status >= 200 && status < 300 ? { kind: 'delivered', status } : { kind: 'failed', status, error: `answered ${status}` };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
-      return { kind: 'failed', status: null, error: code === 'AbortError' || code === 'TimeoutError' ? 'no answer within the timeout' : `no answer (${code})` };
+      // Node's http request, aborted by its timeout signal, fails with ABORT_ERR (an AbortError).
+      const timedOut = code === 'ABORT_ERR' || (error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError';
+      return { kind: 'failed', status: null, error: timedOut ? `no answer within ${this.timeoutMs / 1000} s` : `no answer (${code})` };
     }
   }
 

@@ -8,12 +8,12 @@ const Events = z.array(WebhookTypePattern).min(1, 'give at least one event type'
 const Description = z.string().max(500);
 
 export const CreateWebhookBody = z
-  .object({ url: WebhookUrl, events: Events, description: Description.optional() })
+  .strictObject({ url: WebhookUrl, events: Events, description: Description.optional() })
   .meta({ examples: [{ url: 'https://hooks.example.com/feedback', events: ['response.created'], description: 'New responses to our CRM' }] });
 export type CreateWebhookBody = z.infer<typeof CreateWebhookBody>;
 
 export const UpdateWebhookBody = z
-  .object({
+  .strictObject({
     url: WebhookUrl.optional(),
     events: Events.optional(),
     description: Description.optional(),
@@ -48,7 +48,7 @@ export const WebhookList = z.object({ webhooks: z.array(WebhookView), pagination
 export const Delivery = z.object({
   event_id: z.string().describe('The payload `id`'),
   type: z.string(),
-  status: z.enum(['pending', 'delivered', 'failed', 'dropped']).describe('`dropped`: erased, or the endpoint deleted, before it went out'),
+  status: z.enum(['pending', 'delivered', 'failed', 'dropped']).describe('`dropped`: erased before it went out'),
   attempts: z.number().int(),
   last_status: z.number().int().nullable().describe('The HTTP status of the last attempt; null when none came'),
   last_error: z.string().nullable(),
@@ -60,7 +60,7 @@ export const Delivery = z.object({
 
 export const DeliveryList = z.object({ deliveries: z.array(Delivery), pagination: Pagination });
 
-export const ReplayBody = z.object({
+export const ReplayBody = z.strictObject({
   since: isoInstant('must be an ISO 8601 time').transform((value) => new Date(value).toISOString()),
 });
 

@@ -36,8 +36,11 @@ for (const [network, prefix] of [
   REFUSED_V4.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 127],
+  // IPv4-compatible (::a.b.c.d, deprecated), which holds :: and ::1.
+  ['::', 96],
   ['::ffff:0:0', 96],
+  // IPv4-translated (RFC 2765).
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
@@ -99,8 +102,21 @@ function holdsCredentials(url: string): boolean {
   }
 }
 
+/** The port a URL names, '' for its scheme's own; '' too for text that is no URL. */
+function portOf(url: string): string {
+  try {
+    return new URL(url).port;
+  } catch {
+    return '';
+  }
+}
+
 export const WebhookUrl = z
-  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-  .max(2000)
-  // zod runs this after a failed URL check too: it must not throw on what is no URL.
-  .refine((url) => !holdsCredentials(url), 'must not hold credentials');
+  .string()
+  .max(2000, 'must be at most 2000 characters')
+  // A URL parser drops tabs and line ends and trims spaces: the URL stored would not be the one given.
+  .refine((url) => !/[\s\p{Cc}]/u.test(url), 'must not hold spaces or control characters')
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }))
+  // zod runs these after a failed URL check too: they must not throw on what is no URL.
+  .refine((url) => !holdsCredentials(url), 'must not hold credentials')
+  .refine((url) => portOf(url) !== '0', 'port 0 takes no connection');

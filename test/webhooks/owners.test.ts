@@ -1,0 +1,154 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { WEBHOOK_DELIVERIES, type WebhookDelivery } from '../../projections/webhooks.js';
+import { changePlan } from '../../src/accounts/commands.js';
+import type { SendWebhook, WebhookRequest } from '../../src/webhooks/http.js';
+import type { Resolve } from '../../src/webhooks/targets.js';
+import { ALL_SCOPES, owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
+
+const WEBHOOK_SCOPES = [...ALL_SCOPES, 'webhooks:read', 'webhooks:write'] as const;
+type App = Awaited<ReturnType<typeof testApp>>['app'];
+
+const resolve: Resolve = async () => [{ address: '93.184.215.14', family: 4 }];
+
+/** A sender that records what went out, and runs `during` (once) while an attempt is out. */
+function recorder() {
+  const sent: WebhookRequest[] = [];
+  const hooks: { during?: () => Promise<void> } = {};
+  const send: SendWebhook = async (request) => {
+    const during = hooks.during;
+    hooks.during = undefined;
+    await during?.();
+    sent.push(request);
+    return { status: 204 };
+  };
+  return { sent, send, hooks };
+}
+
+const submit = async (app: App, widget: string, comment: string) => {
+  const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 4, comment }, _token: await tokenFor(app, 'widgets', widget) } });
+  if (reply.statusCode !== 200) throw new Error(reply.body);
+  return reply.json().id as string;
+};
+const endpoint = async (app: App, who: Owner, events = ['response.created']) => {
+  const reply = await app.inject({ method: 'POST', url: '/api/webhooks', headers: who.headers, payload: { url: 'https://hooks.example.com/x', events } });
+  if (reply.statusCode !== 201) throw new Error(reply.body);
+  return reply.json().id as string;
+};
+const deliveries = async (app: App, who: Owner, id: string) =>
+  (await app.inject({ method: 'GET', url: `/api/webhooks/${id}/deliveries`, headers: who.headers })).json().deliveries as Array<{ type: string; status: string; attempts: number; last_status: number | null; last_error: string | null; next_attempt_at: string | null; last_attempt_at: string | null; replay: boolean }>;
+/** The delivery log as stored, read without the API (whose key rate a poll would use up). */
+const stored = async (services: Awaited<ReturnType<typeof testApp>>['services']) => (await services.readModels.find(WEBHOOK_DELIVERIES, {})) as unknown as WebhookDelivery[];
+const comments = (sent: WebhookRequest[]) => sent.map((r) => (JSON.parse(r.body) as { data: { answers?: { comment?: string } } }).data.answers?.comment);
+
+t.test('an account moved off Business has nothing more pushed; moved back, what happens then is pushed again', async (t) => {
+  const net = recorder();
+  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const widget = await publishedWidget(app, biz);
+  await endpoint(app, biz);
+  await submit(app, widget, 'while on business');
+  t.ok(await eventually(() => net.sent.length === 1));
+
+  await changePlan(services, biz.accountId, 'free');
+  await submit(app, widget, 'while on free');
+  await changePlan(services, biz.accountId, 'business');
+  await submit(app, widget, 'back on business');
+  t.ok(await eventually(() => net.sent.length === 2));
+  t.same(comments(net.sent), ['while on business', 'back on business'], 'what was recorded while the account was on Free was not pushed');
+});
+
+t.test('a replay asked for while the endpoint is off is queued, and goes out once it is on', async (t) => {
+  const net = recorder();
+  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const widget = await publishedWidget(app, biz);
+  const id = await endpoint(app, biz);
+  const off = await app.inject({ method: 'PUT', url: `/api/webhooks/${id}`, headers: biz.headers, payload: { enabled: false } });
+  t.equal(off.statusCode, 200, off.body);
+  await submit(app, widget, 'missed while off');
+  const replay = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: '2000-01-01T00:00:00Z' } });
+  t.equal(replay.statusCode, 202, replay.body);
+  t.ok(await eventually(async () => (await stored(services)).length === 1), 'queued');
+  t.same(net.sent, [], 'nothing sent while the endpoint is off');
+  const on = await app.inject({ method: 'PUT', url: `/api/webhooks/${id}`, headers: biz.headers, payload: { enabled: true } });
+  t.equal(on.statusCode, 200, on.body);
+  t.ok(await eventually(() => net.sent.length === 1));
+  t.same(comments(net.sent), ['missed while off']);
+  t.match(await deliveries(app, biz, id), [{ status: 'delivered', replay: true }]);
+});
+
+t.test('a delivery erased while its attempt is out, which the receiver took, is logged delivered, not dropped', async (t) => {
+  const net = recorder();
+  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const widget = await publishedWidget(app, biz);
+  const id = await endpoint(app, biz);
+  net.hooks.during = async () => {
+    const erased = await app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload: { widgetId: widget, ids: [response] } });
+    t.equal(erased.statusCode, 200, erased.body);
+    t.ok(await eventually(async () => (await stored(services))[0]?.status === 'dropped'), 'the erasure dropped it meanwhile');
+  };
+  const response = await submit(app, widget, 'erased in flight');
+  t.ok(await eventually(() => net.sent.length === 1));
+  t.ok(await eventually(async () => (await stored(services))[0]?.status === 'delivered'));
+  t.match(await deliveries(app, biz, id), [{ status: 'delivered', attempts: 1, last_status: 204, last_error: null, last_attempt_at: String }]);
+});
+
+t.test('a receiver that never answers: the attempt says it timed out, and the retry waits its full delay after it', async (t) => {
+  const hanging = createServer(() => undefined);
+  await new Promise<void>((done) => hanging.listen(0, '127.0.0.1', done));
+  t.teardown(() => {
+    hanging.closeAllConnections();
+    hanging.close();
+  });
+  const port = (hanging.address() as AddressInfo).port;
+  const { app, services } = await testApp(t, { env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, webhooks: { schedule: [60_000], timeoutMs: 300 } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const widget = await publishedWidget(app, biz);
+  const created = await app.inject({ method: 'POST', url: '/api/webhooks', headers: biz.headers, payload: { url: `http://127.0.0.1:${port}/hook`, events: ['response.created'] } });
+  t.equal(created.statusCode, 201, created.body);
+  await submit(app, widget, 'into the void');
+  t.ok(await eventually(async () => (await stored(services))[0]?.attempts === 1));
+  const [delivery] = await deliveries(app, biz, created.json().id);
+  t.match(delivery, { status: 'pending', last_status: null, last_error: 'no answer within 0.3 s' });
+  const waited = Date.parse(delivery!.next_attempt_at!) - Date.parse(delivery!.last_attempt_at!);
+  t.ok(waited >= 60_300, `the retry is due ${waited} ms after the attempt began: its delay after the timeout`);
+});
+
+t.test('webhook bodies refuse keys they do not know, as every other body does', async (t) => {
+  const net = recorder();
+  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const id = await endpoint(app, biz);
+  const cases: Array<[string, string, Record<string, unknown>]> = [
+    ['POST', '/api/webhooks', { url: 'https://hooks.example.com/x', events: ['response.created'], secret: 'whsec_x' }],
+    ['PUT', `/api/webhooks/${id}`, { enable: false }],
+    ['POST', `/api/webhooks/${id}/replay`, { since: '2026-01-01T00:00:00Z', bogus: 1 }],
+  ];
+  for (const [method, url, payload] of cases) {
+    const reply = await app.inject({ method: method as 'POST', url, headers: biz.headers, payload });
+    t.equal(reply.statusCode, 400, `${method} ${url} ${JSON.stringify(payload)}`);
+    t.match(reply.json(), { code: 'validation_error' });
+  }
+  t.match((await app.inject({ method: 'GET', url: `/api/webhooks/${id}`, headers: biz.headers })).json(), { enabled: true }, 'the typo turned nothing off');
+});
+
+t.test('webhook URLs: spaces, control characters and port 0 are refused rather than quietly changed; an over-long one is told so', async (t) => {
+  const net = recorder();
+  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  for (const [url, message] of [
+    ['https://hooks.example.com/x\nfoo', /spaces or control characters/],
+    ['https://hooks.example.com/a b', /spaces or control characters/],
+    [' https://hooks.example.com/x', /spaces or control characters/],
+    ['https://hooks.example.com:0/x', /port 0/],
+    [`https://hooks.example.com/${'a'.repeat(2000)}`, /at most 2000 characters/],
+  ] as const) {
+    const reply = await app.inject({ method: 'POST', url: '/api/webhooks', headers: biz.headers, payload: { url, events: ['response.created'] } });
+    t.equal(reply.statusCode, 400, JSON.stringify(url).slice(0, 60));
+    t.match(reply.json(), { code: 'validation_error', details: [{ path: 'body.url', message }] });
+  }
+});
