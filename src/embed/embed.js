@@ -77,11 +77,28 @@
     return 'fp1-' + hash.toString(16);
   }
 
+  /**
+   * JSON of the body whatever the host page did to Array.prototype: pages
+   * with old Prototype.js give arrays a toJSON that JSON.stringify would
+   * turn into a string of JSON, which the API refuses.
+   */
+  function json(value) {
+    var proto = Array.prototype;
+    var own = Object.prototype.hasOwnProperty.call(proto, 'toJSON');
+    var saved = proto.toJSON;
+    if (own) delete proto.toJSON;
+    try {
+      return JSON.stringify(value);
+    } finally {
+      if (own) proto.toJSON = saved;
+    }
+  }
+
   /** Submits with a token, fetching a new one once if the server says it expired. */
   function send(path, body, retried) {
     return freshToken().then(function (t) {
       body._token = t;
-      return request(api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return request(api + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: json(body) });
     }, function (r) {
       if (r && r.body) return r;
       throw r;
@@ -149,13 +166,13 @@
    */
   var CSS = ':host{all:initial!important;display:block!important;font:400 16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif!important;color:#111827!important;text-align:left!important;direction:ltr!important}' +
     '*{box-sizing:border-box}[hidden]{display:none!important}svg{fill:none;stroke:currentColor;stroke-width:2;stroke-linejoin:round;stroke-linecap:round;flex:none}' +
-    '.panel{background:var(--bg);color:var(--fg);border-radius:12px;display:flex;flex-direction:column;--line:color-mix(in srgb,var(--fg) 45%,var(--bg))}' +
+    '.panel{background:var(--bg);color:var(--fg);border-radius:12px;display:flex;flex-direction:column;overflow-wrap:anywhere;--line:color-mix(in srgb,var(--fg) 45%,var(--bg))}' +
     '.inline{width:100%;max-width:560px;border:1px solid var(--line)}' +
     '.box{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:12px;align-items:flex-end;--x:max(16px,env(safe-area-inset-right));--y:calc(max(16px,env(safe-area-inset-bottom)) + var(--off))}' +
     '.left{left:max(16px,env(safe-area-inset-left));align-items:flex-start}.right{right:var(--x)}.bottom{bottom:var(--y)}' +
     '.top{top:calc(max(16px,env(safe-area-inset-top)) + var(--off));flex-direction:column-reverse}' +
     '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(100vw - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
-    '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;margin:10px 0 4px}' +
+    '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;min-width:0;margin:10px 0 4px}' +
     '.body{overflow-y:auto;overscroll-behavior:contain;padding:0 18px 18px}.inline .body{padding-top:18px}' +
     'h2{font-size:18px;line-height:1.3;margin:0 0 4px}p{margin:0 0 12px}' +
     'button{font:inherit;color:inherit;cursor:pointer;border-radius:8px;border:1px solid var(--line);background:transparent;min-height:44px;padding:8px 14px}' +

@@ -79,6 +79,18 @@ function axes(colours, xValues) {
 
 const utcDay = (seconds) => day(new Date(seconds * 1000).toISOString().slice(0, 10));
 
+const measure = document.createElement('canvas').getContext('2d');
+
+/** The label, cut with an ellipsis to fit `room` px in `font`: drawn whole, long ones ran over their neighbours. */
+function fitted(label, room, font) {
+  measure.font = font;
+  if (measure.measureText(label).width <= room) return label;
+  const characters = Array.from(label);
+  let kept = characters.length;
+  while (kept > 1 && measure.measureText(`${characters.slice(0, kept).join('')}…`).width > room) kept--;
+  return `${characters.slice(0, kept).join('')}…`;
+}
+
 function readout(element, text) {
   element.textContent = text;
 }
@@ -173,7 +185,11 @@ export function categoryChart(items, { caption, height = 180, unit = ['response'
         select: { show: false },
         scales: { x: { time: false, range: [-0.5, Math.max(items.length - 0.5, 0.5)] }, y: { range: (u, min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
         axes: (() => {
-          const [x, y] = axes(colours, (u, ticks) => ticks.map((tick) => (Number.isInteger(tick) && items[tick] ? items[tick].label : '')));
+          // A label longer than its bar's room is cut with an ellipsis: drawn whole, long ones overlapped their neighbours.
+          const [x, y] = axes(colours, (u, ticks) => {
+            const room = u.width / Math.max(items.length, 1) - 8;
+            return ticks.map((tick) => (Number.isInteger(tick) && items[tick] ? fitted(items[tick].label, room, colours.font) : ''));
+          });
           return [{ ...x, splits: () => xs, gap: 4 }, y];
         })(),
         series: [
