@@ -1,6 +1,8 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { execute, load } from '../aggregate.js';
+import { AppError } from '../errors.js';
 import type { App } from '../http/instance.js';
 import type { Services } from '../services.js';
 import { checkOrigin, cookieOptions, requireSession, SESSION_COOKIE, sessionIdOf, sessionOf } from './auth.js';
@@ -16,12 +18,33 @@ const SIGN_IN_SCRIPT = "document.getElementById('sign-in').submit();\n";
  * prefetch GETs, and a SameSite=Strict cookie set during a cross-site
  * navigation would not come back on the redirect after it.
  */
+/**
+ * A link that cannot sign in, told to a browser as a page (the same status,
+ * and how to get a new link) rather than as the JSON error a client gets.
+ */
+async function orPage<T>(request: FastifyRequest, reply: FastifyReply, run: () => Promise<T>): Promise<T | FastifyReply> {
+  try {
+    return await run();
+  } catch (error) {
+    const code = error instanceof AppError ? error.code : undefined;
+    if (!code?.startsWith('login_link_') || !(request.headers.accept ?? '').includes('text/html')) throw error;
+    const body = `<h1>This login link cannot sign you in</h1>
+<p>${escapeHtml((error as AppError).message)}.</p>
+<p>A link signs in once, within 15 minutes of being made. To sign in, ask for a new one: <code>npm run --silent admin -- login-link --account YOUR_ACCOUNT_ID</code></p>`;
+    return sendPage(reply, (error as AppError).statusCode, page('Sign in', body));
+  }
+}
+
 export async function signInRoutes(app: App, services: Services): Promise<void> {
   app.get('/dashboard/login', { schema: { hide: true, querystring: z.object({ t: z.string().max(500).optional() }) } }, async (request, reply) => {
     await app.limits.take(request, reply, app.limits.address(request));
     const token = request.query.t;
-    const link = checkLinkToken(services.keys.loginLinks, token, services.clock());
-    if ((await load(services.commands, session, link.linkId)).status !== 'none') throw linkUsed();
+    const link = await orPage(request, reply, async () => {
+      const claims = checkLinkToken(services.keys.loginLinks, token, services.clock());
+      if ((await load(services.commands, session, claims.linkId)).status !== 'none') throw linkUsed();
+      return claims;
+    });
+    if (!('linkId' in link)) return link;
     const form = `<h1>Sign in to the dashboard</h1>
 <form id="sign-in" method="post" action="/dashboard/login">
 <input type="hidden" name="t" value="${escapeHtml(String(token))}">
@@ -51,11 +74,15 @@ export async function signInRoutes(app: App, services: Services): Promise<void> 
       await app.limits.take(request, reply, app.limits.address(request));
       checkOrigin(services, request);
       const at = services.clock();
-      const link = checkLinkToken(services.keys.loginLinks, request.body.t, at);
       const secret = services.random(32).toString('base64url');
       const sessionId = sessionIdOf(services, secret);
-      // The link's stream must not exist yet: that is what makes a link sign in once, on any instance.
-      await execute(services.commands, session, link.linkId, { type: 'SignIn', session_id: sessionId, account_id: link.accountId, link_id: link.linkId, at: at.toISOString() }, { actor: sessionId, at, requestId: request.id });
+      const signedIn = await orPage(request, reply, async () => {
+        const link = checkLinkToken(services.keys.loginLinks, request.body.t, at);
+        // The link's stream must not exist yet: that is what makes a link sign in once, on any instance.
+        await execute(services.commands, session, link.linkId, { type: 'SignIn', session_id: sessionId, account_id: link.accountId, link_id: link.linkId, at: at.toISOString() }, { actor: sessionId, at, requestId: request.id });
+        return true as const;
+      });
+      if (signedIn !== true) return signedIn;
       return reply
         .setCookie(SESSION_COOKIE, secret, { ...cookieOptions(services, request.protocol), maxAge: SESSION_LIFETIME_MS / 1000 })
         .code(303)

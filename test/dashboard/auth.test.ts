@@ -46,6 +46,22 @@ t.test('a login link signs in once: the page, the form post, the cookie, then 40
   t.match(again.json(), D3(401, 'login_link_used'));
   const pageAgain = await app.inject({ method: 'GET', url: `/dashboard/login?t=${encodeURIComponent(token)}` });
   t.match(pageAgain.json(), D3(401, 'login_link_used'), 'the page says so too');
+
+  // A browser (which asks for HTML) is told on a page, with the same status, and how to get a new link.
+  const html = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+  for (const reply of [
+    await app.inject({ method: 'GET', url: `/dashboard/login?t=${encodeURIComponent(token)}`, headers: { accept: html } }),
+    await postLogin(app, token, { accept: html }),
+  ]) {
+    t.equal(reply.statusCode, 401);
+    t.match(reply.headers['content-type'], /^text\/html/);
+    t.match(reply.body, /This login link has been used already/);
+    t.match(reply.body, /login-link --account/);
+  }
+  const forged = await app.inject({ method: 'GET', url: '/dashboard/login?t=%3Cscript%3E', headers: { accept: html } });
+  t.equal(forged.statusCode, 401);
+  t.match(forged.body, /This login link is not valid/);
+  t.notOk(forged.body.includes('<script>'), 'nothing of the link is written into the page');
 });
 
 t.test('events: the link and the session are recorded, never the token or the cookie', async (t) => {
