@@ -20,6 +20,7 @@ const SHOTS = `${ARTIFACTS}long-text/`;
 const URL_TITLE = 'How was https://shop.example.com/collections/summer-sale-2026/linen-shirt-blue?';
 const LONG_OPTION = 'W'.repeat(200);
 const LONG_QUESTION = `Which${'-and-which'.repeat(12)}?`;
+const LONG_ANSWER = `${'All of it, and then some more of it. '.repeat(270)}The end.`;
 /** Prototype.js 1.6's Array#toJSON: JSON.stringify then writes arrays as strings of JSON. */
 const PROTOTYPE_JS = "Array.prototype.toJSON = function () { return '[' + Array.prototype.map.call(this, function (v) { return JSON.stringify(v); }).join(',') + ']'; };";
 
@@ -49,8 +50,14 @@ if (!existsSync(CHROMIUM)) {
     };
     const widget = await create('/api/widgets', { widget_type: 'feedback', title: URL_TITLE, trigger_config: { text: 'Feedback' } });
     const poll = await create('/api/polls', { question: 'Which one?', options: [{ text: 'Short' }, { text: LONG_OPTION }] });
-    const form = await create('/api/forms', { title: 'Long questions', questions: [{ id: 'q', type: 'single_choice', title: LONG_QUESTION, choices: [{ id: 'a', label: `Choice${'-long'.repeat(15)}` }, { id: 'b', label: 'B' }] }] });
-    const answered = await app.inject({ method: 'POST', url: `/api/forms/${form.id}/submit`, payload: { _token: await tokenFor(app, 'forms', form.id), answers: { q: 'a' } } });
+    const form = await create('/api/forms', {
+      title: 'Long questions',
+      questions: [
+        { id: 'q', type: 'single_choice', title: LONG_QUESTION, choices: [{ id: 'a', label: `Choice${'-long'.repeat(15)}` }, { id: 'b', label: 'B' }] },
+        { id: 'story', type: 'long_text', title: 'Tell us everything' },
+      ],
+    });
+    const answered = await app.inject({ method: 'POST', url: `/api/forms/${form.id}/submit`, payload: { _token: await tokenFor(app, 'forms', form.id), answers: { q: 'a', story: LONG_ANSWER } } });
     t.equal(answered.statusCode, 200, answered.body);
     const voted = await app.inject({ method: 'POST', url: `/api/polls/${poll.id}/vote`, payload: { option_ids: [poll.options![1]!.id], _token: await tokenFor(app, 'polls', poll.id) } });
     t.equal(voted.statusCode, 200, voted.body);
@@ -129,6 +136,17 @@ if (!existsSync(CHROMIUM)) {
           t.equal(await tab.evaluate('document.documentElement.scrollWidth'), width, `the ${name} page fits ${width} px`);
         }
       }
+      // A 10,000-character answer shows its start, and the rest when asked.
+      await tab.setViewportSize({ width: 1280, height: 844 });
+      const row = tab.locator('.table-responses tbody tr').first();
+      const rest = tab.locator('details.answer-rest');
+      t.ok((await row.boundingBox())!.height < 400, `the row of a long answer stays short (${(await row.boundingBox())!.height} px)`);
+      t.equal(await rest.evaluate((details: any) => details.open), false, 'its rest is not shown');
+      await tab.getByText(/Show the rest \(9,/).click();
+      t.equal(await rest.evaluate((details: any) => details.open), true);
+      t.ok((await row.boundingBox())!.height > 1000, 'asked for, all of it is there');
+      t.match(await rest.innerText(), /The end\.$/);
+      await tab.screenshot({ path: `${SHOTS}dashboard-form-long-answer.png` });
     });
     t.test('no page threw', async (t) => {
       t.same(errors, []);

@@ -235,6 +235,22 @@ function formatAnswer(value) {
   return String(value);
 }
 
+/** Answers longer than this show their start, and the rest on request: whole, a long one made its row thousands of pixels tall. */
+const PREVIEW = 200;
+
+function answerCell(value) {
+  const text = formatAnswer(value);
+  const characters = typeof text === 'string' ? Array.from(text) : [];
+  if (characters.length <= PREVIEW + 40) return h('span', { class: 'answer' }, text);
+  const rest = characters.slice(PREVIEW).join('');
+  return h(
+    'span',
+    { class: 'answer answer-long' },
+    characters.slice(0, PREVIEW).join(''),
+    h('details', { class: 'answer-rest' }, h('summary', {}, `Show the rest (${(characters.length - PREVIEW).toLocaleString('en')} more characters)`), rest),
+  );
+}
+
 function responsesCard(kind, id, object) {
   const search = new URLSearchParams(location.search);
   const state = { page: Math.max(1, Number(search.get('page')) || 1), since: search.get('since') ?? '', until: search.get('until') ?? '' };
@@ -287,8 +303,8 @@ function responsesCard(kind, id, object) {
     const extra = [...new Set(responses.flatMap((response) => Object.keys(response.answers ?? {})))].filter((key) => !known.has(key));
     const columns = [
       { label: 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
-      ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => h('span', { class: 'answer' }, formatAnswer(answerOf(question, answerTo(response, question.id)))) })),
-      ...extra.map((key) => ({ label: key, cell: (response) => h('span', { class: 'answer' }, formatAnswer(answerTo(response, key))) })),
+      ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => answerCell(answerOf(question, answerTo(response, question.id))) })),
+      ...extra.map((key) => ({ label: key, cell: (response) => answerCell(answerTo(response, key)) })),
       { label: 'Device', cell: (response) => formatAnswer(response.metadata?.device) },
       { label: 'Browser', cell: (response) => formatAnswer(response.metadata?.browser) },
       { label: 'Country', cell: (response) => formatAnswer(response.metadata?.country) },
