@@ -1,7 +1,9 @@
 /**
  * The dashboard's one way to reach its JSON endpoints: same-origin cookies,
  * the session's CSRF token on every request, D3 error bodies turned into
- * ApiError. A lost session sends the browser to the signed-out page.
+ * ApiError. A lost session sends the browser to the signed-out page, except
+ * on a change: that fails with a message, and what the owner entered stays
+ * on the page to be sent again once they signed in (in another tab).
  */
 
 export const SIGNED_OUT = '/dashboard/signed-out';
@@ -28,9 +30,20 @@ function currentCsrfToken() {
   return csrfToken;
 }
 
-export async function api(path, { method = 'GET', body } = {}) {
+const SESSION_ENDED = 'your session has ended. What you entered is still here: sign in again in another tab (with a new login link), then try again on this page.';
+
+/** The CSRF token of the session the browser holds now, when it is not the one this page has: signed in again in another tab. */
+async function newerCsrfToken() {
+  const response = await fetch('/dashboard/api/session', { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+  if (!response.ok) return null;
+  const token = (await response.json().catch(() => null))?.csrf_token;
+  return typeof token === 'string' && token !== currentCsrfToken() ? token : null;
+}
+
+export async function api(path, { method = 'GET', body } = {}, again = false) {
   const headers = { accept: 'application/json' };
-  if (method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = currentCsrfToken();
+  const change = method !== 'GET' && method !== 'HEAD';
+  if (change) headers['x-csrf-token'] = currentCsrfToken();
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`/dashboard/api${path}`, {
     method,
@@ -51,9 +64,17 @@ export async function api(path, { method = 'GET', body } = {}) {
   if (!response.ok) {
     const error = new ApiError(response.status, parsed);
     if (response.status === 401 && error.code === 'session_required') {
+      if (change) throw new ApiError(401, { code: error.code, message: SESSION_ENDED });
       location.assign(SIGNED_OUT);
       // The page is going away: keep callers from rendering an error meanwhile.
       return new Promise(() => {});
+    }
+    if (change && !again && response.status === 403 && error.code === 'csrf_rejected') {
+      const token = await newerCsrfToken();
+      if (token) {
+        setCsrfToken(token);
+        return api(path, { method, body }, true);
+      }
     }
     throw error;
   }
