@@ -462,6 +462,9 @@
   }
 
   /** The floating widget: a launcher, a panel, and the owner's trigger. */
+  /** The event a widget's panel sends before it opens (see open). */
+  var CORNER_OPENS = 'feedback-embed:corner-opens';
+
   function widget(object) {
     var memory = recall();
     if (memory === 'answered') return;
@@ -488,8 +491,14 @@
     var fired = false;
     var answered = false;
     var timer = null;
-    /** Opened by a trigger, the panel leaves focus where the visitor had it; opened by them, it takes it. */
+    /**
+     * Opened by a trigger, the panel leaves focus where the visitor had it; opened by them, it takes it.
+     * Panels of one corner would open on top of each other: the visitor's opening closes another
+     * one open there, and a trigger opens nothing while one is (each embed runs on its own, so they
+     * tell each other through an event on the document).
+     */
     function open(byVisitor) {
+      if (!previewing && !document.dispatchEvent(new CustomEvent(CORNER_OPENS, { cancelable: true, detail: { corner: position, host: m.host, byVisitor: byVisitor } }))) return;
       fired = fired || byVisitor;
       if (!built) {
         built = true;
@@ -522,6 +531,11 @@
       if (answered) box.hidden = true;
       else if (hadFocus || byVisitor) launcher.focus();
     }
+    document.addEventListener(CORNER_OPENS, function (event) {
+      if (event.detail.corner !== position || event.detail.host === m.host || panel.hidden) return;
+      if (event.detail.byVisitor) hide(false);
+      else event.preventDefault();
+    });
     close.addEventListener('click', function () { hide(true); });
     launcher.addEventListener('click', function () { if (panel.hidden) open(true); else hide(true); });
     panel.addEventListener('keydown', function (event) { if (event.key === 'Escape') hide(true); });

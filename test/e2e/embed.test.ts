@@ -31,6 +31,7 @@ if (!existsSync(CHROMIUM)) {
       }
       ids.nps = await make('/api/widgets', { widget_type: 'nps', title: 'Would you recommend us?', trigger_config: { text: 'Recommend us' }, theme: { mode: 'auto' } });
       ids.second = await make('/api/widgets', { widget_type: 'contact', title: 'Write to us', trigger_config: { text: 'Contact' } });
+      ids.delayedRight = await make('/api/widgets', { widget_type: 'bug_report', title: 'Found a bug?', trigger_config: { position: 'bottom-right', triggerMode: 'time_delay', timeDelay: 1, text: 'Bug' } });
       ids.elsewhere = await make('/api/widgets', { widget_type: 'feedback', title: 'Elsewhere', settings: { allowed_domains: ['example.com'] } });
       ids.draft = await make('/api/widgets', { widget_type: 'feedback', title: 'Draft' }, false);
       ids.form = await make('/api/forms', {
@@ -196,6 +197,24 @@ if (!existsSync(CHROMIUM)) {
       await tab.locator('.launcher').nth(1).waitFor();
       const [a, b] = await Promise.all([tab.locator('.launcher').first().boundingBox(), tab.locator('.launcher').last().boundingBox()]);
       t.ok(a!.y + a!.height <= b!.y || b!.y + b!.height <= a!.y, 'one launcher above the other');
+      await close();
+    });
+
+    t.test('panels of one corner do not open over each other: the visitor opening one closes the other, and a trigger waits', async (t) => {
+      // The same widget twice, as a page that pastes its snippet twice has it, and a third that opens by itself after 1 s.
+      const { tab, close } = await visit({ embeds: [['widget', ids.click_toggle!], ['widget', ids.click_toggle!], ['widget', ids.delayedRight!]], attributes: 'data-remember="off"' }, { clock: true });
+      const launchers = tab.getByRole('button', { name: 'Feedback', exact: true });
+      const delayed = tab.getByRole('button', { name: 'Bug' });
+      await launchers.nth(1).waitFor();
+      await delayed.waitFor();
+      await launchers.nth(0).click();
+      await launchers.nth(1).click();
+      t.same(await Promise.all([0, 1].map((i) => launchers.nth(i).getAttribute('aria-expanded'))), ['false', 'true'], 'the second opened, the first closed');
+      t.equal(await tab.getByRole('dialog').count(), 1, 'one panel shows');
+      await tab.clock.runFor(1500);
+      t.equal(await delayed.getAttribute('aria-expanded'), 'false', 'the delay trigger did not open its panel over the open one');
+      t.equal(await tab.getByRole('dialog').count(), 1);
+      await tab.screenshot({ path: `${ARTIFACTS}embed-one-corner.png` });
       await close();
     });
 
