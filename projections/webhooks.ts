@@ -43,6 +43,8 @@ export const webhooksProjection: Projection = {
         ];
       case 'WebhookEndpointDeleted':
         return [{ op: 'delete', collection: WEBHOOKS, where: { id: event.data.endpoint_id } }];
+      case 'WebhookSecretRotated':
+        return [{ op: 'patch', collection: WEBHOOKS, where: { id: event.data.endpoint_id }, set: { updated_at: event.data.rotated_at } }];
       default:
         return [];
     }
@@ -67,6 +69,9 @@ export interface WebhookTarget extends Doc {
   url: string;
   events: string[];
   secret_salt: string;
+  /** The salt before the last rotation, which signs beside the new one until `previous_until`. */
+  previous_salt?: string;
+  previous_until?: string;
   enabled: boolean;
 }
 

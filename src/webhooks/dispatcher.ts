@@ -260,6 +260,13 @@ export class WebhookDispatcher {
         this.targets.set(target.id, target);
         return [{ op: 'put', collection: WEBHOOK_TARGETS, doc: target }];
       }
+      case 'WebhookSecretRotated': {
+        const current = this.targets.get(event.data.endpoint_id);
+        if (!current) return [];
+        const target: WebhookTarget = { ...current, secret_salt: event.data.secret_salt, previous_salt: current.secret_salt, previous_until: event.data.previous_until };
+        this.targets.set(target.id, target);
+        return [{ op: 'put', collection: WEBHOOK_TARGETS, doc: target }];
+      }
       case 'WebhookEndpointDeleted':
         this.targets.delete(event.data.endpoint_id);
         return [{ op: 'delete', collection: WEBHOOK_TARGETS, where: { id: event.data.endpoint_id } }, drop({ endpoint_id: event.data.endpoint_id }, 'endpoint deleted')];
@@ -449,7 +456,8 @@ export class WebhookDispatcher {
     const checked = await checkTarget(target.url, { allowPrivate: this.allowPrivate, resolve: this.resolve });
     if (!checked.ok) return { kind: 'failed', status: null, error: `refused: ${checked.reason}` };
     const body = JSON.stringify({ type: message.type, id: delivery.event_id, created_at: event.metadata.occurred_at, data: message.data });
-    const headers = signatureHeaders(endpointSecret(this.secretKey, target.id, target.secret_salt), messageId(target.id, delivery.event_id), now, body);
+    const secrets = [target.secret_salt, ...(target.previous_salt !== undefined && Date.parse(target.previous_until ?? '') > now.getTime() ? [target.previous_salt] : [])].map((salt) => endpointSecret(this.secretKey, target.id, salt));
+    const headers = signatureHeaders(secrets, messageId(target.id, delivery.event_id), now, body);
     try {
       const { status } = await this.send({ url: target.url, address: checked.address, family: checked.family, headers, body, timeoutMs: this.timeoutMs });
       return status >= 200 && status < 300 ? { kind: 'delivered', status } : { kind: 'failed', status, error: `answered ${status}` };

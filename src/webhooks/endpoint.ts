@@ -26,6 +26,7 @@ export type EndpointCommand =
   /** From the dispatcher, which answers to no account. */
   | { type: 'DisableEndpoint'; reason: 'failing'; at: string }
   | { type: 'DeleteEndpoint'; account_id: string; at: string }
+  | { type: 'RotateSecret'; account_id: string; secret_salt: string; previous_until: string; at: string }
   | { type: 'RequestReplay'; account_id: string; since: string; at: string };
 
 export function evolve(state: EndpointState, event: WebhookEvent): EndpointState {
@@ -40,6 +41,7 @@ export function evolve(state: EndpointState, event: WebhookEvent): EndpointState
       return state.status === 'active' ? { status: 'active', endpoint: { ...state.endpoint, enabled: false } } : state;
     case 'WebhookEndpointDeleted':
       return { status: 'deleted' };
+    case 'WebhookSecretRotated':
     case 'WebhookReplayRequested':
       return state;
   }
@@ -78,6 +80,10 @@ export function decide(command: EndpointCommand, state: EndpointState): WebhookE
     case 'DeleteEndpoint': {
       const endpoint = owned(state, command.account_id);
       return [{ type: 'WebhookEndpointDeleted', data: { endpoint_id: endpoint.id, account_id: endpoint.account_id, deleted_at: command.at } }];
+    }
+    case 'RotateSecret': {
+      const endpoint = owned(state, command.account_id);
+      return [{ type: 'WebhookSecretRotated', data: { endpoint_id: endpoint.id, secret_salt: command.secret_salt, previous_until: command.previous_until, rotated_at: command.at } }];
     }
     case 'RequestReplay': {
       const endpoint = owned(state, command.account_id);

@@ -45,17 +45,28 @@ export const WebhookEndpointDeleted = defineEvent(
   z.object({ endpoint_id: z.string(), account_id: z.string(), deleted_at: z.string() }),
 );
 
+/**
+ * A new signing secret (from a new salt). The one before keeps signing too,
+ * beside it, until `previous_until`, so receivers can switch over without
+ * refusing a delivery.
+ */
+export const WebhookSecretRotated = defineEvent(
+  'WebhookSecretRotated',
+  z.object({ endpoint_id: z.string(), secret_salt: z.string(), previous_until: z.string(), rotated_at: z.string() }),
+);
+
 /** Every event of the endpoint's account recorded from `since` up to this request is delivered again. */
 export const WebhookReplayRequested = defineEvent(
   'WebhookReplayRequested',
   z.object({ endpoint_id: z.string(), account_id: z.string(), since: z.string(), requested_at: z.string() }),
 );
 
-export const webhookEvents = [WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookReplayRequested];
+export const webhookEvents = [WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookSecretRotated, WebhookReplayRequested];
 
 export type WebhookEvent =
   | EventOf<typeof WebhookEndpointCreated>
   | EventOf<typeof WebhookEndpointUpdated>
   | EventOf<typeof WebhookEndpointDisabled>
   | EventOf<typeof WebhookEndpointDeleted>
+  | EventOf<typeof WebhookSecretRotated>
   | EventOf<typeof WebhookReplayRequested>;

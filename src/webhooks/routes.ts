@@ -9,11 +9,14 @@ import { callerOf, requireKey } from '../http/auth.js';
 import { PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Services } from '../services.js';
 import { endpointAggregate } from './endpoint.js';
-import { CreatedWebhook, CreateWebhookBody, DeliveryList, ReplayAccepted, ReplayBody, UpdateWebhookBody, WebhookList, WebhookView } from './schemas.js';
+import { CreatedWebhook, CreateWebhookBody, DeliveryList, ReplayAccepted, ReplayBody, RotatedSecret, UpdateWebhookBody, WebhookList, WebhookView } from './schemas.js';
 import { endpointSecret } from './signing.js';
 import { checkTarget, systemResolve } from './targets.js';
 
 const notFound = () => new AppError('webhook_not_found', 'Webhook not found');
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+const PREVIOUS_SECRET_HOURS = 24;
 
 export const webhookView = (doc: WebhookDoc): z.output<typeof WebhookView> => ({
   id: doc.id,
@@ -161,6 +164,30 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
         replay: Boolean(d.replay),
       }));
       return { deliveries, pagination: pagination(request.query, total) };
+    },
+  );
+
+  app.post(
+    '/api/webhooks/:id/rotate-secret',
+    {
+      onRequest: write,
+      config: { errors: ['webhook_not_found', 'conflict', 'event_unreadable'] },
+      schema: {
+        tags: ['webhooks'],
+        summary: "Give a webhook endpoint a new signing secret",
+        description: `The reply holds the new secret, shown this once. For ${PREVIOUS_SECRET_HOURS} hours every delivery is signed by both (two signatures in \`webhook-signature\`, as Standard Webhooks lays out), so receivers may switch at any time in between; then by the new one only.`,
+        params: Params,
+        response: { 200: RotatedSecret },
+      },
+    },
+    async (request) => {
+      const { accountId, keyId } = callerOf(request);
+      await own(request.params.id, accountId);
+      const salt = services.random(16).toString('hex');
+      const at = services.clock();
+      const previousUntil = new Date(at.getTime() + PREVIOUS_SECRET_HOURS * 3_600_000).toISOString();
+      await execute(services.commands, endpointAggregate, request.params.id, { type: 'RotateSecret', account_id: accountId, secret_salt: salt, previous_until: previousUntil, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      return { id: request.params.id, secret: endpointSecret(services.keys.webhookSecrets, request.params.id, salt), previous_secret_until: previousUntil };
     },
   );
 

@@ -43,6 +43,12 @@ export const CreatedWebhook = z.object({
   created_at: z.string(),
 });
 
+export const RotatedSecret = z.object({
+  id: z.string(),
+  secret: z.string().describe('`whsec_…`: the new secret, shown this once'),
+  previous_secret_until: z.string().describe('Until then deliveries carry a signature by the previous secret too'),
+});
+
 export const WebhookList = z.object({ webhooks: z.array(WebhookView), pagination: Pagination });
 
 export const Delivery = z.object({

@@ -15,11 +15,15 @@ export function messageId(endpointId: string, eventId: string): string {
   return `msg_${createHash('sha256').update(`${endpointId}.${eventId}`).digest('base64url').slice(0, 32)}`;
 }
 
-/** The Standard Webhooks headers: `v1,` and base64 of HMAC-SHA256(secret bytes, "id.timestamp.body"). */
-export function signatureHeaders(secret: string, id: string, at: Date, body: string): Record<string, string> {
+/**
+ * The Standard Webhooks headers: `v1,` and base64 of HMAC-SHA256(secret
+ * bytes, "id.timestamp.body"), one signature per secret, separated by
+ * spaces as the scheme lays out for a secret being rotated.
+ */
+export function signatureHeaders(secrets: string[], id: string, at: Date, body: string): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(id, at, body),
+    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(id, at, body)).join(' '),
   };
 }

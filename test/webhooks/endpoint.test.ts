@@ -31,6 +31,18 @@ t.test('given a failing endpoint, the dispatcher disables it once; the owner ena
     .then([{ type: 'WebhookEndpointUpdated', data: { endpoint_id: 'whk_1', changes: { enabled: true }, updated_at: AT } }]);
 });
 
+t.test("given an endpoint, its owner rotates its secret; another account cannot, nor anyone a deleted endpoint's", async (t) => {
+  const endpoint = aggregateOf(t, endpointAggregate);
+  const until = '2026-11-23T10:00:00.000Z';
+  endpoint
+    .given([created])
+    .when({ type: 'RotateSecret', account_id: 'acc_1', secret_salt: 'cd', previous_until: until, at: AT })
+    .then([{ type: 'WebhookSecretRotated', data: { endpoint_id: 'whk_1', secret_salt: 'cd', previous_until: until, rotated_at: AT } }]);
+  endpoint.given([created]).when({ type: 'RotateSecret', account_id: 'acc_2', secret_salt: 'cd', previous_until: until, at: AT }).thenThrows('webhook_not_found');
+  const deleted: WebhookEvent = { type: 'WebhookEndpointDeleted', data: { endpoint_id: 'whk_1', account_id: 'acc_1', deleted_at: AT } };
+  endpoint.given([created, deleted]).when({ type: 'RotateSecret', account_id: 'acc_1', secret_salt: 'cd', previous_until: until, at: AT }).thenThrows('webhook_not_found');
+});
+
 t.test('given a deleted endpoint, nothing more is decided of it', async (t) => {
   const endpoint = aggregateOf(t, endpointAggregate);
   const deleted: WebhookEvent = { type: 'WebhookEndpointDeleted', data: { endpoint_id: 'whk_1', account_id: 'acc_1', deleted_at: AT } };

@@ -1,12 +1,14 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { WEBHOOK_DELIVERIES, type WebhookDelivery } from '../../projections/webhooks.js';
 import { changePlan } from '../../src/accounts/commands.js';
 import type { SendWebhook, WebhookRequest } from '../../src/webhooks/http.js';
 import type { Resolve } from '../../src/webhooks/targets.js';
-import { ALL_SCOPES, owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
+import { ALL_SCOPES, manualClock, owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
+
 
 const WEBHOOK_SCOPES = [...ALL_SCOPES, 'webhooks:read', 'webhooks:write'] as const;
 type App = Awaited<ReturnType<typeof testApp>>['app'];
@@ -151,4 +153,44 @@ t.test('webhook URLs: spaces, control characters and port 0 are refused rather t
     t.equal(reply.statusCode, 400, JSON.stringify(url).slice(0, 60));
     t.match(reply.json(), { code: 'validation_error', details: [{ path: 'body.url', message }] });
   }
+});
+
+/** Whether one of the request's signatures is the secret's (Standard Webhooks' own signing; its verify would also judge the test clock's time). */
+const signedBy = (request: WebhookRequest, secret: string) =>
+  request.headers['webhook-signature']!.split(' ').includes(new Webhook(secret).sign(request.headers['webhook-id']!, new Date(Number(request.headers['webhook-timestamp']) * 1000), request.body));
+
+t.test('a rotated secret: both sign for a day, then the new one alone; the old one then verifies nothing', async (t) => {
+  const net = recorder();
+  const clock = manualClock();
+  const { app, services } = await testApp(t, { clock, webhooks: { resolve, send: net.send } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const widget = await publishedWidget(app, biz);
+  const created = await app.inject({ method: 'POST', url: '/api/webhooks', headers: biz.headers, payload: { url: 'https://hooks.example.com/x', events: ['response.created'] } });
+  const { id, secret: first } = created.json() as { id: string; secret: string };
+  const rotated = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/rotate-secret`, headers: biz.headers });
+  t.equal(rotated.statusCode, 200, rotated.body);
+  const { secret: second, previous_secret_until } = rotated.json() as { secret: string; previous_secret_until: string };
+  t.match(second, /^whsec_/);
+  t.not(second, first);
+  t.equal(Date.parse(previous_secret_until) - clock().getTime(), 24 * 3_600_000, 'the previous secret signs for 24 hours more');
+
+  await submit(app, widget, 'during the switch');
+  t.ok(await eventually(() => net.sent.length === 1));
+  const during = net.sent[0]!;
+  t.equal(during.headers['webhook-signature']!.split(' ').length, 2, 'two signatures');
+  for (const secret of [first, second]) t.ok(signedBy(during, secret), 'each secret signed it');
+
+  clock.advance(24 * 3_600_000 + 1000);
+  await submit(app, widget, 'after the switch');
+  t.ok(await eventually(() => net.sent.length === 2));
+  const after = net.sent[1]!;
+  t.equal(after.headers['webhook-signature']!.split(' ').length, 1, 'one signature');
+  t.ok(signedBy(after, second), 'the new secret signed it');
+  t.notOk(signedBy(after, first), 'the old one did not');
+
+  const elsewhere = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const foreign = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/rotate-secret`, headers: elsewhere.headers });
+  t.equal(foreign.statusCode, 404, "another account's endpoint is not found");
+  const unscoped = await owner(services, 'business', [...ALL_SCOPES]);
+  t.equal((await app.inject({ method: 'POST', url: `/api/webhooks/${id}/rotate-secret`, headers: unscoped.headers })).statusCode, 403);
 });
