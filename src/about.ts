@@ -12,6 +12,7 @@ export const ADDRESSES = {
   api_reference: '/docs/api.md',
   openapi: '/api/openapi.json',
   embed_script: '/embed.js',
+  dashboard: '/dashboard',
   health: '/healthz',
   ready: '/readyz',
 } as const;

@@ -48,7 +48,7 @@ export const ConfigSchema = z.object({
   TRUST_PROXY: optional(TrustProxy),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
   PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
-  ROLE: z.enum(['all', 'api', 'projector']).default('all'),
+  ROLE: z.enum(['all', 'api', 'projector'], 'must be all, api or projector').default('all'),
   /** `off`: the projector of this process never seals the history by itself (`admin seal` still does). */
   SEALS: optional(z.enum(['on', 'off'], 'must be on or off')).default('on'),
   /** The bearer token GET /metrics asks for; unset, /metrics answers no one. */

@@ -59,11 +59,13 @@ async function main(): Promise<void> {
   const where =
     config.ROLE === 'projector'
       ? { health: at.health, ready: at.ready }
-      : { docs: at.docs, api_reference: at.api_reference, openapi: at.openapi, embed_script: at.embed_script, health: at.health, ready: at.ready };
-  const parts = config.ROLE === 'projector' ? `health ${at.health}, readiness ${at.ready}` : `API docs ${at.docs}, OpenAPI ${at.openapi}, embed script ${at.embed_script}, health ${at.health}`;
+      : { docs: at.docs, api_reference: at.api_reference, openapi: at.openapi, embed_script: at.embed_script, dashboard: at.dashboard, health: at.health, ready: at.ready };
+  const parts = config.ROLE === 'projector' ? `health ${at.health}, readiness ${at.ready}` : `API docs ${at.docs}, OpenAPI ${at.openapi}, embed script ${at.embed_script}, dashboard ${at.dashboard}, health ${at.health}`;
+  // A point-in-time copy says so first: its answers are of its moment, and it takes no writes.
+  const copy = services.readOnly ? `a read-only copy as of ${services.readOnly.until}, ` : '';
   logger.info(
-    { role: config.ROLE, events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR, url: base, ...where },
-    `feedback service ready at ${base}: ${parts}`,
+    { role: config.ROLE, events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR, url: base, ...(services.readOnly ? { read_only_as_of: services.readOnly.until } : {}), ...where },
+    `feedback service ready at ${base}: ${copy}${parts}`,
   );
 }
 

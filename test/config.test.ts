@@ -31,3 +31,8 @@ t.test('REQUEST_TIMEOUT_SECONDS: 60 s unless set, from 1 to 3600', async (t) => 
     t.throws(() => loadConfig({ REQUEST_TIMEOUT_SECONDS: value }), { message: /REQUEST_TIMEOUT_SECONDS must be/ }, value);
   }
 });
+
+t.test('ROLE: all unless set; anything else is named in one line', async (t) => {
+  t.equal(loadConfig({}).ROLE, 'all');
+  for (const value of ['foo', '', 'ALL']) t.throws(() => loadConfig({ ROLE: value }), { message: /^invalid configuration: ROLE must be all, api or projector \(got "/ }, JSON.stringify(value));
+});

@@ -16,13 +16,14 @@ t.test('GET / answers a program with the index of the service, and every link in
     t.strictSame(reply.json(), {
       name: 'Feedback collection service',
       version: PACKAGE.version,
-      links: { docs: '/docs', api_reference: '/docs/api.md', openapi: '/api/openapi.json', embed_script: '/embed.js', health: '/healthz', ready: '/readyz' },
+      links: { docs: '/docs', api_reference: '/docs/api.md', openapi: '/api/openapi.json', embed_script: '/embed.js', dashboard: '/dashboard', health: '/healthz', ready: '/readyz' },
     });
   }
   const links = (await app.inject({ method: 'GET', url: '/' })).json().links as Record<string, string>;
   for (const [name, path] of Object.entries(links)) {
     const reply = await app.inject({ method: 'GET', url: path });
-    t.ok([200, 302].includes(reply.statusCode), `${name} (${path}) answers: ${reply.statusCode}`);
+    // The dashboard sends a browser without a session to its signed-out page (303).
+    t.ok([200, 302, 303].includes(reply.statusCode), `${name} (${path}) answers: ${reply.statusCode}`);
   }
 });
 
@@ -68,13 +69,13 @@ t.test('/docs: titled with the service name, without a logo or inline code, unde
   t.match(initializer.body, /"layout":"BaseLayout"/, 'the layout without the top bar and its logo');
 });
 
-t.test('the start-up log line says where the docs, the OpenAPI document, the embed script and health are', async (t) => {
+t.test('the start-up log line says where the docs, the OpenAPI document, the embed script, the dashboard and health are', async (t) => {
   const server = await startServer({ DATA_DIR: t.testdirName, LOG_LEVEL: 'info' });
   t.teardown(() => server.stop());
   const readyLine = () => server.log().split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => /^feedback service ready/.test(line.msg));
   // The server may answer /healthz a moment before that line reaches us.
   t.ok(await eventually(() => readyLine() !== undefined), 'one line says the service is ready');
   const ready = readyLine();
-  t.equal(ready.msg, `feedback service ready at ${server.url}: API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, health ${server.url}/healthz`);
+  t.equal(ready.msg, `feedback service ready at ${server.url}: API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz`);
   t.match(ready, { url: server.url, docs: `${server.url}/docs`, openapi: `${server.url}/api/openapi.json`, embed_script: `${server.url}/embed.js`, health: `${server.url}/healthz` });
 });
