@@ -88,9 +88,10 @@ export class WebhookDispatcher {
   private readonly retryMs: number;
   private readonly consumer: FeedConsumer;
   /**
-   * Accounts' plans as this process met them in the feed, else as the
-   * accounts read model had them when first asked: only Business accounts
-   * have events pushed.
+   * Accounts' plans as this process met them in the feed (only Business
+   * accounts have events pushed). An account it has not met since it
+   * started is asked of the accounts read model each time, never kept: that
+   * model may be behind this process at a start.
    */
   private readonly plans = new Map<string, string>();
   halted: Halt | undefined;
@@ -288,11 +289,7 @@ export class WebhookDispatcher {
   }
 
   private async onBusiness(account: string): Promise<boolean> {
-    let plan = this.plans.get(account);
-    if (plan === undefined) {
-      plan = ((await this.readModels.get(ACCOUNTS, account))?.plan as string | undefined) ?? 'unknown';
-      this.plans.set(account, plan);
-    }
+    const plan = this.plans.get(account) ?? (await this.readModels.get(ACCOUNTS, account))?.plan;
     return plan === 'business';
   }
 
