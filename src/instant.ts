@@ -15,7 +15,8 @@ const LAST = Date.parse('9999-12-31T23:59:59.999Z');
  * in UTC: `9999-12-31T23:59:59-01:00` is in year 10000.
  */
 export function isoInstant(error?: string) {
-  return z.iso.datetime({ offset: true, ...(error ? { error } : {}) }).refine(
+  // abort: a value that is no time at all is told so once, not also that it is out of range.
+  return z.iso.datetime({ offset: true, abort: true, ...(error ? { error } : {}) }).refine(
     (value) => {
       const at = Date.parse(value);
       return at >= FIRST && at <= LAST;

@@ -194,3 +194,15 @@ t.test('a rotated secret: both sign for a day, then the new one alone; the old o
   const unscoped = await owner(services, 'business', [...ALL_SCOPES]);
   t.equal((await app.inject({ method: 'POST', url: `/api/webhooks/${id}/rotate-secret`, headers: unscoped.headers })).statusCode, 403);
 });
+
+t.test('a replay since a time that is no time is told so once, not also that it is out of range', async (t) => {
+  const net = recorder();
+  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
+  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
+  const id = await endpoint(app, biz);
+  const reply = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: 'last week' } });
+  t.equal(reply.statusCode, 400);
+  t.same(reply.json().details, [{ path: 'body.since', message: 'must be an ISO 8601 time' }]);
+  const late = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: '9999-12-31T23:59:59-01:00' } });
+  t.same(late.json().details, [{ path: 'body.since', message: 'must fall within years 0000 to 9999 once in UTC' }], 'a time out of range is told that alone');
+});
