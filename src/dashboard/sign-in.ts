@@ -13,12 +13,6 @@ import { linkUsed, session, SESSION_LIFETIME_MS } from './session.js';
 const SIGN_IN_SCRIPT = "document.getElementById('sign-in').submit();\n";
 
 /**
- * Sign-in by a login link, the signed-out page, and sign-out. The link's
- * GET only shows a button (a page that submits itself): link scanners
- * prefetch GETs, and a SameSite=Strict cookie set during a cross-site
- * navigation would not come back on the redirect after it.
- */
-/**
  * A link that cannot sign in, told to a browser as a page (the same status,
  * and how to get a new link) rather than as the JSON error a client gets.
  */
@@ -35,6 +29,12 @@ async function orPage<T>(request: FastifyRequest, reply: FastifyReply, run: () =
   }
 }
 
+/**
+ * Sign-in by a login link, the signed-out page, and sign-out. The link's
+ * GET only shows a button (a page that submits itself): link scanners
+ * prefetch GETs, and a SameSite=Strict cookie set during a cross-site
+ * navigation would not come back on the redirect after it.
+ */
 export async function signInRoutes(app: App, services: Services): Promise<void> {
   app.get('/dashboard/login', { schema: { hide: true, querystring: z.object({ t: z.string().max(500).optional() }) } }, async (request, reply) => {
     await app.limits.take(request, reply, app.limits.address(request));

@@ -461,10 +461,10 @@
     fill(panel, [form]);
   }
 
-  /** The floating widget: a launcher, a panel, and the owner's trigger. */
   /** The event a widget's panel sends before it opens (see open). */
   var CORNER_OPENS = 'feedback-embed:corner-opens';
 
+  /** The floating widget: a launcher, a panel, and the owner's trigger. */
   function widget(object) {
     var memory = recall();
     if (memory === 'answered') return;
