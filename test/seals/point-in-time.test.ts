@@ -11,7 +11,7 @@ import { signIn } from '../dashboard/support.js';
 import { admin, json, startServer } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir, testServices } from '../support/services.js';
-import { live, submit } from './support.js';
+import { live, submit, type Live } from './support.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -84,6 +84,18 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
 });
 
 /** A store in a new directory, holding one account. */
+/** A published widget with two responses, sealed, and a moment after them that nothing else shares. */
+async function twoResponsesSealed(app: Live['app'], who: Live['who'], services: Live['services']) {
+  const widget = await publishedWidget(app, who);
+  const kept = await submit(app, widget);
+  const gone = await submit(app, widget);
+  await services.seals.sealAll();
+  await pause(5);
+  const until = new Date().toISOString();
+  await pause(5);
+  return { widget, kept, gone, until };
+}
+
 async function source(t: Test): Promise<string> {
   const dir = tempDir(t);
   t.equal((await admin(['create-account', '--name', 'Source', '--plan', 'free'], { DATA_DIR: dir })).code, 0);
@@ -141,13 +153,7 @@ t.test('rebuild --until that fails midway leaves no copy behind, which would ver
 
 t.test('rebuild --until: responses erased after the moment are counted erased by verify on the copy, not taken for tampering', async (t) => {
   const { dir, app, who, services, close } = await live(t);
-  const widget = await publishedWidget(app, who);
-  const kept = await submit(app, widget);
-  const gone = await submit(app, widget);
-  await services.seals.sealAll();
-  await pause(5);
-  const until = new Date().toISOString();
-  await pause(5);
+  const { widget, kept, gone, until } = await twoResponsesSealed(app, who, services);
   const erased = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widget, ids: [gone.id] } });
   t.ok(erased.statusCode < 300, erased.body);
   t.ok(await services.reach.erasure(await services.events.headPosition(), 10_000));
@@ -193,13 +199,7 @@ t.test('rebuild --until: responses erased after the moment are counted erased by
 
 t.test('rebuild --until while an erasure runs: what it deletes after the copy read it goes from the copy too, which verifies', async (t) => {
   const { app, who, services } = await live(t);
-  const widget = await publishedWidget(app, who);
-  const kept = await submit(app, widget);
-  const gone = await submit(app, widget);
-  await services.seals.sealAll();
-  await pause(5);
-  const until = new Date().toISOString();
-  await pause(5);
+  const { widget, kept, gone, until } = await twoResponsesSealed(app, who, services);
   // The erasure runs between the copy's first read of the feed and the rest.
   let erased = false;
   const readFeed = services.events.readFeed.bind(services.events);

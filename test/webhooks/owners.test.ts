@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { WEBHOOK_DELIVERIES, type WebhookDelivery } from '../../projections/webhooks.js';
 import { changePlan } from '../../src/accounts/commands.js';
 import type { SendWebhook, WebhookRequest } from '../../src/webhooks/http.js';
@@ -45,12 +45,18 @@ const deliveries = async (app: App, who: Owner, id: string) =>
 const stored = async (services: Awaited<ReturnType<typeof testApp>>['services']) => (await services.readModels.find(WEBHOOK_DELIVERIES, {})) as unknown as WebhookDelivery[];
 const comments = (sent: WebhookRequest[]) => sent.map((r) => (JSON.parse(r.body) as { data: { answers?: { comment?: string } } }).data.answers?.comment);
 
-t.test('an account moved off Business has nothing more pushed; moved back, what happens then is pushed again', async (t) => {
+/** A Business owner's service with a recording sender, a published widget and an endpoint for response.created. */
+async function businessWithEndpoint(t: Test) {
   const net = recorder();
   const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
   const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
   const widget = await publishedWidget(app, biz);
-  await endpoint(app, biz);
+  const id = await endpoint(app, biz);
+  return { net, app, services, biz, widget, id };
+}
+
+t.test('an account moved off Business has nothing more pushed; moved back, what happens then is pushed again', async (t) => {
+  const { net, app, services, biz, widget } = await businessWithEndpoint(t);
   await submit(app, widget, 'while on business');
   t.ok(await eventually(() => net.sent.length === 1));
 
@@ -63,11 +69,7 @@ t.test('an account moved off Business has nothing more pushed; moved back, what 
 });
 
 t.test('a replay asked for while the endpoint is off is queued, and goes out once it is on', async (t) => {
-  const net = recorder();
-  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
-  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
-  const widget = await publishedWidget(app, biz);
-  const id = await endpoint(app, biz);
+  const { net, app, services, biz, widget, id } = await businessWithEndpoint(t);
   const off = await app.inject({ method: 'PUT', url: `/api/webhooks/${id}`, headers: biz.headers, payload: { enabled: false } });
   t.equal(off.statusCode, 200, off.body);
   await submit(app, widget, 'missed while off');
@@ -83,11 +85,7 @@ t.test('a replay asked for while the endpoint is off is queued, and goes out onc
 });
 
 t.test('a delivery erased while its attempt is out, which the receiver took, is logged delivered, not dropped', async (t) => {
-  const net = recorder();
-  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
-  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
-  const widget = await publishedWidget(app, biz);
-  const id = await endpoint(app, biz);
+  const { net, app, services, biz, widget, id } = await businessWithEndpoint(t);
   net.hooks.during = async () => {
     const erased = await app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload: { widgetId: widget, ids: [response] } });
     t.equal(erased.statusCode, 200, erased.body);
@@ -121,10 +119,7 @@ t.test('a receiver that never answers: the attempt says it timed out, and the re
 });
 
 t.test('webhook bodies refuse keys they do not know, as every other body does', async (t) => {
-  const net = recorder();
-  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
-  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
-  const id = await endpoint(app, biz);
+  const { app, biz, id } = await businessWithEndpoint(t);
   const cases: Array<[string, string, Record<string, unknown>]> = [
     ['POST', '/api/webhooks', { url: 'https://hooks.example.com/x', events: ['response.created'], secret: 'whsec_x' }],
     ['PUT', `/api/webhooks/${id}`, { enable: false }],
@@ -196,10 +191,7 @@ t.test('a rotated secret: both sign for a day, then the new one alone; the old o
 });
 
 t.test('a replay since a time that is no time is told so once, not also that it is out of range', async (t) => {
-  const net = recorder();
-  const { app, services } = await testApp(t, { webhooks: { resolve, send: net.send } });
-  const biz = await owner(services, 'business', [...WEBHOOK_SCOPES]);
-  const id = await endpoint(app, biz);
+  const { app, biz, id } = await businessWithEndpoint(t);
   const reply = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: 'last week' } });
   t.equal(reply.statusCode, 400);
   t.same(reply.json().details, [{ path: 'body.since', message: 'must be an ISO 8601 time' }]);
