@@ -172,7 +172,7 @@
     '.left{left:max(16px,env(safe-area-inset-left));align-items:flex-start}.right{right:var(--x)}.bottom{bottom:var(--y)}' +
     '.top{top:calc(max(16px,env(safe-area-inset-top)) + var(--off));flex-direction:column-reverse}' +
     '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(100vw - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
-    '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;min-width:0;margin:10px 0 4px}' +
+    '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;margin:10px 0 4px}' +
     '.body{overflow-y:auto;overscroll-behavior:contain;padding:0 18px 18px}.inline .body{padding-top:18px}' +
     'h2{font-size:18px;line-height:1.3;margin:0 0 4px}p{margin:0 0 12px}' +
     'button{font:inherit;color:inherit;cursor:pointer;border-radius:8px;border:1px solid var(--line);background:transparent;min-height:44px;padding:8px 14px}' +

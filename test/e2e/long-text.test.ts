@@ -114,6 +114,8 @@ if (!existsSync(CHROMIUM)) {
       const card = (await tab.locator('.panel').boundingBox())!;
       const label = (await tab.locator('label', { hasText: LONG_OPTION }).boundingBox())!;
       t.ok(inside(label, card), 'the option stays inside its card');
+      const overflow = await tab.locator('label', { hasText: LONG_OPTION }).evaluate((element: any) => element.scrollWidth - element.clientWidth);
+      t.equal(overflow, 0, 'and its text inside the option: the letters wrap');
       await tab.getByLabel('Short').check();
       await tab.getByRole('button', { name: 'Vote' }).click();
       await tab.getByText('2 votes', { exact: true }).waitFor();
