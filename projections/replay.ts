@@ -154,12 +154,15 @@ export type ReplayMessage = PackedBatch | PreparedHalt | { kind: 'end' } | { kin
  * Batches the worker may prepare before the writing thread has taken them
  * (about half a megabyte each, at the service's 500 events). The writer's
  * commits are uneven, a checkpoint now and then taking many times a batch's
- * time: with 4 ahead (of 1000 events each), each thread sat idle for a
- * sixth of a 1M-event rebuild waiting on the other, and the rebuild took
- * 24-27 s where 32 ahead took 16-22 s on the same machine within minutes
- * (peak RSS the same, about 470 MB).
+ * time while it waits for the disk: with 4 ahead (of 1000 events each),
+ * each thread sat idle for a sixth of a 1M-event rebuild waiting on the
+ * other, and the rebuild took 24-27 s where 32 ahead took 16-22 s. With 256
+ * ahead the preparing thread waited 0.6-0.8 s of a 1M-event rebuild where
+ * it waited 0.9-1.8 s with 32, and the rebuild was quicker in 5 of 7
+ * alternating pairs; the peak RSS stayed about 490 MB, most of it the
+ * worker's young generation.
  */
-const AHEAD = 32;
+const AHEAD = 256;
 /** A batch's garbage dies young: a young generation large enough for a few batches keeps it from being copied into the old one. */
 const YOUNG = { maxYoungGenerationSizeMb: 256 };
 
