@@ -120,7 +120,7 @@ export interface ServiceOptions {
   /** How often the history is sealed (tests change it). */
   sealing?: SealingOptions;
   /** How webhooks resolve and send (tests inject both), and their retry schedule over WEBHOOK_RETRY_SCHEDULE. */
-  webhooks?: Pick<DispatcherOptions, 'resolve' | 'send' | 'schedule' | 'timeoutMs'>;
+  webhooks?: Pick<DispatcherOptions, 'resolve' | 'send' | 'schedule' | 'timeoutMs' | 'replayClockSlackMs'>;
 }
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;

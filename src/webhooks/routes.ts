@@ -199,7 +199,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = asyn
       schema: {
         tags: ['webhooks'],
         summary: 'Deliver again every matching event recorded since a time',
-        description: 'Read from the event history: every event of the subscribed types recorded from `since` until now is queued again, after what is queued already, and sent with its original `webhook-id`. Erased responses are not in the history any more and are not sent.',
+        description: 'Read from the event history: every event of the subscribed types recorded from `since` until now is queued again, after what is queued already, and sent with its original `webhook-id`. Erased responses are not in the history any more and are not sent. The history is read from the last seal recorded an hour or more before `since` (from the start when there is none).',
         params: Params,
         body: ReplayBody,
         response: { 202: ReplayAccepted },

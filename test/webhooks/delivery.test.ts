@@ -173,6 +173,35 @@ t.test('an endpoint failing for the whole schedule is disabled, and says so; ena
   t.ok(await eventually(() => hook.received.some((r) => JSON.parse(r.body).data.id === next)));
 });
 
+t.test('a replay of a sealed history starts after the last seal before its time, and misses nothing recorded from then', async (t) => {
+  const hook = await receiver(t);
+  // No slack: the seal recorded just before `since` is where the replay starts.
+  const { app, services } = await testApp(t, { env, webhooks: { ...FAST, replayClockSlackMs: 0 } });
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const { id } = await endpoint(app, biz, hook.url);
+  const rest = () => new Promise((resolve) => setTimeout(resolve, 5));
+  const before = [await submitted(app, widget, { rating: 1 }), await submitted(app, widget, { rating: 2 })];
+  t.equal(await services.seals.sealAll(), 1);
+  await rest();
+  const since = new Date().toISOString();
+  await rest();
+  // Sealed after `since`: the replay must not start after this seal's events.
+  const after = [await submitted(app, widget, { rating: 3 })];
+  t.equal(await services.seals.sealAll(), 1);
+  after.push(await submitted(app, widget, { rating: 4 }));
+  t.ok(await eventually(() => hook.received.length === 4));
+
+  const replay = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since } });
+  t.equal(replay.statusCode, 202, replay.body);
+  t.ok(await eventually(() => hook.received.length === 6));
+  t.strictSame(hook.received.slice(4).map((r) => JSON.parse(r.body).data.id), after, 'what was recorded from `since`, sealed or not, and nothing before it');
+  const all = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: '2000-01-01T00:00:00Z' } });
+  t.equal(all.statusCode, 202, all.body);
+  t.ok(await eventually(() => hook.received.length === 10));
+  t.strictSame(hook.received.slice(6).map((r) => JSON.parse(r.body).data.id), [...before, ...after], 'from before the first seal: the whole history');
+});
+
 t.test('replay re-sends history from a time, with the original webhook-id', async (t) => {
   const hook = await receiver(t);
   const { app, services } = await testApp(t, { env, webhooks: FAST });
