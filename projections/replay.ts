@@ -158,7 +158,7 @@ export type ReplayMessage = PackedBatch | PreparedHalt | { kind: 'end' } | { kin
  * each thread sat idle for a sixth of a 1M-event rebuild waiting on the
  * other, and the rebuild took 24-27 s where 32 ahead took 16-22 s. With 256
  * ahead the preparing thread waited 0.6-0.8 s of a 1M-event rebuild where
- * it waited 0.9-1.8 s with 32, and the rebuild was quicker in 5 of 7
+ * it waited 0.9-1.8 s with 32, and the rebuild was quicker in 4 of 6
  * alternating pairs; the peak RSS stayed about 490 MB, most of it the
  * worker's young generation.
  */
