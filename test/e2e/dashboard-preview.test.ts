@@ -296,6 +296,19 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByLabel('Title', { exact: true }).fill('Tell us how we did, again');
       await preview.getByRole('heading', { name: 'Tell us how we did, again' }).waitFor();
       t.pass('the preview follows the title on the real page');
+      // Summaries count answers by key and value: a saved question given another type asks under another key.
+      const type = tab.getByLabel('Type', { exact: true }).first();
+      const key = tab.getByLabel('Answer key').first();
+      t.equal(await key.inputValue(), 'score');
+      await type.selectOption('star_rating');
+      t.equal(await key.inputValue(), 'score_star_rating', 'another type, another key');
+      await type.selectOption('nps');
+      t.equal(await key.inputValue(), 'score', 'back to its saved type, its saved key');
+      await type.selectOption('star_rating');
+      await tab.getByRole('button', { name: 'Save changes' }).click();
+      await tab.locator('.editor-status', { hasText: 'Saved.' }).waitFor();
+      const saved = await stored(`/api/widgets/${widgetId}`);
+      t.same(saved.questions.map((q: any) => [q.id, q.type]), [['score_star_rating', 'star_rating'], ['q3', 'single_choice'], ['reason', 'long_text']], 'saved under its new key');
       await tab.screenshot({ path: `${SHOTS}editor-in-dashboard-1280.png` });
       await close();
     });

@@ -140,6 +140,8 @@ export function mountEditor(container, options) {
   let busy = false;
   // Choices added since the last save: their ids follow their labels until then.
   const fresh = new WeakSet();
+  // Questions whose type changed since the last save, with the key they were saved under.
+  const retyped = new WeakMap();
   const noun = kind === 'widget' ? 'widget' : kind === 'form' ? 'form' : 'poll';
 
   const summary = h('div', { class: 'editor-summary', role: 'alert', tabindex: '-1', hidden: true });
@@ -240,7 +242,13 @@ export function mountEditor(container, options) {
     const n = i + 1;
     const parts = [
       select('Type', `${path}.type`, QUESTION_TYPES.filter(([t]) => kind === 'form' || t !== 'consent'), () => q.type, (type) => {
-        const next = { id: q.id, type, title: q.title, required: q.required };
+        // Answers already given under a saved key answered its saved type, and summaries count answers by key and value (a 4 of 5 stars
+        // would count as an NPS of 4): another type asks a new question, under a new key. Back to the saved type, the saved key again.
+        const key = retyped.get(q) ?? q.id;
+        const saved = ((object && object.questions) || []).find((x) => x.id === key);
+        const id = !saved || saved.type === type ? key : freshId(`${key}_${type}`, questions.filter((x) => x !== q).map((x) => x.id));
+        const next = { id, type, title: q.title, required: q.required };
+        retyped.set(next, key);
         if (type === 'star_rating') next.starRatingSettings = { maxStars: 5 };
         if (type === 'single_choice') next.choices = q.choices || [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
         if (type === 'consent') next.text = q.text || 'I agree that my answers are stored.';
