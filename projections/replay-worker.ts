@@ -8,11 +8,11 @@ import { catalog } from '../src/domain-events.js';
 import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
 import { creditedSender } from '../src/infra/threads.js';
 import { projections } from './index.js';
-import { pack, prepare, type ReplayMessage, type ReplayWorkerData } from './replay.js';
+import { pack, prepare, weightOf, type ReplayMessage, type ReplayWorkerData } from './replay.js';
 
-const { dataDir, batchSize, after, ahead } = workerData as ReplayWorkerData;
+const { dataDir, batchSize, after, ahead, aheadBytes } = workerData as ReplayWorkerData;
 const port = parentPort!;
-const send = creditedSender<ReplayMessage>(port, ahead);
+const send = creditedSender<ReplayMessage>(port, ahead, aheadBytes);
 
 const events = openSqliteEventStore(dataDir);
 try {
@@ -26,7 +26,8 @@ try {
         await send(prepared);
         halted = true;
       } else {
-        await send(pack(prepared, projections));
+        const packed = pack(prepared, projections);
+        await send(packed, [], weightOf(packed));
         position = prepared.last;
       }
     }

@@ -145,6 +145,8 @@ export interface ReplayWorkerData {
   after: bigint;
   /** Batches it may send before the first is taken: enough to keep both threads busy, few enough to bound memory. */
   ahead: number;
+  /** And what those batches may weigh (weightOf) before the first is taken. */
+  aheadBytes: number;
 }
 
 /** Worker to thread: a prepared batch or halt, the end of the feed, or what failed. */
@@ -163,6 +165,23 @@ export type ReplayMessage = PackedBatch | PreparedHalt | { kind: 'end' } | { kin
  * worker's young generation.
  */
 const AHEAD = 256;
+/**
+ * What the batches not taken yet may weigh: the count alone held 256
+ * batches whatever their size, and 500 responses of four 10,000-character
+ * answers make a batch of about 20 MB (5 GB for 256). At the bench's 0.5 MB
+ * a batch, the count binds first.
+ */
+const AHEAD_BYTES = 256 * 1024 * 1024;
+
+/**
+ * About what a packed batch holds in memory once received: its texts (two
+ * bytes a character at most) and a little for each op.
+ */
+export function weightOf(batch: PackedBatch): number {
+  let weight = 0;
+  for (const op of batch.ops) weight += Array.isArray(op) ? 2 * op[1].length + 64 : 256;
+  return weight;
+}
 /** A batch's garbage dies young: a young generation large enough for a few batches keeps it from being copied into the old one. */
 const YOUNG = { maxYoungGenerationSizeMb: 256 };
 
@@ -173,7 +192,7 @@ const YOUNG = { maxYoungGenerationSizeMb: 256 };
  * built with others.
  */
 export function preparedInWorker(dataDir: string, batchSize: number): PreparedFeed {
-  return (after) => ({ [Symbol.asyncIterator]: () => fromWorker({ dataDir, batchSize, after, ahead: AHEAD }) });
+  return (after) => ({ [Symbol.asyncIterator]: () => fromWorker({ dataDir, batchSize, after, ahead: AHEAD, aheadBytes: AHEAD_BYTES }) });
 }
 
 async function* fromWorker(data: ReplayWorkerData): AsyncGenerator<Prepared> {

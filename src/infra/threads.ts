@@ -67,18 +67,24 @@ export function messagesOf<M>(worker: Worker, what: string): { next(): Promise<M
 
 /**
  * Sends to the thread's parent at most `ahead` messages before the parent
- * has taken the first: each message it posts back is one taken.
+ * has taken the first: each message it posts back is one taken. With
+ * `bytes`, messages are also held back while those not taken yet weigh that
+ * much (each weighs what its sender says), one message always allowed: a
+ * count alone bounds memory only as far as messages keep to one size.
  */
-export function creditedSender<M>(port: MessagePort, ahead: number): (message: M, transfer?: ArrayBuffer[]) => Promise<void> {
-  let credits = ahead;
+export function creditedSender<M>(port: MessagePort, ahead: number, bytes = Number.POSITIVE_INFINITY): (message: M, transfer?: ArrayBuffer[], weight?: number) => Promise<void> {
+  /** The weights of the messages sent and not taken yet, oldest first. */
+  const untaken: number[] = [];
+  let held = 0;
   let wake: (() => void) | undefined;
   port.on('message', () => {
-    credits++;
+    held -= untaken.shift() ?? 0;
     wake?.();
   });
-  return async (message, transfer = []) => {
-    while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
-    credits--;
+  return async (message, transfer = [], weight = 0) => {
+    while (untaken.length >= ahead || (untaken.length > 0 && held + weight > bytes)) await new Promise<void>((resolve) => (wake = resolve));
+    untaken.push(weight);
+    held += weight;
     port.postMessage(message, transfer);
   };
 }
