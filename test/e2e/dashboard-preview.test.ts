@@ -309,6 +309,21 @@ if (!existsSync(CHROMIUM)) {
       await tab.locator('.editor-status', { hasText: 'Saved.' }).waitFor();
       const saved = await stored(`/api/widgets/${widgetId}`);
       t.same(saved.questions.map((q: any) => [q.id, q.type]), [['score_star_rating', 'star_rating'], ['q3', 'single_choice'], ['reason', 'long_text']], 'saved under its new key');
+      // A saved key given back by hand to a question of another type is refused before anything is sent.
+      await tab.getByLabel('Type', { exact: true }).nth(2).selectOption('short_text');
+      const reasonKey = tab.getByLabel('Answer key').nth(2);
+      t.equal(await reasonKey.inputValue(), 'reason_short_text');
+      await reasonKey.fill('reason');
+      await tab.getByRole('button', { name: 'Save changes' }).click();
+      await tab.locator('#ed-questions-2-id-error').filter({ hasText: /^Reason holds the answers given to a Long text question: give this Short text question another key/ }).waitFor();
+      t.equal(await reasonKey.getAttribute('aria-invalid'), 'true', 'the key is marked');
+      t.equal((await stored(`/api/widgets/${widgetId}`)).questions[2].type, 'long_text', 'nothing saved');
+      await tab.getByLabel('Type', { exact: true }).nth(2).selectOption('long_text');
+      // A question added after a saved one is removed does not take its key: the removed one's answers are still under it.
+      await tab.getByRole('button', { name: 'Remove: question 2' }).click();
+      await tab.getByLabel('New question type').selectOption('nps');
+      await tab.getByRole('button', { name: 'Add question' }).click();
+      t.equal(await tab.getByLabel('Answer key').nth(2).inputValue(), 'q3_2', 'not q3, the removed question\'s key');
       await tab.screenshot({ path: `${SHOTS}editor-in-dashboard-1280.png` });
       await close();
     });

@@ -142,6 +142,19 @@ export function mountEditor(container, options) {
   const fresh = new WeakSet();
   // Questions whose type changed since the last save, with the key they were saved under.
   const retyped = new WeakMap();
+  const savedQuestion = (id) => ((object && object.questions) || []).find((x) => x.id === id);
+  /** Keys a new one must differ from: the other questions', and every saved one (answers were given under it, to its type, even if it is removed now). */
+  const keysTaken = (questions, except) => [...questions.filter((x) => x !== except).map((x) => x.id), ...((object && object.questions) || []).map((x) => x.id)];
+  /** Questions under a saved key with another type than it was saved with (a key typed by hand): their answers would be counted together. */
+  const keysOfAnotherType = () =>
+    kind === 'poll'
+      ? []
+      : draft.questions.flatMap((q, i) => {
+          const saved = savedQuestion(q.id);
+          if (!saved || saved.type === q.type) return [];
+          const name = (type) => ((QUESTION_TYPES.find(([t]) => t === type) || [0, type])[1]);
+          return [{ path: `questions.${i}.id`, message: `${q.id} holds the answers given to a ${name(saved.type)} question: give this ${name(q.type)} question another key, or its type back` }];
+        });
   const noun = kind === 'widget' ? 'widget' : kind === 'form' ? 'form' : 'poll';
 
   const summary = h('div', { class: 'editor-summary', role: 'alert', tabindex: '-1', hidden: true });
@@ -245,8 +258,8 @@ export function mountEditor(container, options) {
         // Answers already given under a saved key answered its saved type, and summaries count answers by key and value (a 4 of 5 stars
         // would count as an NPS of 4): another type asks a new question, under a new key. Back to the saved type, the saved key again.
         const key = retyped.get(q) ?? q.id;
-        const saved = ((object && object.questions) || []).find((x) => x.id === key);
-        const id = !saved || saved.type === type ? key : freshId(`${key}_${type}`, questions.filter((x) => x !== q).map((x) => x.id));
+        const saved = savedQuestion(key);
+        const id = !saved || saved.type === type ? key : freshId(`${key}_${type}`, keysTaken(questions, q));
         const next = { id, type, title: q.title, required: q.required };
         retyped.set(next, key);
         if (type === 'star_rating') next.starRatingSettings = { maxStars: 5 };
@@ -329,7 +342,7 @@ export function mountEditor(container, options) {
     typeSelect.value = 'short_text';
     const add = button('Add question', () => {
       const type = typeSelect.value;
-      const q = { id: freshId(`q${questions.length + 1}`, questions.map((x) => x.id)), type, title: '', required: false };
+      const q = { id: freshId(`q${questions.length + 1}`, keysTaken(questions)), type, title: '', required: false };
       if (type === 'star_rating') q.starRatingSettings = { maxStars: 5 };
       if (type === 'single_choice') q.choices = [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
       if (type === 'consent') q.text = 'I agree that my answers are stored.';
@@ -514,8 +527,14 @@ export function mountEditor(container, options) {
 
   async function save(extra) {
     if (busy) return;
-    busy = true;
     clearErrors();
+    const mixed = keysOfAnotherType();
+    if (mixed.length) {
+      status.textContent = '';
+      showErrors({ details: mixed });
+      return;
+    }
+    busy = true;
     status.textContent = 'Saving…';
     const focused = document.activeElement && document.activeElement.id;
     try {
