@@ -12,4 +12,7 @@ import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 /** Every event the service writes, by feature. */
 export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent;
 
-export const catalog = new EventCatalog<DomainEvent>([...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents]);
+/** Every event definition the service writes and reads. */
+export const definitions = [...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents];
+
+export const catalog = new EventCatalog<DomainEvent>(definitions);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { exactShape, type ExactShape } from './exact-shape.js';
 import type { JsonObject, StoredEvent } from './infra/event-store/port.js';
 
 /**
@@ -145,6 +146,17 @@ function sameJson(input: unknown, output: unknown): boolean {
   return true;
 }
 
+let exactMetadata: ExactShape | undefined | null = null;
+
+/** An event's metadata read as EventMetadata (kept as stored when it is already of its shape), or the event is unreadable. */
+function readMetadata(stored: StoredEvent): { data: EventMetadata } {
+  if (exactMetadata === null) exactMetadata = exactShape(EventMetadata);
+  if (exactMetadata?.(stored.metadata)) return { data: stored.metadata as unknown as EventMetadata };
+  const metadata = EventMetadata.safeParse(stored.metadata);
+  if (!metadata.success) throw new UnreadableEvent(stored, `its metadata does not fit: ${issues(metadata.error)}`);
+  return metadata;
+}
+
 export class EventCatalog<E extends { type: string; data: unknown } = { type: string; data: unknown }> {
   private readonly byType = new Map<string, EventDefinition>();
   /**
@@ -154,6 +166,8 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
    * take a reading as it is and never change it.
    */
   private readonly shared = new WeakMap<StoredEvent, Recorded<E>>();
+  /** Per type, the check that its stored data is already of its shape (exact-shape.ts), made when the type is first read. */
+  private readonly exact = new Map<string, ExactShape | undefined>();
 
   constructor(definitions: EventDefinition[]) {
     for (const definition of definitions) {
@@ -198,8 +212,7 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
   private read(stored: StoredEvent): Recorded<E> | undefined {
     const definition = this.byType.get(stored.type);
     if (!definition) return undefined;
-    const metadata = EventMetadata.safeParse(stored.metadata);
-    if (!metadata.success) throw new UnreadableEvent(stored, `its metadata does not fit: ${issues(metadata.error)}`);
+    const metadata = readMetadata(stored);
     const from = metadata.data.schema_version;
     if (from > definition.version) throw new UnreadableEvent(stored, `it is version ${from}, and this service knows versions up to ${definition.version}`);
     let data = stored.data;
@@ -210,7 +223,9 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
         throw new UnreadableEvent(stored, `upcasting it from version ${version} failed: ${(error as Error).message}`);
       }
     }
-    const parsed = definition.schema.safeParse(data);
+    // Data already of the shape is kept as it is: zod would hand back an equal copy.
+    const kept = this.exactShapeOf(definition)?.(data) === true;
+    const parsed = kept ? { success: true as const, data } : definition.schema.safeParse(data);
     if (!parsed.success) throw new UnreadableEvent(stored, `its data does not fit version ${definition.version}: ${issues(parsed.error)}`);
     return {
       type: stored.type,
@@ -220,8 +235,13 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
       position: stored.position,
       metadata: metadata.data,
       recordedAt: stored.recordedAt,
-      dataText: stored.dataText !== undefined && data === stored.data && sameJson(data, parsed.data) ? stored.dataText : undefined,
+      dataText: stored.dataText !== undefined && data === stored.data && (kept || sameJson(data, parsed.data)) ? stored.dataText : undefined,
     } as unknown as Recorded<E>;
+  }
+
+  private exactShapeOf(definition: EventDefinition): ExactShape | undefined {
+    if (!this.exact.has(definition.type)) this.exact.set(definition.type, exactShape(definition.schema));
+    return this.exact.get(definition.type);
   }
 
   private definition(type: string): EventDefinition {
