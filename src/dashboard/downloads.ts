@@ -3,13 +3,10 @@ import { z } from 'zod';
 import { RESPONSES } from '../../projections/responses.js';
 import type { Doc, ReadModelStore, Scalar } from '../infra/read-models/port.js';
 import { ResponseMetadata } from '../submissions/metadata.js';
-import { ResponsesQuery } from '../submissions/responses.js';
+import { inOrder, TimeRange } from '../submissions/responses.js';
 
-/** `since` and `until` as the responses list takes them: ISO times, inclusive, compared in UTC to the millisecond. */
-export const DownloadQuery = ResponsesQuery.pick({ since: true, until: true })
-  .strict()
-  // An empty file for a range that cannot hold anything would pass for "no responses": say it is the range.
-  .refine((query) => !query.since || !query.until || Date.parse(query.since) <= Date.parse(query.until), { message: 'must not be after until', path: ['since'] });
+/** `since` and `until` as the responses list takes them. */
+export const DownloadQuery = inOrder(TimeRange.strict());
 export type DownloadQuery = z.infer<typeof DownloadQuery>;
 
 /** Responses read per query: a page of the index, never the whole set. */

@@ -20,7 +20,7 @@ export function encodeCursor(key: Buffer, position: CursorKey): string {
 
 /** The position a cursor names; 400 `validation_error` for anything the service did not sign. */
 export function decodeCursor(key: Buffer, cursor: string): CursorKey {
-  const invalid = () => new AppError('validation_error', 'The cursor is not one this service handed out', [{ path: 'query.cursor', message: 'must be a next_cursor from an earlier page, unchanged' }]);
+  const invalid = () => new AppError('validation_error', 'The cursor is not one this service handed out', [{ path: 'querystring.cursor', message: 'must be a next_cursor from an earlier page, unchanged' }]);
   const [body, signature, extra] = cursor.split('.');
   if (!body || !signature || extra !== undefined) throw invalid();
   // The encodings are compared, not what they decode to: a base64url decoder skips characters outside

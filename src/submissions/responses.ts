@@ -22,11 +22,26 @@ export const ResponseRecord = z.object({
 /** An ISO 8601 time, compared with `submitted_at` in UTC to the millisecond. */
 const Time = isoInstant('must be an ISO 8601 time such as 2026-11-22T10:00:00Z').transform((value) => new Date(value).toISOString());
 
-export const ResponsesQuery = PaginationQuery.extend({
-  cursor: z.string().max(512).optional().describe('`pagination.next_cursor` of the page before; takes the place of `page`'),
+/** `since` and `until`: ISO times, inclusive, compared in UTC to the millisecond. */
+export const TimeRange = z.object({
   since: Time.optional().describe('Only responses submitted at or after this time'),
   until: Time.optional().describe('Only responses submitted at or before this time'),
 });
+
+/**
+ * A range that cannot hold anything is the caller's mistake: an empty list
+ * (or file) for it would pass for "no responses". Both ends are in UTC by
+ * now, so their text orders them.
+ */
+export const inOrder = <T extends z.infer<typeof TimeRange>>(range: z.ZodType<T>) =>
+  range.refine((query) => !query.since || !query.until || query.since <= query.until, { message: 'must not be after until', path: ['since'] });
+
+export const ResponsesQuery = inOrder(
+  PaginationQuery.extend({
+    cursor: z.string().max(512).optional().describe('`pagination.next_cursor` of the page before; takes the place of `page`'),
+    ...TimeRange.shape,
+  }),
+);
 export type ResponsesQuery = z.infer<typeof ResponsesQuery>;
 
 export const ResponsePagination = Pagination.extend({
