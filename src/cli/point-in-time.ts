@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { haltMessage } from '../../projections/halt.js';
 import { SessionActivity } from '../dashboard/activity.js';
 import { AppError } from '../errors.js';
@@ -39,6 +39,21 @@ function makeEmptyDirectory(target: string): void {
 
 const PAGE = 10_000;
 
+/** Whether a path is the directory or inside it, links followed as far as the path exists. */
+function within(path: string, directory: string): boolean {
+  const real = (p: string): string => {
+    const missing: string[] = [];
+    let dir = resolve(p);
+    while (!existsSync(dir) && dirname(dir) !== dir) {
+      missing.unshift(basename(dir));
+      dir = dirname(dir);
+    }
+    return join(realpathSync(dir), ...missing);
+  };
+  const from = relative(real(directory), real(path));
+  return from === '' || (from !== '..' && !from.startsWith(`..${sep}`) && !isAbsolute(from));
+}
+
 /**
  * `admin rebuild --until ISO --out DIR`: copies every event recorded at or
  * before the moment (positions, ids and times kept, so its seals verify)
@@ -55,8 +70,9 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   if (values.until.getTime() > now.getTime()) {
     throw new AppError('validation_error', `--until ${values.until.toISOString()} is in the future (it is ${now.toISOString()}): the history holds nothing later than now`);
   }
-  if (!services.config.EVENTSTORE_URL && target === resolve(services.config.DATA_DIR)) {
-    throw new AppError('validation_error', '--out must be another directory than DATA_DIR');
+  if (!services.config.EVENTSTORE_URL && within(target, services.config.DATA_DIR)) {
+    // Erasure leaves DATA_DIR holding nothing of what it erased; a copy in it would hold what the copy's moment held.
+    throw new AppError('validation_error', `--out must be another directory than DATA_DIR, and outside it: a copy keeps what is erased later, and nothing erased may stay in DATA_DIR`);
   }
   if (existsSync(join(target, DATABASE_FILE))) throw new AppError('validation_error', `--out ${target} already holds a store: give a new or empty directory`);
   const source = services.readOnly;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -114,6 +114,13 @@ t.test('a copy served says at start that it is a read-only copy, and of which mo
   t.match(readyLine(), { msg: `feedback service ready at ${server.url}: a read-only copy as of ${until}, API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz`, read_only_as_of: until });
 });
 
+/** A link to the directory, from a directory of its own. */
+function linkTo(t: Test, dir: string): string {
+  const link = join(tempDir(t, 'link'), 'to-data');
+  symlinkSync(dir, link);
+  return link;
+}
+
 t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
   const dir = await source(t);
   const cases: Array<[string[], RegExp]> = [
@@ -121,6 +128,10 @@ t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
     [['rebuild', '--out', join(dir, 'x')], /missing --until \(with --out/],
     [['rebuild', '--until', 'yesterday', '--out', join(dir, 'x')], /--until must be an ISO 8601 time/],
     [['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', dir], /another directory than DATA_DIR/],
+    // A copy keeps what is erased after it: inside DATA_DIR it would keep it where erasure promises nothing stays.
+    [['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', join(dir, 'copy')], /outside it/],
+    [['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', join(dir, 'new', 'copy')], /outside it/],
+    [['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', join(linkTo(t, dir), 'copy')], /outside it/],
     [['rebuild', '--until', new Date(Date.now() + 3_600_000).toISOString(), '--out', join(dir, 'x')], /is in the future/],
   ];
   for (const [args, message] of cases) {
@@ -128,7 +139,10 @@ t.test('rebuild --until: bad arguments are refused with exit 2', async (t) => {
     t.equal(run.code, 2, args.join(' '));
     t.match(run.stderr, message);
   }
-  const out = join(dir, 'copy');
+  t.notOk(existsSync(join(dir, 'copy')) || existsSync(join(dir, 'new')), 'nothing made inside DATA_DIR');
+  // Beside it, even under a name that starts as its own does.
+  const out = `${dir}..copy`;
+  t.teardown(() => rmSync(out, { recursive: true, force: true }));
   t.equal((await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir })).code, 0);
   const again = await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir });
   t.equal(again.code, 2);
@@ -238,7 +252,7 @@ t.test('rebuild --until while an erasure runs: what it deletes after the copy re
 
 t.test('the admin CLI refuses to append to a point-in-time copy, and to read a store that is not there', async (t) => {
   const dir = await source(t);
-  const out = join(dir, 'copy');
+  const out = join(tempDir(t, 'copy'), 'store');
   t.equal((await admin(['rebuild', '--until', '2026-11-01T00:00:00Z', '--out', out], { DATA_DIR: dir })).code, 0);
   for (const args of [['create-account', '--name', 'Forked', '--plan', 'free'], ['seal']]) {
     const run = await admin(args, { DATA_DIR: out });
@@ -282,9 +296,10 @@ t.test('the admin CLI refuses to append to a point-in-time copy, and to read a s
 
 t.test('rebuild --until: an --out that is a file, not empty, cannot be made or is empty text is refused with exit 2', async (t) => {
   const dir = await source(t);
-  const file = join(dir, 'a-file');
+  const beside = tempDir(t, 'beside');
+  const file = join(beside, 'a-file');
   writeFileSync(file, 'x');
-  const full = join(dir, 'full');
+  const full = join(beside, 'full');
   mkdirSync(full);
   writeFileSync(join(full, 'secret'), 'x');
   const cases: Array<[string, RegExp]> = [
