@@ -56,11 +56,13 @@ function toBody(error: unknown, request: FastifyRequest, onStorageFull: () => vo
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const where = (error as FastifyError).validationContext ?? 'body';
-    const details = error.validation.map((issue) => ({
-      path: [where, ...issue.instancePath.split('/').filter(Boolean)].join('.'),
-      message: issue.message ?? 'is invalid',
-    }));
-    return errorBody('validation_error', `The request ${where} is invalid`, details);
+    // One detail a path, the first zod found: a number past the range of whole numbers is not also told it is past the field's maximum.
+    const details = new Map<string, { path: string; message: string }>();
+    for (const issue of error.validation) {
+      const path = [where, ...issue.instancePath.split('/').filter(Boolean)].join('.');
+      if (!details.has(path)) details.set(path, { path, message: issue.message ?? 'is invalid' });
+    }
+    return errorBody('validation_error', `The request ${where} is invalid`, [...details.values()]);
   }
   const fastifyError = error as Partial<FastifyError>;
   const status = fastifyError.statusCode;

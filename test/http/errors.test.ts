@@ -46,6 +46,21 @@ t.test('every error path answers in the D3 shape', async (t) => {
   t.equal(broken.json().message, 'The request body is not valid JSON', 'broken JSON is still called that');
 });
 
+t.test('a schema violation names each part of the request once, with the first problem found there', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const reply = await app.inject({
+    method: 'POST',
+    url: '/api/widgets',
+    headers: biz.headers,
+    // Past the range of whole numbers and past the field's maximum; a text that is no list of anything.
+    payload: { widget_type: 'nps', title: 'x', settings: { max_responses: 1e300, allowed_domains: 'example.com' } },
+  });
+  t.match(reply.json(), D3(400, 'validation_error'));
+  const paths = (reply.json().details as Array<{ path: string }>).map((detail) => detail.path);
+  t.same(paths.sort(), ['body.settings.allowed_domains', 'body.settings.max_responses'], reply.body);
+});
+
 t.test('the body limit leaves room under the event store\'s maximum append size', async (t) => {
   t.ok(BODY_LIMIT <= MAX_APPEND_BYTES - 256 * 1024, 'a quarter MiB for what the service adds to a body');
   const { app } = await testApp(t);
