@@ -1,9 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { targetOf } from '../../projections/erasure.js';
 import { haltMessage } from '../../projections/halt.js';
 import { SessionActivity } from '../dashboard/activity.js';
 import { AppError } from '../errors.js';
-import type { FeedRecord } from '../infra/event-store/port.js';
+import { UnreadableEvent } from '../event-catalog.js';
+import type { FeedRecord, JsonObject } from '../infra/event-store/port.js';
 import { systemClock } from '../infra/ids.js';
 import { openSqliteEventStore, type SqliteEventStore } from '../infra/event-store/sqlite.js';
 import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
@@ -114,6 +116,11 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
     for (const id of ids) ofObject.add(id);
     erasedAfter.set(parentId, ofObject);
   };
+  /** Every submission a record of the store names erased, before the moment or after it. */
+  const erased = new Set<string>();
+  const noteErased = (record: FeedRecord) => {
+    if (record.type === 'ResponsesErased') for (const id of erasedBy(record).ids) erased.add(id);
+  };
   const copy = openSqliteEventStore(target);
   try {
     const until = values.until.getTime();
@@ -127,23 +134,33 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
         past ||= Date.parse(record.recordedAt) > until;
         if (!past) kept.push(record);
         else noteErasure(record);
+        noteErased(record);
       }
       copy.importFeed(kept);
       events += kept.length;
       if (kept.length > 0) last = kept[kept.length - 1]!.position;
       after = page[page.length - 1]!.position;
     }
-    // An erasure while the copy was read deleted streams the copy may already hold: they go from it too.
-    const gone = await deletedSince(services.events, copy);
-    if (gone.size > 0) {
-      await copy.deleteStreams([...gone]);
-      await copy.expunge();
-      events = copy.countEvents();
-    }
-    // Its record comes after the deletion, so after what the first pass read.
-    for (let page = await services.events.readFeed({ after, limit: PAGE }); page.length > 0; page = await services.events.readFeed({ after, limit: PAGE })) {
-      page.forEach(noteErasure);
-      after = page[page.length - 1]!.position;
+    // An erasure records what it erases, then deletes it: the copy may hold streams deleted since it read them,
+    // and streams a record names that were not deleted yet (an erasure running, or stopped before it deleted).
+    let gone = await removedSince(services.events, copy, services.catalog, erased);
+    for (let round = 1; ; round++) {
+      if (gone.size > 0) {
+        await copy.deleteStreams([...gone]);
+        await copy.expunge();
+        events = copy.countEvents();
+      }
+      // Records appended meanwhile, whose streams the copy may hold still: a few rounds, as erasures may keep coming.
+      const since = new Set<string>();
+      for (let page = await services.events.readFeed({ after, limit: PAGE }); page.length > 0; page = await services.events.readFeed({ after, limit: PAGE })) {
+        for (const record of page) {
+          noteErasure(record);
+          if (record.type === 'ResponsesErased') for (const id of erasedBy(record).ids) since.add(id);
+        }
+        after = page[page.length - 1]!.position;
+      }
+      if (since.size === 0 || round === ROUNDS) break;
+      gone = await removedSince(services.events, copy, services.catalog, since);
     }
   } finally {
     await copy.close();
@@ -173,17 +190,41 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
   return 0;
 }
 
+/** Walks of the copy for erasures recorded while it was made, at most: they may keep coming, and one recorded later is one after the copy. */
+const ROUNDS = 5;
+
+/** The id in a submission's stored text, as the catalog writes it (its first field); undefined where it is laid out otherwise. */
+const SUBMISSION_ID = /^\{"(?:response_id|vote_id)":"([^"\\]+)"/;
+
 /**
- * The streams of events the copy holds and the store no longer does: deleted
- * (erasure deletes whole streams) since the copy read them. The two feeds are
- * walked side by side, by position.
+ * The streams the copy holds that must go from it: those the store no
+ * longer holds, deleted (erasure deletes whole streams) since the copy read
+ * them, and those of the submissions in `erased`, whose erasure was recorded
+ * before its streams were deleted and had not deleted them yet. The two
+ * feeds are walked side by side, by position; a submission of an erased id
+ * is read as the erasure process reads it, for every stream it deletes.
  */
-async function deletedSince(store: Services['events'], copy: SqliteEventStore): Promise<Set<string>> {
+async function removedSince(store: Services['events'], copy: SqliteEventStore, catalog: Services['catalog'], erased: ReadonlySet<string>): Promise<Set<string>> {
   const gone = new Set<string>();
   let stored: FeedRecord[] = [];
   let i = 0;
   let storeAfter = 0n;
   let storeDone = false;
+  const erasedSubmission = (record: FeedRecord): string[] => {
+    if (erased.size === 0 || (record.type !== 'ResponseSubmitted' && record.type !== 'VoteCast')) return [];
+    const id = SUBMISSION_ID.exec(record.data)?.[1];
+    if (id !== undefined && !erased.has(id)) return [];
+    let event;
+    try {
+      event = catalog.parse({ ...record, data: JSON.parse(record.data) as JsonObject, metadata: JSON.parse(record.metadata) as JsonObject });
+    } catch (error) {
+      // The copy's rebuild halts before it, naming it; nothing of it is taken for a submission here.
+      if (error instanceof SyntaxError || error instanceof UnreadableEvent) return [];
+      throw error;
+    }
+    const target = event && targetOf(event);
+    return target && erased.has(target.id) ? target.streams : [];
+  };
   for (let after = 0n; ; ) {
     const page = await copy.readFeed({ after, limit: PAGE });
     if (page.length === 0) return gone;
@@ -203,6 +244,7 @@ async function deletedSince(store: Services['events'], copy: SqliteEventStore): 
         else break;
       }
       if (i === stored.length || stored[i]!.position !== record.position) gone.add(record.streamId);
+      for (const stream of erasedSubmission(record)) gone.add(stream);
     }
     after = page[page.length - 1]!.position;
   }

@@ -69,8 +69,8 @@ const keyOf = (actor: string): string | null => (actor.startsWith('key_') ? acto
 /**
  * Erasure as a process: it follows the event feed from its own checkpoint
  * and, for every parent deletion, erasure request and submission recorded
- * after its parent's deletion, deletes the streams that hold the submissions
- * and records `ResponsesErased` (ids only) in the erasure's stream; the
+ * after its parent's deletion, records `ResponsesErased` (ids only) in the
+ * erasure's stream and deletes the streams that hold the submissions; the
  * projections drop the rows when they apply that event.
  *
  * Every step can run twice: deleting a deleted stream changes nothing, and
@@ -274,12 +274,17 @@ export class ErasureProcess {
     await commit(previous);
   }
 
+  /**
+   * Records the erasure, then deletes what it names. In this order, a stop
+   * between the two leaves a history whose every missing event a record
+   * accounts for (`verify` passes) and the content still to delete, which
+   * the next start deletes; in the other, the content went with no record
+   * saying why, and `verify` reported a break until then.
+   */
   private async erase(job: Job): Promise<void> {
     const streams = job.targets.flatMap((t) => t.streams);
-    if (streams.length > 0) {
-      await this.beforeErasure();
-      await this.events.deleteStreams(streams);
-    }
+    // Sealed first, so that the erased events' hashes are in the chain however soon after their submission they go.
+    if (streams.length > 0) await this.beforeErasure();
     const ids = job.targets.map((t) => t.id).sort();
     const chunks: string[][] = [];
     for (let i = 0; i < ids.length; i += CHUNK) chunks.push(ids.slice(i, i + CHUNK));
@@ -300,7 +305,9 @@ export class ErasureProcess {
         recorded = (await this.events.readStream(job.stream, { fromRevision: revision, maxCount: 1 }))[0]?.position ?? recorded;
       }
     }
-    if (streams.length > 0) await this.afterErasure(recorded);
+    if (streams.length === 0) return;
+    await this.events.deleteStreams(streams);
+    await this.afterErasure(recorded);
   }
 
   private read(stored: StoredEvent): Recorded<DomainEvent> | undefined | UnreadableEvent {

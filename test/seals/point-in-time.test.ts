@@ -10,7 +10,9 @@ import { publishedWidget } from '../support/app.js';
 import { signIn } from '../dashboard/support.js';
 import { admin, json, startServer } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
-import { tempDir, testServices } from '../support/services.js';
+import { silent, tempDir, testServices } from '../support/services.js';
+import { catalog } from '../../src/domain-events.js';
+import { ErasureProcess } from '../../src/erasure/process.js';
 import { live, submit, type Live } from './support.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -315,4 +317,46 @@ t.test('rebuild --until: an --out that is a file, not empty, cannot be made or i
     t.match(run.stderr, message, out);
   }
   t.notOk(existsSync(join(full, POINT_IN_TIME_FILE)), 'nothing left in the directory refused');
+});
+
+t.test('a copy made while an erasure is recorded and not yet carried out holds nothing it erases, recorded before the copy\'s moment or after', async (t) => {
+  const { dir, app, who, services: first, close } = await live(t);
+  const widget = await publishedWidget(app, who);
+  const [kept, gone] = [await submit(app, widget), await submit(app, widget)];
+  await first.seals.sealAll();
+  await close();
+  const services = await testServices(t, { dataDir: dir });
+  // The erasure process stops before it deletes anything.
+  const events = new Proxy(services.events, {
+    get(target, property) {
+      if (property === 'deleteStreams') return async () => Promise.reject(new Error('the process stopped here'));
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const stopped = new ErasureProcess(events, services.readModels, catalog, services.clock, silent);
+  await stopped.init();
+  await pause(5);
+  const before = new Date().toISOString();
+  await pause(5);
+  const now = new Date().toISOString();
+  const erasure_id = 'ers_01M8300000A1B2C3D4E5F6G7H8';
+  const data = { erasure_id, account_id: who.accountId, parent: 'widget' as const, parent_id: widget, response_ids: [gone.id], key_id: who.keyId, requested_at: now };
+  await services.events.append(`erasure-${erasure_id}`, [catalog.serialize({ type: 'ErasureRequested', data }, { occurred_at: now, actor: who.keyId })], 'no_stream');
+  await t.rejects(stopped.catchUp(), /stopped here/);
+  t.equal((await services.events.readStream(`erasure-${erasure_id}`)).at(-1)?.type, 'ResponsesErased', 'the erasure is recorded');
+  t.ok(readFileSync(join(dir, DATABASE_FILE)).includes(gone.marker), 'and the store still holds what it erases');
+  await pause(5);
+  const after = new Date().toISOString();
+
+  for (const [moment, until, erasedAfter] of [['before', before, { [widget]: [gone.id] }], ['after', after, {}]] as const) {
+    const out = join(tempDir(t, `unfinished-${moment}`), 'store');
+    t.equal(await rebuildAt(services, { until: new Date(until), out }, () => undefined), 0);
+    for (const file of readdirSync(out).filter((name) => name.startsWith(DATABASE_FILE))) t.notOk(readFileSync(join(out, file)).includes(gone.marker), `recorded ${moment} the moment: ${file} holds nothing of it`);
+    t.ok(readFileSync(join(out, DATABASE_FILE)).includes(kept.marker), `recorded ${moment} the moment: what was not erased is there`);
+    t.same(JSON.parse(readFileSync(join(out, POINT_IN_TIME_FILE), 'utf8')).erased_after_by_object, erasedAfter, `recorded ${moment} the moment: the ids erased after it`);
+    const verified = await admin(['verify'], { DATA_DIR: out });
+    t.equal(verified.code, 0, verified.stderr);
+    t.match(json(verified), { verified: true, erased: 1 });
+  }
 });

@@ -4,9 +4,10 @@ import t from 'tap';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { formatLine, leafOf, SEAL_STREAM, sealHash } from '../../src/seals/chain.js';
 import { catalog } from '../../src/domain-events.js';
+import { ErasureProcess } from '../../src/erasure/process.js';
 import { leavesInThreads } from '../../src/seals/leaves.js';
 import { verifyHistory } from '../../src/seals/verify.js';
-import { tempDir, testServices } from '../support/services.js';
+import { silent, tempDir, testServices } from '../support/services.js';
 import { admin } from '../support/processes.js';
 import { publishedWidget } from '../support/app.js';
 import { live, openFile, rows, sealedHistory, submit } from './support.js';
@@ -630,4 +631,45 @@ t.test('on threads, events appended after the walk began are read and checked to
   t.ok(appended > 2, `${appended} events appended after the head the threads were given`);
   t.match(threaded, { firstBreak: undefined, events: before.events + appended, seals: before.seals + 1 }, 'the appended events and their seal are counted and checked');
   t.same(threaded, await verifyHistory(services.events), 'the same figures as a walk that began after them');
+});
+
+t.test('an erasure stopped halfway through its deletion leaves verify at 0, and the next start deletes what it recorded', async (t) => {
+  const { dir, close, widgets, responses, who } = await sealedHistory(t);
+  await close();
+  const services = await testServices(t, { dataDir: dir });
+  // The process stops after the first stream it deletes.
+  const deleteStreams = services.events.deleteStreams.bind(services.events);
+  const events = new Proxy(services.events, {
+    get(target, property) {
+      if (property === 'deleteStreams') {
+        return async (streams: string[]) => {
+          await deleteStreams(streams.slice(0, 1));
+          throw new Error('the process stopped here');
+        };
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const stopped = new ErasureProcess(events, services.readModels, catalog, services.clock, silent);
+  await stopped.init();
+  const now = new Date().toISOString();
+  await services.events.append(`widget-${widgets[0]}`, [catalog.serialize({ type: 'WidgetDeleted', data: { widget_id: widgets[0]!, account_id: who.accountId, deleted_at: now } }, { occurred_at: now, actor: who.keyId })], 'any');
+  await t.rejects(stopped.catchUp(), /stopped here/);
+  await services.close();
+  const ofFirst = [responses[0]!, responses[1]!, responses[4]!];
+  const held = () => ofFirst.filter((response) => rows(dir).some((row) => row.data.includes(response.marker))).length;
+  t.ok(held() > 0 && held() < 3, `some of the widget's responses are deleted, some not yet (${held()} left)`);
+
+  const interrupted = await verifyRun(dir);
+  t.equal(interrupted.code, 0, interrupted.stderr);
+  t.ok(interrupted.result.erased >= 1, 'what was deleted counts as erased: a record names it');
+  t.ok(held() > 0, 'verify read the history as the stop left it');
+
+  const restarted = await live(t, dir);
+  t.ok(await restarted.services.reach.erasure(await restarted.services.events.headPosition(), 10_000));
+  await restarted.close();
+  t.equal(held(), 0, 'the next start deleted the rest');
+  const finished = await verifyRun(dir);
+  t.equal(finished.code, 0, finished.stderr);
 });
