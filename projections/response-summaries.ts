@@ -58,10 +58,31 @@ interface KnownCounter {
 
 type CountOne = Extract<ReadModelOp, { op: 'tally' }>;
 
-/** Counters already worked out, by scope, dimension, key and value. */
+/**
+ * Counters already worked out, by scope, dimension, key and value. The
+ * values are what responses answered, a visitor's one-word text among
+ * them: an erasure forgets them all (uncount), and working out what an
+ * erased response counted (`retract`) adds none.
+ */
 const known = new Map<string, Map<Dimension, Map<string, Map<CounterValue, KnownCounter>>>>();
 let countersKept = 0;
 const COUNTERS_KEPT = 65_536;
+/** Off while the counters of a response being erased are worked out. */
+let remembering = true;
+
+function forgetCounters(): void {
+  known.clear();
+  countersKept = 0;
+}
+
+function unremembered<T>(work: () => T): T {
+  remembering = false;
+  try {
+    return work();
+  } finally {
+    remembering = true;
+  }
+}
 
 /**
  * A counter's id from what it counts: 96 bits of a SHA-256 of (scope,
@@ -74,12 +95,13 @@ export function counterId(scope: string, dim: Dimension, key = '', value: Counte
 }
 
 function counter(scope: string, dim: Dimension, key: string, value: CounterValue): KnownCounter {
+  const found = known.get(scope)?.get(dim)?.get(key)?.get(value);
+  if (found !== undefined) return found;
+  const made = { id: createHash('sha256').update(JSON.stringify([scope, dim, key, value])).digest('base64url').slice(0, 16), countOne: new Map() };
+  if (!remembering) return made;
   let byDim = known.get(scope);
   if (byDim === undefined) {
-    if (countersKept >= COUNTERS_KEPT) {
-      known.clear();
-      countersKept = 0;
-    }
+    if (countersKept >= COUNTERS_KEPT) forgetCounters();
     known.set(scope, (byDim = new Map()));
   }
   let byKey = byDim.get(dim);
@@ -87,13 +109,9 @@ function counter(scope: string, dim: Dimension, key: string, value: CounterValue
   // A Map tells 9 from "9" and true from "true" by itself (SameValueZero): the value is its own key.
   let byValue = byKey.get(key);
   if (byValue === undefined) byKey.set(key, (byValue = new Map()));
-  let found = byValue.get(value);
-  if (found === undefined) {
-    found = { id: createHash('sha256').update(JSON.stringify([scope, dim, key, value])).digest('base64url').slice(0, 16), countOne: new Map() };
-    byValue.set(value, found);
-    countersKept++;
-  }
-  return found;
+  byValue.set(value, made);
+  countersKept++;
+  return made;
 }
 
 /** A time as the service writes it, in UTC: its day is its first ten characters. */
@@ -187,20 +205,23 @@ export function voteCounted(vote: { poll_id: string; account_id: string; option_
 export function responseCounters(doc: Doc): string[] {
   const { parent_id, account_id, answers, metadata, submitted_at } = doc;
   if (typeof parent_id !== 'string' || typeof account_id !== 'string' || typeof submitted_at !== 'string' || !isObject(answers) || !isObject(metadata)) return [];
-  return responseCounted({ account_id, answers, metadata, submitted_at }, parent_id).ops.map((op) => op.doc.id);
+  // Asked for a response being erased (a retract): its answers are not kept here.
+  return unremembered(() => responseCounted({ account_id, answers, metadata, submitted_at }, parent_id).ops.map((op) => op.doc.id));
 }
 
 /** The counters a vote's document counted in (the voters collection's `counted`); none for a document not of that shape. */
 export function voteCounters(doc: Doc): string[] {
   const { poll_id, account_id, option_ids, cast_at } = doc;
   if (typeof poll_id !== 'string' || typeof account_id !== 'string' || typeof cast_at !== 'string' || !Array.isArray(option_ids) || !option_ids.every((id) => typeof id === 'string')) return [];
-  return voteCounted({ poll_id, account_id, option_ids, cast_at }).ops.map((op) => op.doc.id);
+  return unremembered(() => voteCounted({ poll_id, account_id, option_ids, cast_at }).ops.map((op) => op.doc.id));
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Takes back what each erased response or vote (documents of `records`) counted in `collection`, then deletes it. */
 export function uncount(collection: string, records: string, ids: readonly string[]): ReadModelOp[] {
+  // Whatever the erased responses answered is forgotten with the rest: a few counters are worked out again.
+  if (ids.length > 0) forgetCounters();
   return ids.flatMap((id): ReadModelOp[] => [
     { op: 'retract', collection, field: COUNT, record: { collection: records, id } },
     { op: 'delete', collection: records, where: { id } },

@@ -86,6 +86,8 @@ export interface Server {
   url: string;
   /** What the server logged on stdout so far (pino JSON lines). */
   log(): string;
+  /** Sends the server's process a signal, without waiting for anything. */
+  signal(signal: NodeJS.Signals): void;
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stderr: string }>;
 }
 
@@ -116,6 +118,7 @@ export async function startServer(env: Record<string, string>, programs = SOURCE
   return {
     url,
     log: () => stdout,
+    signal: (signal) => void child.kill(signal),
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
       return exited;
