@@ -11,12 +11,17 @@ const PositiveInteger = z
   .transform(Number)
   .refine((n) => Number.isSafeInteger(n) && n >= 1, 'must be a positive integer');
 
+/** Any positive integer, however large: every one above the most a page holds is served as that most. */
+const PageSize = z
+  .string()
+  .regex(DIGITS, 'must be a positive integer')
+  .transform((digits) => Math.min(Number(digits), MAX_LIMIT))
+  .refine((n) => n >= 1, 'must be a positive integer');
+
 /** D9: positive integers or 400; a limit above 100 is served as 100. */
 export const PaginationQuery = z.object({
   page: PositiveInteger.default(1).meta({ description: 'Page number, from 1 (default 1)', minimum: 1 }),
-  limit: PositiveInteger.default(50)
-    .transform((n) => Math.min(n, MAX_LIMIT))
-    .meta({ description: `Items a page (default 50); above ${MAX_LIMIT} is served as ${MAX_LIMIT}`, minimum: 1 }),
+  limit: PageSize.default(50).meta({ description: `Items a page (default 50); above ${MAX_LIMIT} is served as ${MAX_LIMIT}`, minimum: 1 }),
 });
 export type PaginationQuery = z.infer<typeof PaginationQuery>;
 

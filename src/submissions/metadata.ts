@@ -162,14 +162,33 @@ function parseDevice(userAgent: string): Device {
   };
 }
 
-/** The address as stored: normalised, cut to MAX_URL characters, never within a `%XX` escape. */
+/**
+ * The address as stored: normalised, cut to MAX_URL characters, never
+ * within a `%XX` escape nor within the escapes of one character (`ü` is
+ * `%C3%BC`: a cut after `%C3` would leave a text no decoder takes).
+ */
 function stored(address: URL | null): string | null {
   if (!address) return null;
   const href = address.href;
   if (href.length <= MAX_URL) return href;
-  const cut = href.slice(0, MAX_URL);
+  let cut = href.slice(0, MAX_URL);
   const escape = /%[0-9A-Fa-f]?$/.exec(cut);
-  return escape ? cut.slice(0, escape.index) : cut;
+  if (escape) cut = cut.slice(0, escape.index);
+  return cut.slice(0, cut.length - 3 * unfinishedBytes(cut));
+}
+
+/** How many of the trailing `%XX` escapes begin a UTF-8 character that the text ends before finishing. */
+function unfinishedBytes(text: string): number {
+  for (let back = 1; back <= 4 && text.length >= 3 * back; back++) {
+    const escape = text.slice(text.length - 3 * back, text.length - 3 * back + 3);
+    if (!/^%[0-9A-Fa-f]{2}$/.test(escape)) return 0;
+    const byte = parseInt(escape.slice(1), 16);
+    // A continuation byte: its character began further back.
+    if (byte >= 0x80 && byte < 0xc0) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
 }
 
 function url(value: string | undefined): URL | null {

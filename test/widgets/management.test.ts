@@ -116,6 +116,7 @@ t.test('list: own widgets only, newest first, paginated per D9', async (t) => {
   t.same(second.widgets.map((w: { title: string }) => w.title), ['W2', 'W1']);
   t.same(second.pagination, { page: 2, limit: 2, total: 5, totalPages: 3 });
   t.same((await page('?limit=1000')).json().pagination.limit, 100, 'a limit above 100 is served as 100');
+  for (const limit of ['9007199254740992', '1'.padEnd(400, '0')]) t.same((await page(`?limit=${limit}`)).json().pagination.limit, 100, `however far above (${limit.length} digits)`);
   t.same((await page('?page=9')).json().widgets, [], 'a page past the end is empty');
   for (const query of ['?page=0', '?limit=0', '?page=-1', '?limit=abc', '?page=1.5', '?page=99999999999999999999', '?page=1&page=2']) {
     t.match((await page(query)).json(), D3(400, 'validation_error'), query);

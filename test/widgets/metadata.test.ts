@@ -130,6 +130,16 @@ t.test('page_url and referer are at most 2,048 characters as stored, percent-enc
     t.match(stored.page_url, /(%[0-9A-F]{2})$/, 'ends on a whole escape');
     t.ok(new URL(address).href.startsWith(stored.page_url), 'the beginning of the encoded address');
   }
+  // Characters of two, three and four bytes, the cut falling at every place among their escapes: the stored address decodes.
+  for (const [character, count] of [['ü', 400], ['€', 250], ['😀', 200]] as const) {
+    for (let offset = 0; offset < 12; offset++) {
+      const stored = (await submit({ pageUrl: `https://x.example/${'a'.repeat(offset)}${character.repeat(count)}` })) as { page_url: string };
+      t.doesNotThrow(() => decodeURIComponent(stored.page_url), `${character} after ${offset}: ends on a whole character (${stored.page_url.slice(-12)})`);
+      t.ok(stored.page_url.length > 2048 - 12, 'and loses no more than that character');
+    }
+  }
+  const utm = await submit({ pageUrl: `https://x.example/${'ü'.repeat(400)}?utm_source=mail` });
+  t.match(utm, { page_url: /^[^?]+$/, utm_source: 'mail' }, 'UTM values are read from the whole address, the cut query included');
   const short = await submit({ pageUrl: 'https://shop.example/café' });
   t.equal(short.page_url, 'https://shop.example/caf%C3%A9', 'a short one whole');
 });
