@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { said } from './text.js';
 import { patchOf } from './patch.js';
 import { Settings } from './submissions/settings.js';
 import { Theme } from './theme.js';
@@ -8,7 +9,7 @@ import { Theme } from './theme.js';
  * their submissions: one set of fields for both, in their configuration,
  * their create and update bodies, and their views.
  */
-export const Title = z.string().trim().min(1).max(200);
+export const Title = said(200);
 export const Text = (max: number) => z.string().trim().max(max);
 
 /** The fields a visitor sees. */

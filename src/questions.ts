@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { said, shows } from './text.js';
 import type { ErrorDetail } from './errors.js';
 
 /**
@@ -11,7 +12,7 @@ export const QuestionId = z
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -')
   // Answers are keyed by question id, and no request body may hold a `__proto__` key: a question of that id could never be answered.
   .refine((id) => id !== '__proto__', 'must not be __proto__, which no answer could name');
-const Title = z.string().trim().min(1).max(500);
+const Title = said(500);
 const base = { id: QuestionId, title: Title, required: z.boolean().default(false) };
 
 export const MAX_TEXT = 10_000;
@@ -40,7 +41,7 @@ export const SingleChoiceQuestion = z.strictObject({
   ...base,
   type: z.literal('single_choice'),
   choices: z
-    .array(z.strictObject({ id: QuestionId, label: z.string().trim().min(1).max(200) }))
+    .array(z.strictObject({ id: QuestionId, label: said(200) }))
     .min(2)
     .max(50)
     .refine((choices) => new Set(choices.map((c) => c.id)).size === choices.length, 'choice ids must be unique'),
@@ -48,7 +49,7 @@ export const SingleChoiceQuestion = z.strictObject({
 /** Bug reports: a fixed severity scale, so reports from every site compare. */
 export const SeverityQuestion = z.strictObject({ ...base, type: z.literal('severity') });
 /** D7: forms only; its answer is a boolean and the response keeps a consent record. */
-export const ConsentQuestion = z.strictObject({ ...base, type: z.literal('consent'), text: z.string().trim().min(1).max(5000) });
+export const ConsentQuestion = z.strictObject({ ...base, type: z.literal('consent'), text: said(5000) });
 
 const widgetQuestionTypes = [
   StarRatingQuestion,
@@ -111,7 +112,7 @@ function problem(question: FormQuestion, value: unknown): string | undefined {
   }
 }
 
-const isBlank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+const isBlank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && !shows(value));
 
 /**
  * Checks every answer against its question: required ones present, no

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * C0 controls but TAB, LF and CR (text people type may hold those), DEL and
  * C1 (which holds the 8-bit ESC and CSI): none belongs in text shown to
@@ -34,3 +36,17 @@ export function textProblem(value: string): string | undefined {
 export function stripControls(value: string): string {
   return ANY_STRIPPED.test(value) ? value.replace(STRIPPED, '') : value;
 }
+
+/**
+ * Nothing but white space and characters that show nothing by themselves:
+ * format characters (zero-width space and joiners, soft hyphen, byte order
+ * mark, direction marks), the Hangul fillers and the blank Braille pattern,
+ * which pass for a letter yet leave the line empty.
+ */
+const INVISIBLE = /^[\s\p{Cf}\u115F\u1160\u2800\u3164\uFFA0]*$/u;
+
+/** Whether a text shows anything to a reader. */
+export const shows = (value: string): boolean => !INVISIBLE.test(value);
+
+/** A text that must say something: trimmed, then neither empty nor only invisible characters, and at most `max` characters. */
+export const said = (max: number) => z.string().trim().min(1, 'must not be blank').max(max).refine(shows, 'must not be blank');

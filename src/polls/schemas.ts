@@ -1,14 +1,15 @@
 import { z } from 'zod';
+import { said } from '../text.js';
 import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../patch.js';
 import { Settings } from '../submissions/settings.js';
 
-const OptionText = z.string().trim().min(1).max(200);
+const OptionText = said(200);
 export const PollOption = z.object({ id: z.string(), text: OptionText });
 export type PollOption = z.infer<typeof PollOption>;
 
 export const PollConfig = z.object({
-  question: z.string().trim().min(1).max(500),
+  question: said(500),
   options: z.array(PollOption).min(2).max(20),
   allow_multiple: z.boolean(),
   settings: Settings,

@@ -55,6 +55,9 @@ t.test('polls: create, list, get, update, delete', async (t) => {
   t.match((await put({ options: [{ id: 'opt_forged', text: 'X' }, { text: 'Y' }] })).json(), { ...D3(400, 'validation_error'), details: [{ path: 'body.options.0.id' }] });
   t.match((await put({ options: [{ text: 'Only one' }] })).json(), D3(400, 'validation_error'));
   t.match((await put({ question: 'Mine' }, other)).json(), D3(404, 'poll_not_found'));
+  for (const [payload, path] of [[{ question: '\u200b', options: [{ text: 'a' }, { text: 'b' }] }, 'body.question'], [{ question: 'q', options: [{ text: 'a' }, { text: '\u00ad\u2060' }] }, 'body.options.1.text']] as const) {
+    t.match((await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload })).json(), { ...D3(400, 'validation_error'), details: [{ path, message: 'must not be blank' }] }, `${path}: only invisible characters`);
+  }
   for (const payload of [{ question: '', options: [{ text: 'a' }, { text: 'b' }] }, { question: 'q', options: [{ text: 'a' }] }, { question: 'q', options: [{ text: 'a' }, { text: 'b' }], extra: 1 }, { question: 'q', options: [{ id: 'x', text: 'a' }, { text: 'b' }] }]) {
     t.match((await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload })).json(), D3(400, 'validation_error'));
   }

@@ -125,6 +125,25 @@ t.test('answers are checked against the questions', async (t) => {
   t.same(list.responses[0].answers, { stars: 3, nps: 0, text: 'x'.repeat(10_000), mail: 'a@b.example', pick: 'b', sev: 'critical' });
 });
 
+t.test('an answer of only invisible characters is blank: refused for a required question, dropped for an optional one', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const id = await publishedWidget(app, biz, {
+    widget_type: 'custom',
+    questions: [
+      { id: 'why', type: 'long_text', title: 'Why?', required: true },
+      { id: 'more', type: 'long_text', title: 'More?' },
+    ],
+  });
+  const token = await tokenFor(app, 'widgets', id);
+  const submit = (answers: unknown) => app.inject({ method: 'POST', url: `/api/widgets/${id}/submit`, payload: { answers, _token: token } });
+  const invisible = '\u200b\u200c\u200d\ufeff \u3164';
+  t.match((await submit({ why: invisible })).json(), { ...D3(400, 'validation_error'), details: [{ path: 'answers.why' }] }, 'a required one is not answered by it');
+  t.equal((await submit({ why: 'Because 👍', more: invisible })).statusCode, 200);
+  const list = (await app.inject({ method: 'GET', url: `/api/widgets/${id}/responses`, headers: biz.headers })).json();
+  t.same(list.responses.map((r: { answers: unknown }) => r.answers), [{ why: 'Because 👍' }], 'an optional one is left out, as a blank one is');
+});
+
 t.test('read-your-writes, the documented record, and 200 submissions at once', async (t) => {
   const clock = manualClock();
   const { app, services } = await testApp(t, { clock });
