@@ -184,3 +184,23 @@ t.test('NPS score: an integer, rounded half away from zero; averages to 2 decima
   t.equal(average(7, 3), 2.33);
   t.equal(average(0, 0), null);
 });
+
+t.test("a question's figures leave out answers it would not take as it is now; the responses keep them", async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const stars = (maxStars: number) => ({ id: 'r', type: 'star_rating', title: 'R', starRatingSettings: { maxStars } });
+  const created = await app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'custom', title: 'Stars', questions: [stars(5)] } });
+  const widget = created.json().id as string;
+  await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: biz.headers, payload: { published: true } });
+  for (const [i, r] of [5, 5, 1].entries()) {
+    const sent = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, headers: { 'x-forwarded-for': `10.0.0.${i + 1}` }, payload: { answers: { r }, _token: await tokenFor(app, 'widgets', widget) } });
+    t.equal(sent.statusCode, 200, sent.body);
+  }
+  const { cookie } = await signIn(app, services, biz.accountId);
+  const summary = async () => (await app.inject({ method: 'GET', url: `/dashboard/api/widgets/${widget}/summary`, headers: { cookie } })).json().questions[0];
+  t.match(await summary(), { question_id: 'r', answered: 3, rating: { average: 3.67 } });
+  t.equal((await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: biz.headers, payload: { questions: [stars(3)] } })).statusCode, 200);
+  t.match(await summary(), { question_id: 'r', answered: 1, rating: { average: 1, distribution: [{ value: 1, count: 1 }, { value: 2, count: 0 }, { value: 3, count: 0 }] } }, 'the two 5s are past the scale');
+  const listed = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json();
+  t.same(listed.responses.map((r: { answers: { r: number } }) => r.answers.r).sort(), [1, 5, 5]);
+});
