@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import { registerErrorHandling } from './errors.js';
 import { clientErrorHandler, connectHandler } from './client-errors.js';
 import { EVERY_REPLY } from './reply-headers.js';
+import { headerCount } from './raw-headers.js';
 
 /** Listed once: every reply goes through them. */
 const EVERY_REPLY_ENTRIES = Object.entries(EVERY_REPLY);
@@ -106,6 +107,8 @@ export async function buildApp(services: Services): Promise<App> {
     reply.header('x-request-id', request.id);
     // RFC 9112 §3.2: an HTTP/1.1 request names its host (Node's own refusal of one that does not had no body).
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') throw new AppError('validation_error', 'The request is not valid HTTP: an HTTP/1.1 request needs a Host header');
+    // And names one: Node keeps the first of several, where a proxy in front may have read another.
+    if (headerCount(request.raw.rawHeaders, 'host') > 1) throw new AppError('validation_error', 'The request is not valid HTTP: it has several Host headers');
   });
   if (services.readOnly) {
     const { until } = services.readOnly;

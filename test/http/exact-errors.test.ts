@@ -127,6 +127,11 @@ t.test('an HTTP/1.1 request without Host is 400 validation_error in the D3 shape
   t.match(missing.headers, { 'x-request-id': /^req_/ });
   const old = await raw(port, 'GET /healthz HTTP/1.0\r\n\r\n');
   t.equal(old.status, 200);
+  for (const version of ['1.1', '1.0']) {
+    const twice = await raw(port, `GET /healthz HTTP/${version}\r\nHost: a.example\r\nhost: b.example\r\nConnection: close\r\n\r\n`);
+    t.equal(twice.status, 400, `HTTP/${version} with two Host headers`);
+    t.match(JSON.parse(twice.body), { ...D3(400, 'validation_error'), message: /several Host headers/ });
+  }
 });
 
 t.test('CONNECT, which no route takes, is 404 not_found in the D3 shape like any other such method, not a connection closed without a word', async (t) => {
