@@ -175,6 +175,9 @@ function sealVersion(metadata: string) {
   }
 }
 
+/** Later than any position: where the record of an erasure a point-in-time copy's mark names would be. */
+const BEYOND = 2n ** 64n;
+
 const INSERTED = 'inserted: no seal covers this event, though it lies inside a sealed range';
 
 /** Who recorded an event and when, from its metadata as stored; nothing from a text that no longer parses. */
@@ -201,7 +204,8 @@ function recordedBy(metadata: string): { actor: string | undefined; occurredAt: 
  */
 export async function verifyHistory(store: EventStore, options: VerifyOptions = {}): Promise<Verification> {
   const pageSize = options.pageSize ?? 1000;
-  const erasedIds = new Set<string>(options.erasedLater);
+  /** Each erased id, with the position of the last record naming it: past every position for the ids a copy's mark names, whose records it does not hold. */
+  const erasedAt = new Map<string, bigint>((options.erasedLater ?? []).map((id) => [id, BEYOND]));
   /** The first record naming each erased id (ids a copy's mark names have none here). */
   const erasedIn = new Map<string, ErasureRecord>();
   let firstBreak: Found | undefined;
@@ -301,7 +305,7 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
         const { ids, parentId } = erasedBy(record);
         const erasure: ErasureRecord = { position: record.position, stream: record.streamId, parentId, submissions: ids.length, ...recordedBy(record.metadata) };
         for (const id of ids) {
-          erasedIds.add(id);
+          if ((erasedAt.get(id) ?? 0n) < record.position) erasedAt.set(id, record.position);
           if (!erasedIn.has(id)) erasedIn.set(id, erasure);
         }
       }
@@ -324,13 +328,19 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
   }
 
   // Erasures are recorded after what they erase: the missing are judged once every record is read.
-  const erasedStreams = new Set<string>();
+  /** Per stream an erasure deleted, the last record that erased a submission in it: events after that record are not its. */
+  const erasedStreams = new Map<string, bigint>();
   for (const line of missing) {
-    if (line.subject !== undefined && erasedIds.has(line.subject)) for (const stream of [line.stream, ...(line.also ?? [])]) erasedStreams.add(stream);
+    const at = line.subject === undefined ? undefined : erasedAt.get(line.subject);
+    if (at === undefined || at < line.position) continue;
+    for (const stream of [line.stream, ...(line.also ?? [])]) if ((erasedStreams.get(stream) ?? 0n) < at) erasedStreams.set(stream, at);
   }
   let erased = 0;
   for (const line of missing) {
-    if (erasedStreams.has(line.stream)) erased++;
+    // Erased by a record after it: one naming its submission, or one erasing a submission its stream held.
+    const own = line.subject === undefined ? undefined : erasedAt.get(line.subject);
+    const stream = erasedStreams.get(line.stream);
+    if ((own !== undefined && own > line.position) || (stream !== undefined && stream > line.position)) erased++;
     else report({ position: line.position, stream: line.stream, type: line.type, problem: 'deleted: the event was sealed, and no recorded erasure removed its stream' });
   }
   if (options.expect !== undefined && expected === undefined) {

@@ -673,3 +673,25 @@ t.test('an erasure stopped halfway through its deletion leaves verify at 0, and 
   const finished = await verifyRun(dir);
   t.equal(finished.code, 0, finished.stderr);
 });
+
+t.test('a stream an erasure deleted, written again and that event deleted: a break, not the earlier erasure', async (t) => {
+  const { dir, app, who, services, close, widgets, responses } = await sealedHistory(t);
+  const erased = await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { widgetId: widgets[0], ids: [responses[0]!.id] } });
+  t.equal(erased.statusCode, 200, erased.body);
+  const stream = `response-${responses[0]!.id}`;
+  // Someone with the file lets the deleted stream be written again, writes in it, has it sealed, and deletes it.
+  const db = openFile(dir);
+  db.prepare('DELETE FROM deleted_streams WHERE stream_id = ?').run(stream);
+  db.close();
+  const [template] = (await services.events.readAll({ after: 0n, limit: 1000 })).filter((event) => event.type === 'ResponseSubmitted' && event.data.widget_id === widgets[0]);
+  const { position } = await services.events.append(stream, [{ type: 'ResponseSubmitted', data: { ...template!.data, response_id: 'rsp_smuggled' }, metadata: template!.metadata }], 'any');
+  await services.seals.sealAll();
+  await close();
+  t.equal((await verifyRun(dir)).code, 0, 'sealed in, it verifies');
+  const file = openFile(dir);
+  file.prepare('DELETE FROM events WHERE position = ?').run(position);
+  file.close();
+  const { code, result } = await verifyRun(dir);
+  t.equal(code, 1);
+  t.match(result.break, { position: String(position), stream, problem: /deleted: the event was sealed, and no recorded erasure removed its stream/ });
+});
