@@ -4,6 +4,7 @@
  * at most `ahead` ranges before the verify has taken them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { UnreadableRecord } from '../infra/event-store/port.js';
 import { openSqliteEventStore, type SqliteEventStore } from '../infra/event-store/sqlite.js';
 import { creditedSender, reasonOf } from '../infra/threads.js';
 import { leafPage, type LeavesMessage, type LeavesWorkerData } from './leaves.js';
@@ -24,7 +25,11 @@ try {
     await send({ kind: 'page', page }, [page.positions.buffer as ArrayBuffer, page.revisions.buffer as ArrayBuffer, page.leaves.buffer as ArrayBuffer]);
   }
 } catch (error) {
-  port.postMessage({ kind: 'failed', message: reasonOf(error) } satisfies LeavesMessage);
+  port.postMessage(
+    (error instanceof UnreadableRecord
+      ? { kind: 'unreadable', position: String(error.position), streamId: error.streamId, reason: error.reason }
+      : { kind: 'failed', message: reasonOf(error) }) satisfies LeavesMessage,
+  );
 } finally {
   await events?.close();
   // The port's listener would keep the thread alive.

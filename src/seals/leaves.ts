@@ -1,4 +1,4 @@
-import type { FeedRecord } from '../infra/event-store/port.js';
+import { UnreadableRecord, type FeedRecord } from '../infra/event-store/port.js';
 import { besideModule, messagesOf, startThread } from '../infra/threads.js';
 import { leafLatin1, SEAL_STREAM } from './chain.js';
 
@@ -47,7 +47,7 @@ export interface LeavesWorkerData {
 }
 
 /** Thread to verify: one range's page, or what failed. */
-export type LeavesMessage = { kind: 'page'; page: LeafPage } | { kind: 'failed'; message: string };
+export type LeavesMessage = { kind: 'page'; page: LeafPage } | { kind: 'failed'; message: string } | { kind: 'unreadable'; position: string; streamId: string; reason: string };
 
 /**
  * The embedded store's feed read and hashed on `threads` threads, each with
@@ -76,6 +76,7 @@ async function* fromThreads(dataDir: string, after: bigint, through: bigint, opt
       const thread = threads[k % of]!;
       const message = await thread.messages.next();
       if (message.kind === 'failed') throw new Error(`a verify thread: ${message.message}`);
+      if (message.kind === 'unreadable') throw new UnreadableRecord(BigInt(message.position), message.streamId, message.reason);
       thread.worker.postMessage('more');
       yield message.page;
     }

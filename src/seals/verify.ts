@@ -175,6 +175,11 @@ function sealVersion(metadata: string) {
   }
 }
 
+/** The fields of a seal, every version. */
+const SEAL_FIELDS = new Set(Object.keys(LogSealed.schema.shape));
+/** A position as a seal writes it: a decimal number, no sign, no leading zero. */
+const POSITION = /^(0|[1-9][0-9]*)$/;
+
 /** Later than any position: where the record of an erasure a point-in-time copy's mark names would be. */
 const BEYOND = 2n ** 64n;
 
@@ -245,6 +250,18 @@ export async function verifyHistory(store: EventStore, options: VerifyOptions = 
     }
     if (!parsed.success || !lines || version === undefined) return;
     const seal = parsed.data;
+    // What the hash does not cover must still be as the service writes it: a field more, or a range spelt otherwise, changes the last seal unseen.
+    const extra = Object.keys(data as object).filter((key) => !SEAL_FIELDS.has(key));
+    if (extra.length > 0) report({ ...at, problem: `seal ${seal.seal} was changed after it was made: it holds ${extra.map((key) => JSON.stringify(key)).join(', ')}, which no seal has` });
+    if (!POSITION.test(seal.from) || !POSITION.test(seal.through)) {
+      report({ ...at, problem: `seal ${seal.seal} was changed after it was made: its range (${JSON.stringify(seal.from)} to ${JSON.stringify(seal.through)}) is not written as positions` });
+      // What BigInt reads otherwise (hexadecimal, leading zeros) is still checked as that; what it cannot read says nothing more.
+      if (!/^\s*(0x[0-9a-f]+|[0-9]+)\s*$/i.test(seal.from) || !/^\s*(0x[0-9a-f]+|[0-9]+)\s*$/i.test(seal.through)) {
+        // The noted seal is there, damaged: the damage is the break, not a chain that lost it.
+        if (seal.hash === options.expect) expected = { through };
+        return;
+      }
+    }
     const from = BigInt(seal.from);
     const end = BigInt(seal.through);
     const whole = sealHash({ version, seal: seal.seal, previous: seal.previous, from, through: end, sealedAt: seal.sealed_at, events: seal.events }) === seal.hash;

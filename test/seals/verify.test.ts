@@ -2,6 +2,7 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import t from 'tap';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import { formatLine, leafOf, SEAL_STREAM, sealHash } from '../../src/seals/chain.js';
 import { catalog } from '../../src/domain-events.js';
 import { ErasureProcess } from '../../src/erasure/process.js';
@@ -270,7 +271,7 @@ t.test('a store file without its events table (dropped, or another program\'s da
   t.notOk(existsSync(join(foreign, 'secret')), 'no secret made beside it');
 });
 
-t.test('a revision that is not a whole number: exit 1 naming its position, one line', async (t) => {
+t.test('a revision that is not a whole number: exit 1 naming its position as a break, one line, read here or on threads', async (t) => {
   const { dir, close, responses } = await sealedHistory(t);
   await close();
   const target = rows(dir).find((row) => row.data.includes(responses[1]!.marker))!;
@@ -281,10 +282,14 @@ t.test('a revision that is not a whole number: exit 1 naming its position, one l
     const db = openFile(copy);
     db.prepare('UPDATE events SET revision = ? WHERE position = ?').run(revision, target.position);
     db.close();
-    const run = await admin(['verify'], { DATA_DIR: copy });
+    const run = await verifyRun(copy);
     t.equal(run.code, 1, String(revision));
-    t.match(run.stderr, new RegExp(`position ${target.position} \\(stream ${target.stream_id}\\) holds a revision that is not a whole number from 0 up`), String(revision));
+    t.match(run.result, { verified: false, break: { position: String(target.position), stream: target.stream_id, type: '(unreadable)', problem: /^holds a revision that is not a whole number from 0 up/ } });
+    t.match(run.stderr, new RegExp(`broken at position ${target.position} \\(stream ${target.stream_id}, \\(unreadable\\)\\): holds a revision that is not a whole number from 0 up`), String(revision));
     t.notMatch(run.stderr, /\n\s+at /, 'no stack');
+    const store = openSqliteEventStore(copy);
+    await t.rejects(verifyHistory(store, { leaves: leavesInThreads(copy) }), { name: 'UnreadableRecord', position: BigInt(target.position), streamId: target.stream_id }, 'on threads too');
+    await store.close();
   }
 });
 
@@ -694,4 +699,29 @@ t.test('a stream an erasure deleted, written again and that event deleted: a bre
   const { code, result } = await verifyRun(dir);
   t.equal(code, 1);
   t.match(result.break, { position: String(position), stream, problem: /deleted: the event was sealed, and no recorded erasure removed its stream/ });
+});
+
+t.test('a seal with a field no seal has, or its range spelt otherwise, is changed: the last one too, whose hash covers neither', async (t) => {
+  const { dir, close } = await sealedHistory(t);
+  await close();
+  const seals = rows(dir).filter((row) => row.stream_id === SEAL_STREAM);
+  const noted = (await verifyRun(dir)).result.last_seal_hash as string;
+  const edits: Array<[string, (data: Record<string, unknown>) => Record<string, unknown>]> = [
+    ['a field more', (data) => ({ ...data, note: 'approved' })],
+    ['its end in hexadecimal', (data) => ({ ...data, through: `0x${BigInt(data.through as string).toString(16)}` })],
+    ['its start with a leading zero', (data) => ({ ...data, from: `0${data.from as string}` })],
+    ['its end not a number', (data) => ({ ...data, through: 'abc' })],
+  ];
+  for (const seal of [seals[0]!, seals.at(-1)!]) {
+    for (const [what, edit] of edits) {
+      const copy = tempDir(t, 'seal-shape');
+      cpSync(dir, copy, { recursive: true });
+      const db = openFile(copy);
+      db.prepare('UPDATE events SET data = ? WHERE position = ?').run(JSON.stringify(edit(JSON.parse(seal.data))), seal.position);
+      db.close();
+      const run = await verifyRun(copy, ['--expect', noted]);
+      t.equal(run.code, 1, `${what}, seal at ${seal.position}`);
+      t.match(run.result?.break, { position: String(seal.position), stream: SEAL_STREAM, problem: /was changed after it was made/ }, `${what}, named at the seal`);
+    }
+  }
 });

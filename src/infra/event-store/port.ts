@@ -288,13 +288,25 @@ export class AppendTooLarge extends Error {
   }
 }
 
+/** A stored event that cannot be read as an event at all (a hand edit of the file): where it is, and why. */
+export class UnreadableRecord extends Error {
+  constructor(
+    readonly position: bigint,
+    readonly streamId: string,
+    readonly reason: string,
+  ) {
+    super(`the stored event at position ${position} (stream ${streamId}) ${reason}`);
+    this.name = 'UnreadableRecord';
+  }
+}
+
 /**
  * A stored event's revision: a column SQLite lets hold any value (a hand
  * edit) is named by its position and stream when it holds no revision.
  */
 export function storedWhole(value: unknown, field: 'revision', position: bigint | number, streamId: string): bigint {
   if ((typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) || (typeof value === 'bigint' && value >= 0n)) return BigInt(value);
-  throw new Error(`the stored event at position ${position} (stream ${streamId}) holds a ${field} that is not a whole number from 0 up: ${JSON.stringify(typeof value === 'bigint' ? String(value) : value)}`);
+  throw new UnreadableRecord(BigInt(position), streamId, `holds a ${field} that is not a whole number from 0 up: ${JSON.stringify(typeof value === 'bigint' ? String(value) : value)}`);
 }
 
 /**
