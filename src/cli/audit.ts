@@ -53,6 +53,16 @@ function summary(type: string, data: Record<string, unknown>): Record<string, un
  * seals, which keep their ids and positions, never their content).
  */
 export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>, objectId: string, options: { erasedLater?: readonly string[] } = {}): Promise<AuditEntry[]> {
+  return (await trail(services, objectId, options)).entries;
+}
+
+async function trail(
+  services: Pick<Services, 'events' | 'catalog'>,
+  objectId: string,
+  options: { erasedLater?: readonly string[] },
+): Promise<{ entries: AuditEntry[]; submissionOf?: string }> {
+  /** The object whose response or vote the id is, when it is one's. */
+  let submissionOf: string | undefined;
   const entries: AuditEntry[] = [];
   // On a point-in-time copy, what records after its moment erased: neither those records nor the submissions' events are in it.
   const erased = new Set<string>(options.erasedLater);
@@ -65,7 +75,10 @@ export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>,
     for (const record of page) {
       if (!mayName(record.data, quoted)) continue;
       const stored = storedOf(record);
-      if (!objectOf(stored.data).includes(objectId)) continue;
+      if (!objectOf(stored.data).includes(objectId)) {
+        submissionOf ??= namesSubmission(stored, objectId);
+        continue;
+      }
       entries.push(entryOf(services, stored));
       if (stored.type === 'ResponsesErased' && Array.isArray(stored.data.response_ids)) for (const id of stored.data.response_ids) erased.add(String(id));
     }
@@ -79,7 +92,18 @@ export async function auditTrail(services: Pick<Services, 'events' | 'catalog'>,
       else entries.push(gone);
     }
   }
-  return entries.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+  entries.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+  return submissionOf === undefined ? { entries } : { entries, submissionOf };
+}
+
+/** The widget, form or poll of the response or vote `id`, where the event records it or its erasure. */
+function namesSubmission(stored: StoredEvent, id: string): string | undefined {
+  const data = stored.data as Record<string, unknown>;
+  const field = SUBMISSION_IDS[stored.type];
+  const named = (field !== undefined && data[field] === id) || (stored.type === 'ResponsesErased' && Array.isArray(data.response_ids) && data.response_ids.includes(id));
+  if (!named) return undefined;
+  const parent = objectOf(data).find((value): value is string => typeof value === 'string');
+  return parent ?? '';
 }
 
 /**
@@ -184,9 +208,16 @@ async function eachSealLine(services: Pick<Services, 'events'>, visit: (line: Se
 
 export async function audit(services: Pick<Services, 'events' | 'catalog' | 'config'>, values: { object: string; format: 'ndjson' | 'table' }, out: Output): Promise<number> {
   const mark = services.events.kind === 'sqlite' ? readPointInTime(services.config.DATA_DIR) : undefined;
-  const entries = await auditTrail(services, values.object, mark ? { erasedLater: erasedAfter(mark, values.object) } : {});
-  // Nothing in the history names it: a mistyped id, most likely, which an empty trail would pass over in silence.
-  if (entries.length === 0) throw new AppError('not_found', `no event in the history concerns ${values.object}`);
+  const { entries, submissionOf } = await trail(services, values.object, mark ? { erasedLater: erasedAfter(mark, values.object) } : {});
+  if (entries.length === 0) {
+    // A response's or vote's id: its trail is its object's, which the message names.
+    if (submissionOf !== undefined) {
+      const parent = submissionOf === '' ? 'its widget, form or poll' : submissionOf;
+      throw new AppError('validation_error', `${values.object} is a response's or vote's id: --object takes the id of a widget, form or poll; the trail of ${parent} lists it (admin audit --object ${submissionOf || 'ID'})`);
+    }
+    // Nothing in the history names it: a mistyped id, most likely, which an empty trail would pass over in silence.
+    throw new AppError('not_found', `no event in the history concerns ${values.object}`);
+  }
   if (values.format === 'ndjson') {
     for (const entry of entries) out(JSON.stringify(entry));
     return 0;

@@ -44,6 +44,12 @@ t.test('admin audit --object: the object and its responses in order, erased ones
   t.equal(unknown.code, 2, 'an id no event names is a bad argument');
   t.equal(unknown.stdout, '');
   t.match(unknown.stderr, new RegExp(`no event in the history concerns ${widget}x`));
+  // A response's id, kept or erased: not "no event", but whose trail lists it.
+  for (const response of [responses[0]!, responses[1]!]) {
+    const asked = await admin(['audit', '--object', response.id], { DATA_DIR: dir });
+    t.equal(asked.code, 2);
+    t.match(asked.stderr, new RegExp(`${response.id} is a response's or vote's id: --object takes the id of a widget, form or poll; the trail of ${widget} lists it \\(admin audit --object ${widget}\\)`));
+  }
 });
 
 t.test('admin audit --object finds an event whose JSON spells the id with \\u escapes, and skips the rest unparsed', async (t) => {
