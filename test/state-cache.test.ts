@@ -1,4 +1,4 @@
-import fc from 'fast-check';
+import fc from './support/properties.js';
 import t from 'tap';
 import { execute, load, type CommandContext } from '../src/aggregate.js';
 import { catalog } from '../src/domain-events.js';

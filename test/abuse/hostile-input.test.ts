@@ -5,7 +5,7 @@
  * 5xx, and leave every stored event and read model as it was.
  */
 import { createHmac } from 'node:crypto';
-import fc from 'fast-check';
+import fc from '../support/properties.js';
 import type { InjectOptions } from 'fastify';
 import t, { type Test } from 'tap';
 import type { App } from '../../src/http/app.js';
@@ -254,9 +254,15 @@ t.test('hostile input is refused everywhere and changes nothing', async (t) => {
   }
 
   // Queries, credentials and content types.
+  // Every spelling that is no whole number, for both parameters; a page past any number is refused too. A limit
+  // past any number is not there: it is served as 100 (D9), as test/widgets/management.test.ts shows.
+  const notWhole = ['0', '-1', '1e3', '0x10', '1.0', '%00', '', ' 1', '1 '];
   for (const url of ['/api/widgets', '/api/forms', '/api/polls', `/api/widgets/${w.widget}/responses`, `/api/forms/${w.form}/responses`]) {
+    for (const [name, value] of [...notWhole.flatMap((v) => [['page', v], ['limit', v]]), ['page', '99999999999999999999']]) {
+      await send({ method: 'GET', url: `${url}?${name}=${encodeURIComponent(value!)}`, headers: alice.headers });
+    }
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string().map((s) => `x${s}`), fc.constantFrom('0', '-1', '1e3', '0x10', '1.0', '99999999999999999999', '%00')), fc.constantFrom('page', 'limit'), async (value, name) =>
+      fc.asyncProperty(fc.string().map((s) => `x${s}`), fc.constantFrom('page', 'limit'), async (value, name) =>
         send({ method: 'GET', url: `${url}?${name}=${encodeURIComponent(value)}`, headers: alice.headers }),
       ),
       { numRuns: 15 },

@@ -4,7 +4,7 @@
  * checkpoints get a random prefix so the suite can share a server.
  */
 import { randomBytes } from 'node:crypto';
-import fc from 'fast-check';
+import fc from '../support/properties.js';
 import type { Test } from 'tap';
 import { LeaseLost, type CollectionSpec, type Doc, type ReadModelOp, type ReadModelStore } from '../../src/infra/read-models/port.js';
 

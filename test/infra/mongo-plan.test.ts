@@ -3,7 +3,7 @@
  * server runs: that its indexes serve every sort the service asks for, and
  * that its rank shifts leave a ranked group dense and in order.
  */
-import fc from 'fast-check';
+import fc from '../support/properties.js';
 import t from 'tap';
 import { projections } from '../../projections/index.js';
 import { listKeys } from '../../src/accounts/commands.js';
