@@ -66,7 +66,7 @@ const DEFAULT_DB = 'feedback';
 const CHECKPOINTS = 'projection_checkpoints';
 /** Leases by name: `{ _id: name, holder, expires_at: Date }` (the holder's clock). */
 const LEASES = 'leases';
-type LeaseDoc = { _id: string; holder: string; expires_at: Date };
+type LeaseDoc = { _id: string; holder: string; expires_at: Date; fenced?: number };
 
 /** Server error codes (src/mongo/base/error_codes.yml in the server). */
 const DUPLICATE_KEY = 11000;
@@ -361,7 +361,8 @@ class MongoReadModels implements ReadModelStore {
     // Validate (and translate) everything up front: nothing malformed reaches a transaction.
     const moves = checkpoints.map(checkMove);
     const writes = this.plan(ops);
-    if (moves.length === 0 && writes.length === 0) return true;
+    // With a fence, even an empty write asks whether its holder still holds it (LeaseLost if not).
+    if (moves.length === 0 && writes.length === 0 && fence === undefined) return true;
     for (;;) {
       try {
         return await this.writeOnce(moves, writes, fence);
@@ -382,10 +383,12 @@ class MongoReadModels implements ReadModelStore {
       // and calls it again, so the compare-and-set is re-evaluated each time,
       // and what a ranked collection looked up is looked up again.
       return await session.withTransaction(async (s) => {
-        // Read in the transaction's snapshot, not written: a takeover that commits after
-        // this read is not seen here, but the new holder's first write moves the same
-        // checkpoints, so only one of the two commits and no event is applied twice.
-        if (fence && (await this.leases.findOne({ _id: fence.name }, { session: s }))?.holder !== fence.holder) throw new LeaseLost(fence.name);
+        // Written, not only read: a takeover (claimLease, outside any transaction) that
+        // commits after this transaction's snapshot conflicts with this write, so the
+        // transaction is tried again and finds the new holder; one that comes while this
+        // transaction is open waits for it. A read alone would let a write that moves no
+        // checkpoint (a webhook delivery's) commit after its holder lost the lease.
+        if (fence && (await this.leases.updateOne({ _id: fence.name, holder: fence.holder }, { $inc: { fenced: 1 } }, { session: s })).matchedCount !== 1) throw new LeaseLost(fence.name);
         if (!(await this.moveCheckpoints(moves, s))) {
           // A manual abort makes withTransaction return the callback's value as is.
           await s.abortTransaction();
