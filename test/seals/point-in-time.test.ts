@@ -23,7 +23,7 @@ t.test('rebuild --until: the read models as they stood then, served read-only', 
   await submit(app, widget);
   await submit(app, widget);
   // Open at the moment, closed by the time the copy is served; nothing after the moment depends on it being open still.
-  const closesAt = new Date(Date.now() + 2000).toISOString();
+  const closesAt = new Date(Date.now() + 5000).toISOString();
   const closing = await publishedWidget(app, who, { title: 'Closing', settings: { closes_at: closesAt } });
   const browser = await signIn(app, services, who.accountId);
   await services.seals.sealAll();

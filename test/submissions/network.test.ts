@@ -34,7 +34,8 @@ t.test('polls: fifteen votes from one address and browser with fresh fingerprint
 });
 
 t.test('widgets with prevent_duplicates: the same allowance; without it, no network count', async (t) => {
-  const { app, services } = await testApp(t);
+  // A clock of the test's own: the allowance is counted per clock hour, which the real one could turn mid-test.
+  const { app, services } = await testApp(t, { clock: manualClock('2026-11-22T10:05:00.000Z') });
   const biz = await owner(services);
   const single = await publishedWidget(app, biz, { settings: { prevent_duplicates: true } });
   const open = await publishedWidget(app, biz);
@@ -52,7 +53,8 @@ t.test('widgets with prevent_duplicates: the same allowance; without it, no netw
 });
 
 t.test('IPv6 addresses of one /64 are one network', async (t) => {
-  const { app, services } = await testApp(t);
+  // A clock of the test's own: the allowance is counted per clock hour, which the real one could turn mid-test.
+  const { app, services } = await testApp(t, { clock: manualClock('2026-11-22T10:05:00.000Z') });
   const biz = await owner(services);
   const created = await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Best fruit?', options: [{ text: 'Apple' }, { text: 'Pear' }] } });
   const { id, options } = created.json() as { id: string; options: Array<{ id: string }> };

@@ -73,13 +73,23 @@ export function json(run: Run): any {
   return JSON.parse(run.stdout);
 }
 
+/**
+ * A port free now, for a process to listen on a moment later. Drawn below the
+ * kernel's range for ports it hands out (32768 and up on Linux), where every
+ * `listen(0)` of the tests running beside this one lands, so none of them can
+ * take it in between; another file's draw could, one time in thousands, which
+ * startServer survives by starting again on another port.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 export interface Server {
@@ -93,7 +103,19 @@ export interface Server {
 
 /** Starts the server (as `npm start` does, unless told otherwise) and waits until it answers /healthz. */
 export async function startServer(env: Record<string, string>, programs = SOURCES): Promise<Server> {
-  const port = await freePort();
+  for (let tries = 1; ; tries++) {
+    try {
+      return await startServerOn(await freePort(), env, programs);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || tries === 5) throw error;
+    }
+  }
+}
+
+/** The port was taken between its draw and the server's listen (the server said so and stopped). */
+class PortTaken extends Error {}
+
+async function startServerOn(port: number, env: Record<string, string>, programs: typeof SOURCES): Promise<Server> {
   const child = spawn(process.execPath, [programs.server], {
     env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }, programs.tsx),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -107,13 +129,22 @@ export async function startServer(env: Record<string, string>, programs = SOURCE
   const url = `http://127.0.0.1:${port}`;
   // Only a start that fails or never ends is an error: a loaded machine may take seconds to compile and open.
   const deadline = Date.now() + 60_000;
+  const stopped = () => child.exitCode !== null || child.signalCode !== null;
+  const taken = () => /PORT \d+ is in use/.test(stderr);
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
   for (;;) {
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
+      // An answer while the child has stopped is from whoever took the port.
+      if ((await fetch(`${url}/healthz`)).ok && !stopped()) break;
     } catch {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
+      // Refused: not listening yet, or not at all.
     }
+    if (stopped()) {
+      await closed; // all it wrote on stderr read
+      throw taken() ? new PortTaken() : new Error(`server did not start: ${stderr}`);
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
   return {
     url,

@@ -41,7 +41,9 @@ async function receiver(t: Test, port = 0) {
 const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
 const owner = (services: Parameters<typeof anyOwner>[0]) => anyOwner(services, 'business', [...ALL_SCOPES, 'webhooks:read', 'webhooks:write']);
 /** Milliseconds: retries come at once in a test, and the receiver waits on conditions, not on time. */
-const FAST: ServiceOptions['webhooks'] = { schedule: [20, 40, 80, 160, 320, 640, 1280] };
+// Quick retries, then a few slow ones: a receiver brought back after a stall of the test's own still finds the
+// endpoint trying (past the last delay it is disabled).
+const FAST: ServiceOptions['webhooks'] = { schedule: [20, 40, 80, 160, 320, 640, 1280, 5000, 5000, 5000, 5000] };
 
 async function submitted(app: Awaited<ReturnType<typeof testApp>>['app'], widget: string, answers: Record<string, unknown>): Promise<string> {
   const reply = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers, _token: await tokenFor(app, 'widgets', widget) } });
