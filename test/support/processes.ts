@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -115,6 +116,40 @@ export async function startServer(env: Record<string, string>, programs = SOURCE
 /** The port was taken between its draw and the server's listen (the server said so and stopped). */
 class PortTaken extends Error {}
 
+/**
+ * Whether the process `pid` holds the socket listening on 127.0.0.1:`port`:
+ * another test's server that took the port answers /healthz just as well.
+ * Read from Linux's /proc (the listening socket's inode among the process's
+ * open files); where there is no /proc, the answer is taken as the child's.
+ */
+function listensOn(pid: number, port: number): boolean {
+  let table: string;
+  try {
+    table = readFileSync('/proc/net/tcp', 'utf8');
+  } catch {
+    return true;
+  }
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  // Columns: sl, local_address (127.0.0.1, or 0.0.0.0 for a HOST of every address), rem_address, st (0A:
+  // listening), ..., inode (the tenth).
+  const row = table
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .find((cols) => (cols[1] === `0100007F:${hex}` || cols[1] === `00000000:${hex}`) && cols[3] === '0A');
+  if (!row) return false;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${row[9]}]`;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
 async function startServerOn(port: number, env: Record<string, string>, programs: typeof SOURCES): Promise<Server> {
   const child = spawn(process.execPath, [programs.server], {
     env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }, programs.tsx),
@@ -134,8 +169,7 @@ async function startServerOn(port: number, env: Record<string, string>, programs
   const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
   for (;;) {
     try {
-      // An answer while the child has stopped is from whoever took the port.
-      if ((await fetch(`${url}/healthz`)).ok && !stopped()) break;
+      if ((await fetch(`${url}/healthz`)).ok && listensOn(child.pid!, port)) break;
     } catch {
       // Refused: not listening yet, or not at all.
     }

@@ -64,7 +64,7 @@ import {
 
 const DEFAULT_DB = 'feedback';
 const CHECKPOINTS = 'projection_checkpoints';
-/** Leases by name: `{ _id: name, holder, expires_at: Date }` (the holder's clock). */
+/** Leases by name: `{ _id: name, holder, expires_at: Date, fenced }` (the holder's clock; `fenced` counts fenced writes, which write it so that a takeover conflicts with them). */
 const LEASES = 'leases';
 type LeaseDoc = { _id: string; holder: string; expires_at: Date; fenced?: number };
 
