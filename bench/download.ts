@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { openAccount } from '../src/accounts/commands.js';
 import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/domain-events.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { openServices } from '../src/services.js';
 import { adminJson } from './auditors.js';
 

@@ -31,7 +31,7 @@ import { pino } from 'pino';
 import { createKey, openAccount } from '../src/accounts/commands.js';
 import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/domain-events.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { openServices, type Services } from '../src/services.js';
 import { rebuildThrice, sealAndVerify, startPeer } from './auditors.js';
 import { calibrate, describeCalibration } from './calibration.js';

@@ -1,9 +1,10 @@
-import type { Projection } from './projection.js';
+import type { DomainEvent } from '../src/domain-events.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
 
 export const ACCOUNTS = 'accounts';
 export const API_KEYS = 'api_keys';
 
-export const accountsProjection: Projection = {
+export const accountsProjection: Projection<DomainEvent> = {
   name: 'accounts',
   version: 1,
   collections: [

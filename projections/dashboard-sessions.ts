@@ -1,4 +1,5 @@
-import type { Projection } from './projection.js';
+import type { DomainEvent } from '../src/domain-events.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
 
 export const DASHBOARD_SESSIONS = 'dashboard_sessions';
 
@@ -7,7 +8,7 @@ export const DASHBOARD_SESSIONS = 'dashboard_sessions';
  * instance finds the session a cookie names. Their activity is not an event;
  * it is kept beside, in the collection of SessionActivity.
  */
-export const dashboardSessionsProjection: Projection = {
+export const dashboardSessionsProjection: Projection<DomainEvent> = {
   name: 'dashboard_sessions',
   version: 1,
   collections: [{ name: DASHBOARD_SESSIONS, indexes: [['account_id']] }],

@@ -1,5 +1,7 @@
+import type { DomainEvent } from '../src/domain-events.js';
 import type { FormEvent } from '../src/forms/events.js';
-import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
+import { withSummaries, type EmbeddableDocOf, type Summaries } from './embeddables.js';
 
 export const FORMS = 'forms';
 /** The small fields of each form, for lists and the cheap checks of public requests. */
@@ -10,7 +12,7 @@ type FormCreated = Extract<FormEvent, { type: 'FormCreated' }>['data'];
 /** A form as its read model holds it. */
 export type FormDoc = EmbeddableDocOf<FormCreated, 'form_id'>;
 
-export const formsProjection: Projection = withSummaries(FORM_SUMMARIES, FORMS, {
+export const formsProjection: Projection<DomainEvent> = withSummaries(FORM_SUMMARIES, FORMS, {
   name: 'forms',
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
   version: 2,

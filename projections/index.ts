@@ -1,10 +1,17 @@
+import type { DomainEvent } from '../src/domain-events.js';
 import { accountsProjection } from './accounts.js';
 import { dashboardSessionsProjection } from './dashboard-sessions.js';
 import { formsProjection } from './forms.js';
 import { pollsProjection } from './polls.js';
-import type { Projection } from './projection.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
 import { responsesProjection } from './responses.js';
 import { webhooksProjection } from './webhooks.js';
 import { widgetsProjection } from './widgets.js';
 
-export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, dashboardSessionsProjection];
+export const projections: Projection<DomainEvent>[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, dashboardSessionsProjection];
+
+/** The catalog that reads the events these projections take. */
+export { catalog } from '../src/domain-events.js';
+
+/** This module, for a rebuild's worker thread to import (it holds `projections` and `catalog`). */
+export const readSide = new URL(import.meta.url);

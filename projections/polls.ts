@@ -1,6 +1,8 @@
+import type { DomainEvent } from '../src/domain-events.js';
 import type { PollEvent } from '../src/polls/events.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
-import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
+import { withSummaries, type EmbeddableDocOf, type Summaries } from './embeddables.js';
 import { countersCollection, uncount, VOTE_SUMMARIES, voteCounted, voteCounters } from './response-summaries.js';
 
 export const POLLS = 'polls';
@@ -21,7 +23,7 @@ export type PollDoc = EmbeddableDocOf<PollCreated, 'poll_id'>;
  * event store, so a counter could not be rebuilt to the same value, while
  * counting what is there gives the same answer live and after a rebuild.
  */
-export const pollsProjection: Projection = withSummaries(POLL_SUMMARIES, POLLS, {
+export const pollsProjection: Projection<DomainEvent> = withSummaries(POLL_SUMMARIES, POLLS, {
   name: 'polls',
   // 2: the summaries collection; 3: the dashboard's vote counters, each vote listing its own;
   // 4: each vote keeps the options it chose instead, from which an erasure works its counters out.

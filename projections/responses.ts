@@ -1,7 +1,7 @@
 import type { DomainEvent } from '../src/domain-events.js';
-import type { Recorded } from '../src/event-catalog.js';
+import type { Recorded } from '../src/kernel/event-catalog.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
-import type { Projection } from './projection.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
 import { countersCollection, RESPONSE_SUMMARIES, responseCounted, responseCounters, uncount } from './response-summaries.js';
 
 export const RESPONSES = 'responses';
@@ -12,7 +12,7 @@ export const RESPONSES = 'responses';
  * parent in the order they were recorded, so every page of a list costs the
  * same. The counters live beside them in `response_summaries`.
  */
-export const responsesProjection: Projection = {
+export const responsesProjection: Projection<DomainEvent> = {
   name: 'responses',
   // 3 ranks responses within their parent; 4 keeps the indexed fields in columns (a rebuild puts a million of them);
   // 5 keeps the summaries' counters, each response listing its own (one row a response, where a record beside it halved a rebuild);

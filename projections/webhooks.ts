@@ -1,5 +1,6 @@
+import type { DomainEvent } from '../src/domain-events.js';
 import type { CollectionSpec, Doc } from '../src/infra/read-models/port.js';
-import type { Projection } from './projection.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
 
 export const WEBHOOKS = 'webhooks';
 
@@ -16,7 +17,7 @@ export interface WebhookDoc extends Doc {
   updated_at: string;
 }
 
-export const webhooksProjection: Projection = {
+export const webhooksProjection: Projection<DomainEvent> = {
   name: 'webhooks',
   version: 1,
   collections: [{ name: WEBHOOKS, indexes: [['account_id', 'created_at']] }],

@@ -1,5 +1,7 @@
+import type { DomainEvent } from '../src/domain-events.js';
 import type { WidgetEvent } from '../src/widgets/events.js';
-import { withSummaries, type EmbeddableDocOf, type Projection, type Summaries } from './projection.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
+import { withSummaries, type EmbeddableDocOf, type Summaries } from './embeddables.js';
 
 export const WIDGETS = 'widgets';
 /** The small fields of each widget, for lists and the cheap checks of public requests. */
@@ -10,7 +12,7 @@ type WidgetCreated = Extract<WidgetEvent, { type: 'WidgetCreated' }>['data'];
 /** A widget as its read model holds it. */
 export type WidgetDoc = EmbeddableDocOf<WidgetCreated, 'widget_id'>;
 
-export const widgetsProjection: Projection = withSummaries(WIDGET_SUMMARIES, WIDGETS, {
+export const widgetsProjection: Projection<DomainEvent> = withSummaries(WIDGET_SUMMARIES, WIDGETS, {
   name: 'widgets',
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
   version: 2,

@@ -1,7 +1,7 @@
 import { accountEvents, type AccountEvent } from './accounts/events.js';
 import { dashboardEvents, type DashboardEvent } from './dashboard/events.js';
 import { erasureEvents, type ErasureEvent } from './erasure/events.js';
-import { EventCatalog } from './event-catalog.js';
+import { EventCatalog } from './kernel/event-catalog.js';
 import { formEvents, type FormEvent } from './forms/events.js';
 import { pollEvents, type PollEvent } from './polls/events.js';
 import { sealEvents, type SealEvent } from './seals/events.js';

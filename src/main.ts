@@ -1,6 +1,6 @@
-import { addressesAt } from './about.js';
+import { addressesAt } from './http/about.js';
 import { ConfigError, loadConfig } from './config.js';
-import { buildApp } from './http/app.js';
+import { buildApp } from './app.js';
 import { createLogger, openServices } from './services.js';
 
 /** D2: a listen that fails because of HOST or PORT says which, in one line. */

@@ -3,22 +3,23 @@ import { pino } from 'pino';
 import pretty from 'pino-pretty';
 import { ACCOUNTS } from '../projections/accounts.js';
 import { FORM_SUMMARIES } from '../projections/forms.js';
-import { projections } from '../projections/index.js';
+import { projections, readSide } from '../projections/index.js';
 import { POLL_SUMMARIES } from '../projections/polls.js';
 import { WIDGET_SUMMARIES } from '../projections/widgets.js';
-import { erasureState } from '../projections/erasure.js';
-import { checkpointKey } from '../projections/projection.js';
-import { preparedInWorker } from '../projections/replay.js';
-import { ProjectionRunner, type Halt } from '../projections/runner.js';
-import { CheckpointWatch } from '../projections/watch.js';
+import { erasureState } from './erasure/state.js';
+import { checkpointKey } from './kernel/feed/projection.js';
+import { preparedInWorker } from './kernel/feed/replay.js';
+import { ProjectionRunner } from './kernel/feed/runner.js';
+import { CheckpointWatch } from './kernel/feed/watch.js';
 import { KeyUsage } from './accounts/key-usage.js';
 import { ErasureProcess } from './erasure/process.js';
-import type { CommandContext } from './aggregate.js';
+import type { CommandContext } from './kernel/aggregate.js';
+import type { Context, ProjectionState } from './kernel/context.js';
 import type { Config } from './config.js';
 import { catalog, type DomainEvent } from './domain-events.js';
-import type { EventCatalog } from './event-catalog.js';
+import type { EventCatalog } from './kernel/event-catalog.js';
 import { offlineGeo, type GeoLookup } from './infra/geo.js';
-import { deriveKeys, type DerivedKeys } from './infra/keys.js';
+import { deriveKeys } from './infra/keys.js';
 import type { EventStore } from './infra/event-store/port.js';
 import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenerator, type RandomBytes } from './infra/ids.js';
 import type { ReadModelStore } from './infra/read-models/port.js';
@@ -26,24 +27,23 @@ import { RecentDocs } from './infra/read-models/recent.js';
 import type { BackgroundCheckpoints } from './infra/sqlite.js';
 import { openRedis, type RedisLink } from './infra/redis.js';
 import { loadOrCreateSecret } from './infra/secret.js';
-import { Metrics } from './http/metrics.js';
-import { Projector, type LeaseTiming } from './projector.js';
+import { Metrics } from './infra/metrics.js';
+import { Projector, type LeaseTiming } from './kernel/feed/lease.js';
 import { SealingProcess, type SealingOptions } from './seals/process.js';
 import { readPointInTime, type PointInTime } from './seals/point-in-time.js';
-import { StateCache } from './state-cache.js';
+import { StateCache } from './kernel/state-cache.js';
 import { StorageWatch } from './infra/storage.js';
 import { WebhookDispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
 import type { Resolve } from './webhooks/targets.js';
 
-/** Everything a command, a query or a route needs, built once per process. */
-export interface Services {
-  config: Config;
-  /** Set when DATA_DIR holds a point-in-time store (`admin rebuild --until`): served read-only, nothing runs. */
+/**
+ * Everything a process builds once: the features' context, and the parts
+ * only the composition (app.ts, main.ts, the admin CLI) drives.
+ */
+export interface Services extends Context {
+  /** The point-in-time mark of a read-only store. */
   readOnly: PointInTime | undefined;
-  events: EventStore;
-  readModels: ReadModelStore;
-  /** The objects' summaries and the accounts, kept a moment for the public requests' first checks (recent.ts). */
-  recent: RecentDocs;
+  catalog: EventCatalog<DomainEvent>;
   /** The projections of this process: live while it holds the projector lease, on demand in the admin CLI. */
   projections: ProjectionRunner;
   /** Erases what deletions and erasure requests name, from the event feed; runs beside the projections. */
@@ -54,36 +54,7 @@ export interface Services {
   webhooks: WebhookDispatcher;
   /** How webhook targets resolve when checked at creation (tests inject it; else the system's resolver). */
   webhookResolve?: Resolve;
-  /** The holder of the projector lease, or a standby for it (`all` and `projector`); none in an `api` process. */
-  projector: Projector | undefined;
-  /**
-   * Waits until the projections, or the erasure process, have reached a
-   * position, wherever they run: bounded by the timeout, answering whether
-   * they got there. In a server that is a wait (for its own runner while it
-   * holds the lease, else for the checkpoints the holder stores); in the admin
-   * CLI, which has no live loop, the work is done here.
-   */
-  reach: { projections(position: bigint, timeoutMs: number): Promise<boolean>; erasure(position: bigint, timeoutMs: number): Promise<boolean> };
-  /** Where the projections are as this process can tell, for /readyz. */
-  projectionState(): Promise<ProjectionState>;
-  /** How long a deletion's reply waits for its erasure before answering 202. */
-  erasureWaitMs: number;
-  commands: CommandContext;
   keyUsage: KeyUsage;
-  clock: Clock;
-  ids: IdGenerator;
-  random: RandomBytes;
-  keys: DerivedKeys;
-  geo: GeoLookup;
-  catalog: EventCatalog<DomainEvent>;
-  logger: FastifyBaseLogger;
-  metrics: Metrics;
-  /** Whether a write failed for lack of room, for readiness until there is room again. */
-  storage: StorageWatch;
-  /** Shared rate-limit counters (REDIS_URL), else none: counters stay in memory. */
-  redis?: RedisLink;
-  /** The window of the plan rates (a minute; tests shorten it). */
-  rateWindowMs: number;
   /**
    * Starts the server's part of ROLE: in `all` and `projector`, claims the
    * projector lease (resolving once this process holds it or stands by) and
@@ -94,13 +65,7 @@ export interface Services {
   close(): Promise<void>;
 }
 
-/** Where the projections are: this process's own while it applies them (or halted), else as the stored checkpoints say. */
-export interface ProjectionState {
-  position: bigint;
-  /** Caught up once since start: with the store's head then. */
-  caughtUp: boolean;
-  halted: Halt | undefined;
-}
+export type { ProjectionState };
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -208,8 +173,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const recent = new RecentDocs(readModels, [WIDGET_SUMMARIES.collection, FORM_SUMMARIES.collection, POLL_SUMMARIES.collection, ACCOUNTS], RECENT_MS);
   const runner = new ProjectionRunner(events, readModels, catalog, projections, logger, {
     onWritten: (ops) => recent.written(ops),
+    processStates: [erasureState],
     // A rebuild of the embedded store reads and projects on a second thread while this one writes.
-    ...(config.EVENTSTORE_URL ? {} : { prepared: preparedInWorker(config.DATA_DIR, REPLAY_BATCH) }),
+    ...(config.EVENTSTORE_URL ? {} : { prepared: preparedInWorker(config.DATA_DIR, REPLAY_BATCH, readSide) }),
     // Append to readable: what a client waits for after a write.
     onApplied: (batch) => {
       const now = Date.now();

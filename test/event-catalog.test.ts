@@ -1,6 +1,6 @@
 import t from 'tap';
 import { z } from 'zod';
-import { defineEvent, EventCatalog, UnreadableEvent, type EventOf } from '../src/event-catalog.js';
+import { defineEvent, EventCatalog, UnreadableEvent, type EventOf } from '../src/kernel/event-catalog.js';
 import type { JsonObject, StoredEvent } from '../src/infra/event-store/port.js';
 
 /**

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import { ACCOUNTS } from '../projections/accounts.js';
 import { projections } from '../projections/index.js';
-import { ProjectionRunner } from '../projections/runner.js';
+import { ProjectionRunner } from '../src/kernel/feed/runner.js';
 import { catalog } from '../src/domain-events.js';
 import type { JsonObject, StoredEvent } from '../src/infra/event-store/port.js';
 import { silent, testServices } from './support/services.js';

@@ -2,8 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
 import { z } from 'zod';
 import { catalog, definitions } from '../src/domain-events.js';
-import { EventMetadata } from '../src/event-catalog.js';
-import { exactShape } from '../src/exact-shape.js';
+import { EventMetadata } from '../src/kernel/event-catalog.js';
+import { exactShape } from '../src/kernel/exact-shape.js';
 import type { StoredEvent } from '../src/infra/event-store/port.js';
 import { fixture } from './support/fixtures.js';
 

@@ -1,10 +1,10 @@
 import fc from './support/properties.js';
 import t from 'tap';
-import { execute, load, type CommandContext } from '../src/aggregate.js';
+import { execute, load, type CommandContext } from '../src/kernel/aggregate.js';
 import { catalog } from '../src/domain-events.js';
 import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
 import type { EventStore, ReadStreamOptions } from '../src/infra/event-store/port.js';
-import { StateCache, stateBytes } from '../src/state-cache.js';
+import { StateCache, stateBytes } from '../src/kernel/state-cache.js';
 import { widget, type WidgetState } from '../src/widgets/widget.js';
 import { tempDir, testServices } from './support/services.js';
 

@@ -1,6 +1,6 @@
-import type { Aggregate } from '../aggregate.js';
-import { AppError } from '../errors.js';
-import { textProblem } from '../text.js';
+import type { Aggregate } from '../kernel/aggregate.js';
+import { AppError } from '../kernel/errors.js';
+import { textProblem } from '../kernel/text.js';
 import type { AccountEvent } from './events.js';
 import type { Plan, Scope } from './plans.js';
 

@@ -1,12 +1,12 @@
-import { execute, type CommandMeta } from '../aggregate.js';
-import { AppError } from '../errors.js';
-import type { Services } from '../services.js';
+import { execute, type CommandMeta } from '../kernel/aggregate.js';
+import { AppError } from '../kernel/errors.js';
+import type { Context } from '../kernel/context.js';
 import { API_KEYS } from '../../projections/accounts.js';
 import { account, type NewKey } from './account.js';
 import { generateApiKey } from './api-keys.js';
 import type { Plan, Scope } from './plans.js';
 
-type Deps = Pick<Services, 'commands' | 'readModels' | 'clock' | 'ids' | 'random' | 'keyUsage'>;
+type Deps = Pick<Context, 'commands' | 'readModels' | 'clock' | 'ids' | 'random' | 'keyUsage'>;
 
 function meta(deps: Deps, actor: string): CommandMeta {
   return { actor, at: deps.clock() };

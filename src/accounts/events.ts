@@ -7,7 +7,7 @@
  * API's schemas: tightening a limit there must not make history unreadable.
  */
 import { z } from 'zod';
-import { defineEvent, type EventOf } from '../event-catalog.js';
+import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 
 const Plan = z.enum(['free', 'pro', 'business']);
 /** Version 2 of ApiKeyIssued adds the webhook scopes; version 1 holds the first four only, and reads unchanged. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { UnreadableEvent } from '../event-catalog.js';
+import { AppError } from '../kernel/errors.js';
+import { UnreadableEvent } from '../kernel/event-catalog.js';
 import { storedJson, type FeedRecord, type StoredEvent } from '../infra/event-store/port.js';
 import { parseLines, SEAL_STREAM, sealVersionOf, type SealLine } from '../seals/chain.js';
 import { LogSealed } from '../seals/events.js';

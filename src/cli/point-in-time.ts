@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { targetOf } from '../../projections/erasure.js';
-import { haltMessage } from '../../projections/halt.js';
+import { targetOf } from '../erasure/state.js';
+import { haltMessage } from '../kernel/feed/halt.js';
 import { SessionActivity } from '../dashboard/activity.js';
-import { AppError } from '../errors.js';
-import { UnreadableEvent } from '../event-catalog.js';
+import { AppError } from '../kernel/errors.js';
+import { UnreadableEvent } from '../kernel/event-catalog.js';
 import type { FeedRecord, JsonObject } from '../infra/event-store/port.js';
 import { systemClock } from '../infra/ids.js';
 import { openSqliteEventStore, type SqliteEventStore } from '../infra/event-store/sqlite.js';

@@ -2,11 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { DASHBOARD_SESSIONS } from '../../projections/dashboard-sessions.js';
-import { execute } from '../aggregate.js';
+import { execute } from '../kernel/aggregate.js';
 import { Plan } from '../accounts/plans.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../kernel/errors.js';
 import { keyedHash } from '../infra/keys.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { SessionActivity } from './activity.js';
 import { session, sessionEndsAt } from './session.js';
 
@@ -32,17 +32,17 @@ declare module 'fastify' {
   }
 }
 
-export type SessionServices = Pick<Services, 'readModels' | 'keys' | 'clock' | 'config' | 'commands' | 'readOnly'>;
+export type SessionServices = Pick<Context, 'readModels' | 'keys' | 'clock' | 'config' | 'commands' | 'readOnly'>;
 
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** A session's id: the keyed hash of its cookie's secret, so neither events nor read models hold the secret. */
-export const sessionIdOf = (services: Pick<Services, 'keys'>, secret: string): string => `ses_${keyedHash(services.keys.sessions, secret)}`;
+export const sessionIdOf = (services: Pick<Context, 'keys'>, secret: string): string => `ses_${keyedHash(services.keys.sessions, secret)}`;
 
-export const csrfTokenOf = (services: Pick<Services, 'keys'>, sessionId: string): string => createHmac('sha256', services.keys.csrf).update(sessionId).digest('base64url');
+export const csrfTokenOf = (services: Pick<Context, 'keys'>, sessionId: string): string => createHmac('sha256', services.keys.csrf).update(sessionId).digest('base64url');
 
-export const idleMs = (services: Pick<Services, 'config'>): number => services.config.DASHBOARD_IDLE_MINUTES * 60_000;
+export const idleMs = (services: Pick<Context, 'config'>): number => services.config.DASHBOARD_IDLE_MINUTES * 60_000;
 
 /** The cookie's secret as sent (dashboardRoutes registers the cookie plugin for every route that asks). */
 function presentedSecret(request: FastifyRequest): string | undefined {
@@ -93,7 +93,7 @@ export async function findSession(services: SessionServices, request: FastifyReq
 }
 
 /** The origins a state-changing request may come from: the public base URL's, and the one the request was addressed to. */
-function ownOrigins(services: Pick<Services, 'config'>, request: FastifyRequest): string[] {
+function ownOrigins(services: Pick<Context, 'config'>, request: FastifyRequest): string[] {
   const base = services.config.PUBLIC_BASE_URL;
   return [...(base ? [new URL(base).origin] : []), `${request.protocol}://${request.host}`];
 }
@@ -104,7 +104,7 @@ function ownOrigins(services: Pick<Services, 'config'>, request: FastifyRequest)
  * none: typed, bookmarked). Requests without either (tools, old browsers)
  * pass here; the CSRF token stops them where a session is needed.
  */
-export function checkOrigin(services: Pick<Services, 'config'>, request: FastifyRequest): void {
+export function checkOrigin(services: Pick<Context, 'config'>, request: FastifyRequest): void {
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
     throw new AppError('csrf_rejected', 'This request came from another site and is refused');
@@ -125,9 +125,9 @@ function checkCsrfToken(request: FastifyRequest, expected: string): void {
 }
 
 /** Whether the cookie may only travel over HTTPS: when this request came over it, or the service is published on it. */
-const secureCookie = (services: Pick<Services, 'config'>, protocol: string) => protocol === 'https' || services.config.PUBLIC_BASE_URL?.startsWith('https:') === true;
+const secureCookie = (services: Pick<Context, 'config'>, protocol: string) => protocol === 'https' || services.config.PUBLIC_BASE_URL?.startsWith('https:') === true;
 
-export const cookieOptions = (services: Pick<Services, 'config'>, protocol: string) => ({
+export const cookieOptions = (services: Pick<Context, 'config'>, protocol: string) => ({
   httpOnly: true,
   sameSite: 'strict' as const,
   path: '/dashboard',

@@ -1,13 +1,13 @@
-import { execute, load } from '../aggregate.js';
+import { execute, load } from '../kernel/aggregate.js';
 import { account } from '../accounts/account.js';
-import { AppError } from '../errors.js';
-import type { Services } from '../services.js';
+import { AppError } from '../kernel/errors.js';
+import type { Context } from '../kernel/context.js';
 import { issueLinkToken, LINK_TTL_MS, loginLink } from './login-link.js';
 
-type Deps = Pick<Services, 'commands' | 'clock' | 'ids' | 'keys' | 'config'>;
+type Deps = Pick<Context, 'commands' | 'clock' | 'ids' | 'keys' | 'config'>;
 
 /** Where links point when neither `--base` nor PUBLIC_BASE_URL says: the server as this configuration runs it. */
-function baseUrl(deps: Pick<Services, 'config'>, base: string | undefined): string {
+function baseUrl(deps: Pick<Context, 'config'>, base: string | undefined): string {
   const chosen = base ?? deps.config.PUBLIC_BASE_URL ?? `http://${deps.config.HOST.includes(':') ? `[${deps.config.HOST}]` : deps.config.HOST}:${deps.config.PORT}`;
   return chosen.replace(/\/+$/, '');
 }

@@ -5,7 +5,7 @@
  * cookie's secret.
  */
 import { z } from 'zod';
-import { defineEvent, type EventOf } from '../event-catalog.js';
+import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 
 export const LoginLinkIssued = defineEvent(
   'LoginLinkIssued',

@@ -1,6 +1,6 @@
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { SessionActivity } from './activity.js';
 import { pageRoutes } from './pages.js';
 import { apiRoutes } from './routes.js';
@@ -12,7 +12,7 @@ import { summaryRoutes } from './summary-routes.js';
  * files, and its JSON endpoints. Not part of the public API (hidden from the
  * OpenAPI document); described in docs/api.md, "The dashboard".
  */
-export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (app, { services }) => {
   await services.readModels.ensureCollections(SessionActivity.collections);
   await app.register(fastifyCookie);
   // What the dashboard answers is the account's own (objects, responses, keys, the CSRF token), refusals

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Aggregate } from '../aggregate.js';
-import { AppError } from '../errors.js';
+import type { Aggregate } from '../kernel/aggregate.js';
+import { AppError } from '../kernel/errors.js';
 import type { DashboardEvent } from './events.js';
 
 /** How long a login link can be used. */

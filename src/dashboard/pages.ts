@@ -6,7 +6,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
 import { malformedUrl, MAX_PATH_SEGMENT, SEGMENT_TOO_LONG } from '../http/error-body.js';
 import type { App } from '../http/instance.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { DEFAULT_QUESTIONS } from '../widgets/defaults.js';
 import { requireSession, sessionOf } from './auth.js';
 
@@ -76,7 +76,7 @@ const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package
 const VENDOR_FILES = { 'uplot.esm.js': ['uPlot.esm.js', 'text/javascript; charset=utf-8'], 'uplot.min.css': ['uPlot.min.css', 'text/css; charset=utf-8'] } as const;
 
 /** The HTML shell of every dashboard page, and the files it loads. */
-export async function pageRoutes(app: App, services: Services): Promise<void> {
+export async function pageRoutes(app: App, services: Context): Promise<void> {
   const pageSession = requireSession(services, { page: true });
   for (const url of SHELL_PATHS) {
     app.get(url, { preHandler: pageSession, schema: { hide: true } }, async (request, reply) => sendPage(reply, 200, shell(sessionOf(request).csrfToken)));

@@ -8,7 +8,7 @@ import { notFound } from '../embeddables/errors.js';
 import { FORM, POLL, WIDGET, findEmbeddable, ownEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
 import { Params } from '../embeddables/schemas.js';
 import { ErasurePending } from '../erasure/outcome.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../kernel/errors.js';
 import { createForm, deleteForm, updateForm } from '../forms/commands.js';
 import { FormListItem, FormView, formView } from '../forms/routes.js';
 import { CreateFormBody, FormCreatedReply, FormUpdatedReply, UpdateFormBody } from '../forms/schemas.js';
@@ -17,7 +17,7 @@ import { Pagination, PaginationQuery, pagination, window } from '../http/paginat
 import { createPoll, deletePoll, updatePoll } from '../polls/commands.js';
 import { PollListItem, PollView, Results, pollResults, pollView } from '../polls/routes.js';
 import { CreatePollBody, PollCreatedReply, PollUpdatedReply, UpdatePollBody } from '../polls/schemas.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { listResponses, ResponseList, ResponsesQuery } from '../submissions/responses.js';
 import { WebhookView } from '../webhooks/schemas.js';
 import { webhookView } from '../webhooks/routes.js';
@@ -37,9 +37,9 @@ interface KindSpec<D extends EmbeddableDoc, C extends z.ZodType, U extends z.Zod
   updateBody: U;
   created: z.ZodType;
   updated: z.ZodType;
-  create(services: Services, author: Author, body: z.output<C>): Promise<unknown>;
-  update(services: Services, author: Author, id: string, body: z.output<U>): Promise<unknown>;
-  remove(services: Services, id: string, author: Author, at: Date): Promise<unknown>;
+  create(services: Context, author: Author, body: z.output<C>): Promise<unknown>;
+  update(services: Context, author: Author, id: string, body: z.output<U>): Promise<unknown>;
+  remove(services: Context, id: string, author: Author, at: Date): Promise<unknown>;
   /** The plans that may create one (default: every plan). */
   createPlans?: readonly Plan[];
 }
@@ -129,7 +129,7 @@ const author = (request: { id: string }, session: DashboardSession): Author => (
  * webhooks, read from the read models, changed through the API's commands.
  * Another account's object is not found (D5), as in the API.
  */
-export function apiRoutes(app: App, services: Services): void {
+export function apiRoutes(app: App, services: Context): void {
   const session = requireSession(services);
   const hide = { hide: true };
 
@@ -186,7 +186,7 @@ export function apiRoutes(app: App, services: Services): void {
   });
 }
 
-function objectRoutes<D extends EmbeddableDoc, C extends z.ZodType, U extends z.ZodType>(app: App, services: Services, path: string, spec: KindSpec<D, C, U>): void {
+function objectRoutes<D extends EmbeddableDoc, C extends z.ZodType, U extends z.ZodType>(app: App, services: Context, path: string, spec: KindSpec<D, C, U>): void {
   const session = requireSession(services);
   const base = `/dashboard/api/${path}`;
   const { kind } = spec.what;

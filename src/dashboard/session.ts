@@ -1,5 +1,5 @@
-import type { Aggregate } from '../aggregate.js';
-import { AppError } from '../errors.js';
+import type { Aggregate } from '../kernel/aggregate.js';
+import { AppError } from '../kernel/errors.js';
 import type { DashboardEvent } from './events.js';
 
 /** However active, a session ends this long after its sign-in. */

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { execute, load } from '../aggregate.js';
-import { AppError } from '../errors.js';
+import { execute, load } from '../kernel/aggregate.js';
+import { AppError } from '../kernel/errors.js';
 import type { App } from '../http/instance.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { checkOrigin, cookieOptions, requireSession, SESSION_COOKIE, sessionIdOf, sessionOf } from './auth.js';
 import { checkLinkToken } from './login-link.js';
 import { escapeHtml, page, sendPage } from './pages.js';
@@ -35,7 +35,7 @@ async function orPage<T>(request: FastifyRequest, reply: FastifyReply, run: () =
  * prefetch GETs, and a SameSite=Strict cookie set during a cross-site
  * navigation would not come back on the redirect after it.
  */
-export async function signInRoutes(app: App, services: Services): Promise<void> {
+export async function signInRoutes(app: App, services: Context): Promise<void> {
   app.get('/dashboard/login', { schema: { hide: true, querystring: z.object({ t: z.string().max(500).optional() }) } }, async (request, reply) => {
     await app.limits.take(request, reply, app.limits.address(request));
     const token = request.query.t;

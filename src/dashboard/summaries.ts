@@ -4,7 +4,7 @@ import { BREAKDOWNS, COUNT, RESPONSE_SUMMARIES, VOTE_SUMMARIES, counterId, type 
 import { RESPONSES } from '../../projections/responses.js';
 import { EMBEDDABLES, FORM, POLL, WIDGET } from '../embeddables/queries.js';
 import type { ReadModelStore } from '../infra/read-models/port.js';
-import { SEVERITIES } from '../questions.js';
+import { SEVERITIES } from '../embeddables/questions.js';
 
 /** Days the per-day figures cover, today (UTC) included. */
 export const DAYS = 90;

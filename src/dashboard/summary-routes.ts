@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { EMBEDDABLES, findEmbeddable, ownEmbeddable } from '../embeddables/queries.js';
 import { notFound } from '../embeddables/errors.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { requireSession, sessionOf } from './auth.js';
 import { csvChunks, DownloadQuery, ndjsonChunks } from './downloads.js';
 import { objectSummary, ObjectSummary, overview, Overview } from './summaries.js';
@@ -17,7 +17,7 @@ const Params = z.object({ id: z.string() });
  * object is a 404 as in the API (D5). Hidden from the OpenAPI document: they
  * are the dashboard's, not the public API.
  */
-export const summaryRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const summaryRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (app, { services }) => {
   const preHandler = requireSession(services);
 
   app.get('/dashboard/api/overview', { preHandler, schema: { hide: true, response: { 200: Overview } } }, async (request) => {

@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, type ErrorCode } from '../kernel/errors.js';
 import type { EmbedTarget } from '../submissions/embed-token.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Plan } from '../accounts/plans.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import type { Settings } from '../submissions/settings.js';
 import type { Kind } from './errors.js';
 import { ownerPlan } from './queries.js';
@@ -10,7 +10,7 @@ import { ownerPlan } from './queries.js';
  * rate; requests about objects that do not exist count per address, at the
  * lowest rate, so probing for ids is throttled. Answers the owner's plan.
  */
-export async function limitVisitor(services: Services, request: FastifyRequest, reply: FastifyReply, ownerId: string | null): Promise<Plan> {
+export async function limitVisitor(services: Context, request: FastifyRequest, reply: FastifyReply, ownerId: string | null): Promise<Plan> {
   const { limits } = request.server;
   if (ownerId === null) {
     await limits.take(request, reply, limits.address(request));

@@ -4,7 +4,7 @@ import { POLL_SUMMARIES, POLLS, type PollDoc } from '../../projections/polls.js'
 import { WIDGET_SUMMARIES, WIDGETS, type WidgetDoc } from '../../projections/widgets.js';
 import { Plan } from '../accounts/plans.js';
 import type { Doc } from '../infra/read-models/port.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import type { Settings } from '../submissions/settings.js';
 import { notFound, type Kind } from './errors.js';
 import { ID } from './schemas.js';
@@ -35,7 +35,7 @@ export const POLL: Embeddable<PollDoc & EmbeddableDoc> = { kind: 'poll', collect
 export const EMBEDDABLES = { widget: WIDGET, form: FORM, poll: POLL } as const;
 
 /** A stored object by id, or null; malformed ids never reach a store. */
-export async function findEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<D | null> {
+export async function findEmbeddable<D extends EmbeddableDoc>(services: Context, what: Embeddable<D>, id: string): Promise<D | null> {
   if (!ID.test(id)) return null;
   return (await services.readModels.get(what.collection, id)) as D | null;
 }
@@ -52,7 +52,7 @@ export type EmbeddableSummary = Pick<EmbeddableDoc, 'id' | 'account_id' | 'publi
 };
 
 /** An object's summary by id, or null; malformed ids never reach a store. */
-export async function findSummary<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<EmbeddableSummary | null> {
+export async function findSummary<D extends EmbeddableDoc>(services: Context, what: Embeddable<D>, id: string): Promise<EmbeddableSummary | null> {
   if (!ID.test(id)) return null;
   return (await services.readModels.get(what.summaries, id)) as EmbeddableSummary | null;
 }
@@ -63,13 +63,13 @@ export async function findSummary<D extends EmbeddableDoc>(services: Services, w
  * a moment old after another's (RecentDocs). What it lets through is checked
  * again against the object's own stream before anything is recorded.
  */
-export async function recentSummary<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string): Promise<EmbeddableSummary | null> {
+export async function recentSummary<D extends EmbeddableDoc>(services: Context, what: Embeddable<D>, id: string): Promise<EmbeddableSummary | null> {
   if (!ID.test(id)) return null;
   return (await services.recent.get(what.summaries, id)) as EmbeddableSummary | null;
 }
 
 /** The caller's own object's summary, or the kind's 404 (D5: another account's object does not exist for the caller). */
-export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, accountId: string): Promise<EmbeddableSummary> {
+export async function ownEmbeddable<D extends EmbeddableDoc>(services: Context, what: Embeddable<D>, id: string, accountId: string): Promise<EmbeddableSummary> {
   const summary = await findSummary(services, what, id);
   if (!summary || summary.account_id !== accountId) throw notFound(what.kind);
   return summary;
@@ -79,7 +79,7 @@ export async function ownEmbeddable<D extends EmbeddableDoc>(services: Services,
 const StoredPlan = Plan.catch('free');
 
 /** The plan of an object's owner now (D4, D10: rates and metadata follow it), as a public request reads it (RecentDocs). */
-export async function ownerPlan(services: Services, accountId: string): Promise<Plan> {
+export async function ownerPlan(services: Context, accountId: string): Promise<Plan> {
   const owner = await services.recent.get(ACCOUNTS, accountId);
   return StoredPlan.parse(owner?.plan);
 }

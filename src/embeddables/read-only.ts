@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { sameJson } from '../aggregate.js';
-import { AppError, type ErrorDetail } from '../errors.js';
+import { sameJson } from '../kernel/aggregate.js';
+import { AppError, type ErrorDetail } from '../kernel/errors.js';
 
 /**
  * Fields a GET of a widget, form or poll shows that only the service sets.

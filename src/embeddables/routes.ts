@@ -7,7 +7,7 @@ import { bearerOf } from '../http/bearer.js';
 import { preflight } from '../http/cors.js';
 import type { App } from '../http/instance.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../submissions/embed-token.js';
 import { embeddingHost, hostAllowed } from '../submissions/domains.js';
 import { CODES, domainNotAllowed, notFound, notPublished } from './errors.js';
@@ -29,7 +29,7 @@ const RENDERED_VIEWS_BYTES = 8 * 1024 * 1024;
  */
 export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
   app: App,
-  services: Services,
+  services: Context,
   what: Embeddable<D>,
   view: {
     schema: S;
@@ -84,14 +84,14 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
 }
 
 /** What a GET shows as `closed` now, for a PUT that sends it back (its aggregate compares the two); undefined when not sent. */
-export async function shownClosed<D extends EmbeddableDoc>(services: Services, what: Embeddable<D>, id: string, sent: boolean | undefined): Promise<boolean | undefined> {
+export async function shownClosed<D extends EmbeddableDoc>(services: Context, what: Embeddable<D>, id: string, sent: boolean | undefined): Promise<boolean | undefined> {
   if (sent === undefined) return undefined;
   const doc = await findEmbeddable(services, what, id);
   return doc ? isClosed(doc, services.clock()) : undefined;
 }
 
 /** GET <path>: the caller's own objects, newest first, paginated (D9), under the key `<kind>s`. */
-export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App, services: Services, what: Embeddable<D>, item: S): void {
+export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App, services: Context, what: Embeddable<D>, item: S): void {
   const key = `${what.kind}s`;
   const schema: z.ZodType<unknown> = z.object({ [key]: z.array(item), pagination: Pagination });
   app.get(
@@ -117,7 +117,7 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
  */
 export function deleteRoute<D extends EmbeddableDoc>(
   app: App,
-  services: Services,
+  services: Context,
   what: Embeddable<D>,
   remove: (id: string, author: Author, at: Date) => Promise<unknown>,
 ): void {
@@ -146,7 +146,7 @@ export function deleteRoute<D extends EmbeddableDoc>(
 }
 
 /** GET <path>/:id/token: an embed token for a published object (D6). */
-export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Services, what: Embeddable<D>): void {
+export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Context, what: Embeddable<D>): void {
   app.get(
     `${what.path}/:id/token`,
     {

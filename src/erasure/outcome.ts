@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
+import type { Recorded } from '../kernel/event-catalog.js';
+import type { SubmissionEvent } from '../submissions/events.js';
 import { erasureStream } from './process.js';
 
 /**
@@ -7,12 +9,13 @@ import { erasureStream } from './process.js';
  * and the read models show what it erased (bounded by `erasureWaitMs`).
  * `done` false: the wait ran out; the erasure goes on without the caller.
  */
-export async function awaitErasure(services: Services, stream: string, position: bigint): Promise<{ done: boolean; erased: number }> {
+export async function awaitErasure(services: Context, stream: string, position: bigint): Promise<{ done: boolean; erased: number }> {
   if (!(await services.reach.erasure(position, services.erasureWaitMs))) return { done: false, erased: 0 };
   let erased = 0;
   let last = 0n;
   for (const stored of await services.events.readStream(stream)) {
-    const event = services.catalog.parse(stored);
+    // An erasure stream holds what the erasure process records: ResponsesErased.
+    const event = services.catalog.parse(stored) as Recorded<SubmissionEvent> | undefined;
     if (event?.type !== 'ResponsesErased') continue;
     erased += event.data.response_ids.length;
     last = stored.position;
@@ -22,7 +25,7 @@ export async function awaitErasure(services: Services, stream: string, position:
 }
 
 /** A submission recorded after its parent's deletion: answers once the erasure process has erased it. */
-export async function awaitLateErasure(services: Services, submission: { id: string; position: bigint }): Promise<void> {
+export async function awaitLateErasure(services: Context, submission: { id: string; position: bigint }): Promise<void> {
   await awaitErasure(services, erasureStream.late(submission.id), submission.position);
 }
 

@@ -8,18 +8,19 @@ import {
   targetOf,
   type ErasureTarget,
   type Parent,
-} from '../../projections/erasure.js';
-import { checkpointKey } from '../../projections/projection.js';
-import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../../projections/follow.js';
-import { Progress } from '../../projections/progress.js';
-import { haltMessage, type EventStoreChangedHalt, type Halt } from '../../projections/halt.js';
-import { checkStore } from '../../projections/store-identity.js';
+} from './state.js';
+import { checkpointKey } from '../kernel/feed/projection.js';
+import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
+import { Progress } from '../kernel/feed/progress.js';
+import { haltMessage, type EventStoreChangedHalt, type Halt } from '../kernel/feed/halt.js';
+import { checkStore } from '../kernel/feed/store-identity.js';
 import type { DomainEvent } from '../domain-events.js';
-import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../kernel/event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
 import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
 import type { Clock } from '../infra/ids.js';
 import type { Fence, ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
+import type { HaltingFeedProcessor } from '../kernel/feed/processor.js';
 
 /** Ids one `ResponsesErased` names at most, so an audit event stays a reasonable size. */
 const CHUNK = 1000;
@@ -79,7 +80,7 @@ const keyOf = (actor: string): string | null => (actor.startsWith('key_') ? acto
  * crash anywhere means the step runs again on the next start, with nobody
  * asking.
  */
-export class ErasureProcess {
+export class ErasureProcess implements HaltingFeedProcessor {
   private checkpoint = 0n;
   /** Keys of every deleted parent (few), asked about for every submission in the feed. */
   private deletedParents = new Set<string>();

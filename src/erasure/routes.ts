@@ -3,7 +3,7 @@ import { ID } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { callerOf, requireKey } from '../http/auth.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { awaitErasure, ErasurePending } from './outcome.js';
 import { erasureStream } from './process.js';
 
@@ -24,7 +24,7 @@ export const BulkDeleteBody = z
   .meta({ examples: [{ widgetId: 'wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', ids: ['rsp_01JD3Q6A1B2C3D4E5F6G7H8J9K', 'rsp_01JD3Q6A1B2C3D4E5F6G7H8J9M'] }] });
 
 /** Bulk erasure: a plugin the app registers with its services. */
-export const erasureRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const erasureRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (app, { services }) => {
   app.delete(
     '/api/responses',
     {

@@ -1,16 +1,16 @@
-import { execute } from '../aggregate.js';
+import { execute } from '../kernel/aggregate.js';
 import type { Author } from '../embeddables/commands.js';
 import { notFound } from '../embeddables/errors.js';
 import { FORM } from '../embeddables/queries.js';
 import { shownClosed } from '../embeddables/routes.js';
 import { ID } from '../embeddables/schemas.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { form } from './form.js';
 import type { CreateFormBody, UpdateFormBody } from './schemas.js';
 
 /* The form commands, as the API and the dashboard both send them. */
 
-export async function createForm(services: Services, author: Author, body: CreateFormBody) {
+export async function createForm(services: Context, author: Author, body: CreateFormBody) {
   const id = services.ids('frm');
   const at = services.clock();
   const { state } = await execute(services.commands, form, id, { type: 'CreateForm', form_id: id, account_id: author.accountId, body, at: at.toISOString() }, { actor: author.actor, at, requestId: author.requestId });
@@ -18,7 +18,7 @@ export async function createForm(services: Services, author: Author, body: Creat
   return { id, title: state.form.title, published: false as const, version: 1 as const, created_at: state.form.created_at };
 }
 
-export async function updateForm(services: Services, author: Author, id: string, body: UpdateFormBody) {
+export async function updateForm(services: Context, author: Author, id: string, body: UpdateFormBody) {
   if (!ID.test(id)) throw notFound('form');
   const at = services.clock();
   const closed = await shownClosed(services, FORM, id, body.closed);
@@ -28,5 +28,5 @@ export async function updateForm(services: Services, author: Author, id: string,
   return { id, title, published, version, updated_at };
 }
 
-export const deleteForm = (services: Services, id: string, author: Author, at: Date) =>
+export const deleteForm = (services: Context, id: string, author: Author, at: Date) =>
   execute(services.commands, form, id, { type: 'DeleteForm', account_id: author.accountId, at: at.toISOString() }, { actor: author.actor, at, requestId: author.requestId });

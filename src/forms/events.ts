@@ -11,7 +11,7 @@
  * counts changes to its questions; it is not the version of the event.
  */
 import { z } from 'zod';
-import { defineEvent, type EventOf } from '../event-catalog.js';
+import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 import { ConsentQuestion, Settings, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory } from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */

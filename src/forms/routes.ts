@@ -1,4 +1,4 @@
-import { DEFINITION_LIMITS_TEXT } from '../definition-limits.js';
+import { DEFINITION_LIMITS_TEXT } from '../embeddables/definition-limits.js';
 import { FORM } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { FormDoc } from '../../projections/forms.js';
 import { createForm, deleteForm, updateForm } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { shownSettings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { FormCreated } from './events.js';
@@ -63,7 +63,7 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
 });
 
 /** Forms: a plugin the app registers with its services. */
-export const formRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
   listRoute(app, services, FORM, FormListItem);

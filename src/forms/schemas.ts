@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ReadOnly } from '../embeddables/read-only.js';
-import { Presentation, PresentationPatch } from '../presentation.js';
-import { FormQuestions } from '../questions.js';
+import { Presentation, PresentationPatch } from '../embeddables/presentation.js';
+import { FormQuestions } from '../embeddables/questions.js';
 
 /** D7: a form's questions may hold one consent question, whose record each response keeps. */
 const Questions = FormQuestions.refine((questions) => questions.filter((q) => q.type === 'consent').length <= 1, 'a form holds at most one consent question');

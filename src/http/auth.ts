@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import { authenticate, type Caller } from '../accounts/authenticate.js';
 import type { Plan, Scope } from '../accounts/plans.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../kernel/errors.js';
 import { bearerOf, severalAuthorizations } from './bearer.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,7 +30,7 @@ export const needsKey = (route: RouteOptions): boolean => [route.onRequest].flat
  * part of the request is validated: a caller without a key learns nothing of
  * the endpoint's schema, and a key's invalid requests count against its rate.
  */
-export function requireKey(services: Pick<Services, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): onRequestAsyncHookHandler {
+export function requireKey(services: Pick<Context, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): onRequestAsyncHookHandler {
   const plans = requirement.plans ?? ['business'];
   const check = async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = bearerOf(request);

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../kernel/errors.js';
 import { headerCount } from './raw-headers.js';
 
 const BEARER = /^Bearer[ ]+(\S+)[ ]*$/i;

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../kernel/errors.js';
 import { errorBody } from './error-body.js';
 import { EVERY_REPLY } from './reply-headers.js';
 

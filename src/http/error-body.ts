@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { STATUS, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { STATUS, type ErrorCode, type ErrorDetail } from '../kernel/errors.js';
 
 /** D3: the one error body, described once for the OpenAPI document. */
 export const ErrorBody = z.object({

@@ -1,6 +1,6 @@
 import type { RouteOptions } from 'fastify';
 import { z } from 'zod';
-import { STATUS, type ErrorCode } from '../errors.js';
+import { STATUS, type ErrorCode } from '../kernel/errors.js';
 import { needsKey } from './auth.js';
 import { ErrorBody, errorBody } from './error-body.js';
 import { BODY_TOO_LARGE } from './body-limit.js';

@@ -1,10 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, STATUS as CODE_STATUS, type ErrorCode } from '../errors.js';
+import { AppError, STATUS as CODE_STATUS, type ErrorCode } from '../kernel/errors.js';
 import { AppendTooLarge } from '../infra/event-store/port.js';
 import { BODY_TOO_LARGE } from './body-limit.js';
 import { errorBody, type ErrorBody } from './error-body.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../infra/metrics.js';
 import { isStorageFull, type StorageWatch } from '../infra/storage.js';
 import { isStoreUnavailable } from '../infra/outage.js';
 import { STATUS_CODES } from 'node:http';

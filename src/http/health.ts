@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { haltMessage, haltView } from '../../projections/halt.js';
+import { haltMessage, haltView } from '../kernel/feed/halt.js';
 import { errorBody } from './error-body.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 
-export function healthRoutes(app: FastifyInstance, services: Services): void {
+export function healthRoutes(app: FastifyInstance, services: Context): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   /**

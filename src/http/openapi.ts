@@ -3,8 +3,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
-import { ADDRESSES, SERVICE } from '../about.js';
-import type { Services } from '../services.js';
+import { ADDRESSES, SERVICE } from './about.js';
+import type { Context } from '../kernel/context.js';
 import type { App } from './instance.js';
 import { needsKey } from './auth.js';
 import { DIGITS } from './pagination.js';
@@ -89,7 +89,7 @@ const VIEWPORT_JS = `document.head.insertAdjacentHTML('beforeend', '<meta name="
  * requests and replies), served at GET /api/openapi.json, with an interactive
  * reference at /docs and the written one at /docs/api.md.
  */
-export async function registerOpenApi(app: App, services: Services): Promise<void> {
+export async function registerOpenApi(app: App, services: Context): Promise<void> {
   const base = services.config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? '';
   await app.register(swagger, {
     openapi: {

@@ -1,9 +1,9 @@
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Plan } from '../accounts/plans.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../kernel/errors.js';
 import type { RedisLink } from '../infra/redis.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { rateLimitedAddress } from './client-address.js';
 import type { App } from './instance.js';
 
@@ -31,7 +31,7 @@ type Check = ReturnType<App['createRateLimit']>;
 export class Limits {
   constructor(
     private readonly check: Check,
-    private readonly services: Pick<Services, 'metrics' | 'rateWindowMs'>,
+    private readonly services: Pick<Context, 'metrics' | 'rateWindowMs'>,
   ) {}
 
   /** The plan's bucket for a key, an owner's visitor, or (unknown caller) an address. */
@@ -209,7 +209,7 @@ function countersStore(redis: RedisLink | undefined, memory: MemoryCounters): Fa
  * Counters live in Redis when REDIS_URL is set (shared by every instance),
  * else in memory; while Redis is away they are counted in memory.
  */
-export async function registerRateLimits(app: App, services: Services): Promise<void> {
+export async function registerRateLimits(app: App, services: Context): Promise<void> {
   await app.register(rateLimit, {
     global: false,
     store: countersStore(services.redis, new MemoryCounters(() => Date.now())),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ADDRESSES, SERVICE, addressesAt } from '../about.js';
+import { ADDRESSES, SERVICE, addressesAt } from './about.js';
 import type { App } from './instance.js';
 
 const ServiceIndex = z

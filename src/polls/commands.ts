@@ -1,18 +1,18 @@
-import { execute } from '../aggregate.js';
+import { execute } from '../kernel/aggregate.js';
 import type { Author } from '../embeddables/commands.js';
 import { notFound } from '../embeddables/errors.js';
 import { POLL } from '../embeddables/queries.js';
 import { shownClosed } from '../embeddables/routes.js';
 import { ID } from '../embeddables/schemas.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { poll } from './poll.js';
 import type { CreatePollBody, UpdatePollBody } from './schemas.js';
 
 /* The poll commands, as the API and the dashboard both send them. */
 
-const optionIds = (services: Services, n: number) => Array.from({ length: n }, () => services.ids('opt'));
+const optionIds = (services: Context, n: number) => Array.from({ length: n }, () => services.ids('opt'));
 
-export async function createPoll(services: Services, author: Author, body: CreatePollBody) {
+export async function createPoll(services: Context, author: Author, body: CreatePollBody) {
   const id = services.ids('pol');
   const at = services.clock();
   const { state } = await execute(
@@ -27,7 +27,7 @@ export async function createPoll(services: Services, author: Author, body: Creat
   return { id, question, options, published: false as const, created_at };
 }
 
-export async function updatePoll(services: Services, author: Author, id: string, body: UpdatePollBody) {
+export async function updatePoll(services: Context, author: Author, id: string, body: UpdatePollBody) {
   if (!ID.test(id)) throw notFound('poll');
   const at = services.clock();
   const { state } = await execute(
@@ -49,5 +49,5 @@ export async function updatePoll(services: Services, author: Author, id: string,
   return { id, question, published, updated_at };
 }
 
-export const deletePoll = (services: Services, id: string, author: Author, at: Date) =>
+export const deletePoll = (services: Context, id: string, author: Author, at: Date) =>
   execute(services.commands, poll, id, { type: 'DeletePoll', account_id: author.accountId, at: at.toISOString() }, { actor: author.actor, at, requestId: author.requestId });

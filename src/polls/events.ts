@@ -8,7 +8,7 @@
  * a limit there must not make history unreadable.
  */
 import { z } from 'zod';
-import { defineEvent, type EventOf } from '../event-catalog.js';
+import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 import { Settings, createdHistory, updatedHistory } from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */

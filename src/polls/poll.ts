@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { sameJson, type Aggregate } from '../aggregate.js';
+import { sameJson, type Aggregate } from '../kernel/aggregate.js';
 import { checkReadOnly } from '../embeddables/read-only.js';
-import { AppError, invalidBody } from '../errors.js';
+import { AppError, invalidBody } from '../kernel/errors.js';
 import type { PollEvent } from './events.js';
 import { PollConfig, type CreatePollBody, type UpdatePollBody } from './schemas.js';
 

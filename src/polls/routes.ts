@@ -11,7 +11,7 @@ import type { PollDoc } from '../../projections/polls.js';
 import { createPoll, deletePoll, updatePoll } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { shownSettings } from '../submissions/settings.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
@@ -72,7 +72,7 @@ export const pollView = (doc: PollDoc, owner: boolean, now: Date): z.output<type
 });
 
 /** A poll's results: the count of each of its options now. */
-export async function pollResults(services: Services, doc: PollDoc): Promise<z.output<typeof Results>> {
+export async function pollResults(services: Context, doc: PollDoc): Promise<z.output<typeof Results>> {
   const counts = await Promise.all(doc.options.map((option) => services.readModels.count(POLL_CHOICES, { poll_id: doc.id, option_id: option.id })));
   const total = counts.reduce((sum, votes) => sum + votes, 0);
   return {
@@ -84,7 +84,7 @@ export async function pollResults(services: Services, doc: PollDoc): Promise<z.o
 }
 
 /** Polls: a plugin the app registers with its services. */
-export const pollRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const pollRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
   listRoute(app, services, POLL, PollListItem);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { said } from '../text.js';
+import { said } from '../kernel/text.js';
 import { ReadOnly } from '../embeddables/read-only.js';
-import { patchOf } from '../patch.js';
+import { patchOf } from '../kernel/patch.js';
 import { Settings } from '../submissions/settings.js';
 
 const OptionText = said(200);

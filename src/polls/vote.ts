@@ -1,6 +1,6 @@
 import type { Plan } from '../accounts/plans.js';
-import type { EventOf } from '../event-catalog.js';
-import { AppError, type ErrorDetail } from '../errors.js';
+import type { EventOf } from '../kernel/event-catalog.js';
+import { AppError, type ErrorDetail } from '../kernel/errors.js';
 import { caughtByHoneypot, checkAccess, checkVisitor, slotFor, visitorClaims, type Gate, type Guarded, type NetworkCounted, type SlotReserved, type VisitorFacts } from '../submissions/decide.js';
 import type { VoteCast } from './events.js';
 import type { Poll } from './poll.js';

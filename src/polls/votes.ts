@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Plan } from '../accounts/plans.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { duplicate, type Gate } from '../submissions/decide.js';
 import { pageFact, type SubmissionRequest } from '../submissions/metadata.js';
 import {
@@ -41,7 +41,7 @@ export type VoteBody = z.infer<typeof VoteBody>;
  * recorded (undefined when the honeypot caught a bot and nothing was kept).
  */
 export async function castVote(
-  services: Services,
+  services: Context,
   poll: Poll,
   plan: Plan,
   body: VoteBody,

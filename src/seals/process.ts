@@ -1,12 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { targetOf } from '../../projections/erasure.js';
+import { targetOf } from '../erasure/state.js';
 import type { DomainEvent } from '../domain-events.js';
-import type { EventCatalog, Recorded } from '../event-catalog.js';
+import type { EventCatalog, Recorded } from '../kernel/event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type FeedRecord, type JsonObject } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
-import { nextTurn } from '../../projections/progress.js';
+import { nextTurn } from '../kernel/feed/progress.js';
 import { formatLine, leafOf, SEAL_STREAM, sealHash, type SealLine, type SealVersion } from './chain.js';
 import { LogSealed, type SealEvent } from './events.js';
+import type { FeedProcessor } from '../kernel/feed/processor.js';
 
 export interface SealingOptions {
   /** A seal covers at most this many events; as many waiting seal at once. */
@@ -90,7 +91,7 @@ export async function lastSeal(events: EventStore, catalog: EventCatalog<DomainE
  * sealer (a projector that lost its lease and does not know yet) has its
  * append refused and reads the chain again.
  */
-export class SealingProcess {
+export class SealingProcess implements FeedProcessor {
   private head: ChainHead | undefined;
   private next: NextSeal | undefined;
   private turn: Promise<unknown> = Promise.resolve();

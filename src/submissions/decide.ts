@@ -1,7 +1,7 @@
 import type { Plan } from '../accounts/plans.js';
-import type { EventOf } from '../event-catalog.js';
-import { AppError } from '../errors.js';
-import { validateAnswers, type Answers, type FormQuestion } from '../questions.js';
+import type { EventOf } from '../kernel/event-catalog.js';
+import { AppError } from '../kernel/errors.js';
+import { validateAnswers, type Answers, type FormQuestion } from '../embeddables/questions.js';
 import { hostAllowed } from './domains.js';
 import type { EmbedTarget as Kind } from './embed-token.js';
 import type { ConsentRecord, NetworkSubmissionCounted, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';

@@ -7,7 +7,7 @@
  * API's schemas: tightening a limit there must not make history unreadable.
  */
 import { z } from 'zod';
-import { defineEvent, type EventOf } from '../event-catalog.js';
+import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 
 /** Spec 2.8: built by the server inside the response event, so nothing can change it later. */
 export const ConsentRecord = z.object({

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { EmbeddableSummary } from '../embeddables/queries.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { checkAccess } from './decide.js';
 import { embeddingHost } from './domains.js';
 import { verifyEmbedToken, type EmbedTarget } from './embed-token.js';
@@ -16,7 +16,7 @@ import { verifyEmbedToken, type EmbedTarget } from './embed-token.js';
  * signature again (only its lifetime, at its own moment).
  */
 export function gateOnSummary(
-  services: Pick<Services, 'keys'>,
+  services: Pick<Context, 'keys'>,
   kind: EmbedTarget,
   summary: EmbeddableSummary,
   request: { token: unknown; headers: IncomingHttpHeaders },

@@ -1,6 +1,6 @@
-import { keptState, load, loadWithRevision, type Aggregate } from '../aggregate.js';
-import { AppError } from '../errors.js';
-import type { Services } from '../services.js';
+import { keptState, load, loadWithRevision, type Aggregate } from '../kernel/aggregate.js';
+import { AppError } from '../kernel/errors.js';
+import type { Context } from '../kernel/context.js';
 import { ObjectChanged, type ObjectAt } from './visitors.js';
 
 /** Appends with the condition that the object is as decided, each refused because it had moved on, before a decision is made without one. */
@@ -20,7 +20,7 @@ const CONDITIONED_ATTEMPTS = 3;
  * says the object is to be looked at again (see `stillThere`).
  */
 export async function onObjectAsDecided<State, Event extends { type: string; data: unknown }, Command, Target, Result>(
-  services: Pick<Services, 'events' | 'commands'>,
+  services: Pick<Context, 'events' | 'commands'>,
   aggregate: Aggregate<State, Event, Command>,
   id: string,
   targetOf: (state: State) => Target | null,
@@ -53,7 +53,7 @@ export async function onObjectAsDecided<State, Event extends { type: string; dat
 
 /** Whether the object is there (not deleted) as stored now: looked at after an append made without the condition. */
 export async function stillThere<State, Event extends { type: string; data: unknown }, Command>(
-  services: Pick<Services, 'commands'>,
+  services: Pick<Context, 'commands'>,
   aggregate: Aggregate<State, Event, Command>,
   id: string,
   targetOf: (state: State) => unknown,

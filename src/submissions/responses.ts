@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { RESPONSES } from '../../projections/responses.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
-import { isoInstant } from '../instant.js';
-import { Answers } from '../questions.js';
-import type { Services } from '../services.js';
+import { isoInstant } from '../kernel/instant.js';
+import { Answers } from '../embeddables/questions.js';
+import type { Context } from '../kernel/context.js';
 import { ConsentRecord } from './events.js';
 import { ResponseMetadata } from './metadata.js';
 
@@ -61,7 +61,7 @@ const KEYSET = [['submitted_at', -1], ['id', -1]] satisfies Array<[string, -1]>;
  * index on (parent_id, submitted_at, id): a walk by `next_cursor` meets each
  * response once however many arrive or are erased meanwhile.
  */
-export async function listResponses(services: Services, parentId: string, query: ResponsesQuery): Promise<z.input<typeof ResponseList>> {
+export async function listResponses(services: Context, parentId: string, query: ResponsesQuery): Promise<z.input<typeof ResponseList>> {
   const next = (docs: Array<Record<string, unknown>>, more: boolean): string | null => {
     const last = docs.at(-1);
     return more && last ? encodeCursor(services.keys.cursors, [String(last.submitted_at), String(last.id)]) : null;

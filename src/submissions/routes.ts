@@ -5,7 +5,7 @@ import { Params } from '../embeddables/schemas.js';
 import { z } from 'zod';
 import type { App } from '../http/instance.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { preflight } from '../http/cors.js';
 import { gateOnSummary } from './gate.js';
@@ -13,7 +13,7 @@ import { ClientMetadata } from './metadata.js';
 import { listResponses, ResponseList, ResponsesQuery } from './responses.js';
 import { submitResponse, type SubmissionTarget } from './submit.js';
 import { onObjectAsDecided, stillThere } from './object-state.js';
-import type { Aggregate } from '../aggregate.js';
+import type { Aggregate } from '../kernel/aggregate.js';
 
 /** D6: every submission carries its embed token as `_token`. Unknown keys are dropped, not refused (embeds evolve). */
 export const SubmitBody = z.object({
@@ -60,7 +60,7 @@ export const SubmitBodyOf = {
  */
 export function submitRoute<D extends EmbeddableDoc, State, Event extends { type: string; data: unknown }, Command>(
   app: App,
-  services: Services,
+  services: Context,
   what: Embeddable<D>,
   aggregate: Aggregate<State, Event, Command>,
   targetOf: (state: State) => SubmissionTarget | null,
@@ -103,7 +103,7 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
 }
 
 /** GET <path>/:id/responses: the owner's responses, newest first (D9). */
-export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Services, what: Embeddable<D>): void {
+export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Context, what: Embeddable<D>): void {
   app.get(
     `${what.path}/:id/responses`,
     {

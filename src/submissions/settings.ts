@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoInstant } from '../instant.js';
+import { isoInstant } from '../kernel/instant.js';
 
 /**
  * `allowed_domains` entries are host names; `*.example.com` also admits every

@@ -1,5 +1,5 @@
 import type { Plan } from '../accounts/plans.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { checkAccess, decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget } from './decide.js';
 import { captureMetadata, type SubmissionRequest } from './metadata.js';
 import {
@@ -57,7 +57,7 @@ function placement(event: SubmissionDecision[number], target: SubmissionTarget, 
  * catch: the bot gets an id, nothing is stored.
  */
 export async function submitResponse(
-  services: Services,
+  services: Context,
   target: SubmissionTarget,
   input: SubmissionInput,
   requestId?: string,

@@ -1,9 +1,9 @@
 import type { DomainEvent } from '../domain-events.js';
-import { AppError } from '../errors.js';
-import type { EventMetadata } from '../event-catalog.js';
+import { AppError } from '../kernel/errors.js';
+import type { EventMetadata } from '../kernel/event-catalog.js';
 import { PartlyAppended, RevisionLimitReached, WrongExpectedRevision, type ExpectedRevision, type StreamAppend } from '../infra/event-store/port.js';
 import { keyedHash } from '../infra/keys.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { embeddingHost } from './domains.js';
 import { duplicate, NETWORK_ALLOWANCE, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
 import { verifyEmbedToken, withinLifetime, type EmbedTarget as Kind } from './embed-token.js';
@@ -27,7 +27,7 @@ export const visitorMeta = (now: Date, requestId?: string): Omit<EventMetadata, 
  * the visitor being their fingerprint, else their address, keyed-hashed.
  * Poll votes live in theirs; `prevent_duplicates` keeps a guard in one.
  */
-export function visitorStream(services: Pick<Services, 'keys'>, prefix: string, visitor: { fingerprint?: string | undefined; ip: string }): string {
+export function visitorStream(services: Pick<Context, 'keys'>, prefix: string, visitor: { fingerprint?: string | undefined; ip: string }): string {
   const who = visitor.fingerprint ? `fingerprint:${visitor.fingerprint}` : `ip:${visitor.ip}`;
   return `${prefix}-${keyedHash(services.keys.hashes, who)}`;
 }
@@ -38,7 +38,7 @@ export function visitorStream(services: Pick<Services, 'keys'>, prefix: string, 
  * the erased submission stays the visitor's one, and a repeat is refused here,
  * before it takes a slot.
  */
-export async function visited(services: Services, stream: string): Promise<boolean> {
+export async function visited(services: Context, stream: string): Promise<boolean> {
   return (await services.events.streamState(stream)) !== 'no_stream';
 }
 
@@ -64,7 +64,7 @@ export function networkAddress(ip: string): string {
  * hour: the network's address and the user agent, with the hour's number,
  * keyed-hashed; a new hour is a new stream.
  */
-export function networkStream(services: Pick<Services, 'keys'>, target: Pick<Gate, 'kind' | 'id'>, network: { ip: string; userAgent: string }, now: Date): string {
+export function networkStream(services: Pick<Context, 'keys'>, target: Pick<Gate, 'kind' | 'id'>, network: { ip: string; userAgent: string }, now: Date): string {
   const hour = Math.floor(now.getTime() / NETWORK_WINDOW_MS);
   return `net-${target.kind}-${target.id}-${keyedHash(services.keys.hashes, `network:${networkAddress(network.ip)}\n${network.userAgent}\n${hour}`)}`;
 }
@@ -76,7 +76,7 @@ export const userAgentOf = (headers: SubmissionRequest['headers']): string => {
 };
 
 /** What the decision knows of a visitor: whether their own stream exists, and what their network's stream counted. */
-export async function visitorFacts(services: Services, streams: { visitor: string; network: string }): Promise<VisitorFacts> {
+export async function visitorFacts(services: Context, streams: { visitor: string; network: string }): Promise<VisitorFacts> {
   const [seen, network] = await Promise.all([visited(services, streams.visitor), services.events.streamState(streams.network)]);
   // Network streams are never deleted; were one, it could take nothing more.
   const fromNetwork = network === 'no_stream' ? 0 : network === 'deleted' ? NETWORK_ALLOWANCE : Number(network) + 1;
@@ -87,7 +87,7 @@ export async function visitorFacts(services: Services, streams: { visitor: strin
 const quotaStream = (target: Pick<Gate, 'kind' | 'id'>) => `quota-${target.kind}-${target.id}`;
 
 /** Whether every `max_responses` slot of the object is taken: the slot numbered max - 1 exists. */
-async function slotsFull(services: Services, target: Gate): Promise<boolean> {
+async function slotsFull(services: Context, target: Gate): Promise<boolean> {
   const max = target.settings.max_responses;
   if (max === null) return false;
   const slot = await services.events.readStream(quotaStream(target), { fromRevision: BigInt(max - 1), maxCount: 1 });
@@ -101,7 +101,7 @@ async function slotsFull(services: Services, target: Gate): Promise<boolean> {
  * lifetime is checked again, at `now`.
  */
 export async function accessFacts(
-  services: Services,
+  services: Context,
   target: Gate,
   token: unknown,
   headers: SubmissionRequest['headers'],
@@ -117,7 +117,7 @@ export async function accessFacts(
 }
 
 /** A bot's submission is answered as a success, keeps nothing, and is counted at /metrics. */
-export const countHoneypotCatch = (services: Pick<Services, 'metrics'>, kind: Kind): void =>
+export const countHoneypotCatch = (services: Pick<Context, 'metrics'>, kind: Kind): void =>
   services.metrics.increment('feedback_honeypot_caught_total', { kind });
 
 /**
@@ -174,7 +174,7 @@ export class ObjectChanged extends Error {
  * that was not tried.
  */
 export async function record<E extends DomainEvent>(
-  services: Services,
+  services: Context,
   events: E[],
   place: (event: E) => Placement,
   meta: Omit<EventMetadata, 'schema_version'>,

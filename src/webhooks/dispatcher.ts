@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
-import { DELETED_PARENTS, deletedParent, parentKey } from '../../projections/erasure.js';
-import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../../projections/follow.js';
-import type { Halt } from '../../projections/halt.js';
-import { checkpointKey } from '../../projections/projection.js';
-import { checkStore } from '../../projections/store-identity.js';
+import { DELETED_PARENTS, deletedParent, parentKey } from '../erasure/state.js';
+import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
+import type { Halt } from '../kernel/feed/halt.js';
+import { checkpointKey } from '../kernel/feed/projection.js';
+import { checkStore } from '../kernel/feed/store-identity.js';
 import { SEAL_STREAM } from '../seals/chain.js';
 import {
   WEBHOOK_DELIVERIES,
@@ -14,9 +14,9 @@ import {
   type WebhookDelivery,
   type WebhookTarget,
 } from '../../projections/webhooks.js';
-import { execute, type CommandContext } from '../aggregate.js';
+import { execute, type CommandContext } from '../kernel/aggregate.js';
 import type { DomainEvent } from '../domain-events.js';
-import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../kernel/event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-store/port.js';
 import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
 import type { Clock } from '../infra/ids.js';
@@ -27,6 +27,7 @@ import { sendOverHttp, type SendWebhook } from './http.js';
 import { endpointSecret, messageId, signatureHeaders } from './signing.js';
 import { checkTarget, systemResolve, type Resolve } from './targets.js';
 import { subscribed } from './types.js';
+import type { FeedProcessor } from '../kernel/feed/processor.js';
 
 const CHECKPOINT = checkpointKey(webhookDispatchState);
 const CATCH_UP_BATCH = 5000;
@@ -77,7 +78,7 @@ const pad = (position: bigint): string => position.toString().padStart(20, '0');
  * stored after the attempt, so a crash means the attempt runs again:
  * at-least-once, which the stable `webhook-id` lets receivers absorb.
  */
-export class WebhookDispatcher {
+export class WebhookDispatcher implements FeedProcessor {
   private checkpoint = 0n;
   private targets = new Map<string, WebhookTarget>();
   private subscription: EventSubscription | undefined;

@@ -1,5 +1,5 @@
-import type { Aggregate } from '../aggregate.js';
-import { AppError } from '../errors.js';
+import type { Aggregate } from '../kernel/aggregate.js';
+import { AppError } from '../kernel/errors.js';
 import type { WebhookEvent } from './events.js';
 
 export interface Endpoint {

@@ -4,7 +4,7 @@
  * edit here. One stream per endpoint (`webhook-<id>`).
  */
 import { z } from 'zod';
-import { defineEvent, type EventOf } from '../event-catalog.js';
+import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 
 export const WebhookEndpointCreated = defineEvent(
   'WebhookEndpointCreated',

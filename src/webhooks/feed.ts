@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../domain-events.js';
-import type { Recorded } from '../event-catalog.js';
+import type { Recorded } from '../kernel/event-catalog.js';
 import type { WebhookType } from './types.js';
 
 /** What one event of the feed sends to the endpoints of its account. */

@@ -2,16 +2,16 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhooks.js';
 import { WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
-import { execute } from '../aggregate.js';
+import { execute } from '../kernel/aggregate.js';
 import { ID, Params } from '../embeddables/schemas.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../kernel/errors.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { PaginationQuery, pagination, window } from '../http/pagination.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { endpointAggregate } from './endpoint.js';
 import { CreatedWebhook, CreateWebhookBody, DeliveryList, ReplayAccepted, ReplayBody, RotatedSecret, UpdateWebhookBody, WebhookList, WebhookView } from './schemas.js';
 import { endpointSecret } from './signing.js';
-import { checkTarget, systemResolve } from './targets.js';
+import { checkTarget, systemResolve, type Resolve } from './targets.js';
 
 const notFound = () => new AppError('webhook_not_found', 'Webhook not found');
 
@@ -30,7 +30,7 @@ export const webhookView = (doc: WebhookDoc): z.output<typeof WebhookView> => ({
 });
 
 /** Webhook endpoints (Business): a plugin the app registers with its services. */
-export const webhookRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhookResolve?: Resolve } }> = async (app, { services }) => {
   const read = requireKey(services, { scope: 'webhooks:read' });
   const write = requireKey(services, { scope: 'webhooks:write' });
   const resolve = services.webhookResolve ?? systemResolve;

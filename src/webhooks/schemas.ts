@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Pagination } from '../http/pagination.js';
-import { isoInstant } from '../instant.js';
+import { isoInstant } from '../kernel/instant.js';
 import { WebhookUrl } from './targets.js';
 import { WebhookTypePattern } from './types.js';
 

@@ -1,16 +1,16 @@
-import { execute } from '../aggregate.js';
+import { execute } from '../kernel/aggregate.js';
 import type { Author } from '../embeddables/commands.js';
 import { notFound } from '../embeddables/errors.js';
 import { WIDGET } from '../embeddables/queries.js';
 import { shownClosed } from '../embeddables/routes.js';
 import { ID } from '../embeddables/schemas.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import type { CreateWidgetBody, UpdateWidgetBody } from './schemas.js';
 import { widget } from './widget.js';
 
 /* The widget commands, as the API and the dashboard both send them. */
 
-export async function createWidget(services: Services, author: Author, body: CreateWidgetBody) {
+export async function createWidget(services: Context, author: Author, body: CreateWidgetBody) {
   const id = services.ids('wgt');
   const at = services.clock();
   const { state } = await execute(services.commands, widget, id, { type: 'CreateWidget', widget_id: id, account_id: author.accountId, body, at: at.toISOString() }, { actor: author.actor, at, requestId: author.requestId });
@@ -19,7 +19,7 @@ export async function createWidget(services: Services, author: Author, body: Cre
   return { id, title, widget_type, published: false as const, created_at };
 }
 
-export async function updateWidget(services: Services, author: Author, id: string, body: UpdateWidgetBody) {
+export async function updateWidget(services: Context, author: Author, id: string, body: UpdateWidgetBody) {
   if (!ID.test(id)) throw notFound('widget');
   const at = services.clock();
   const closed = await shownClosed(services, WIDGET, id, body.closed);
@@ -29,5 +29,5 @@ export async function updateWidget(services: Services, author: Author, id: strin
   return { id, title, published, updated_at };
 }
 
-export const deleteWidget = (services: Services, id: string, author: Author, at: Date) =>
+export const deleteWidget = (services: Context, id: string, author: Author, at: Date) =>
   execute(services.commands, widget, id, { type: 'DeleteWidget', account_id: author.accountId, at: at.toISOString() }, { actor: author.actor, at, requestId: author.requestId });

@@ -1,4 +1,4 @@
-import type { WidgetQuestion } from '../questions.js';
+import type { WidgetQuestion } from '../embeddables/questions.js';
 import type { WidgetType } from './schemas.js';
 
 /** What a widget asks when its owner gives no questions: the usual shape of each type. */

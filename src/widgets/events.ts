@@ -8,7 +8,7 @@
  * there must not make history unreadable.
  */
 import { z } from 'zod';
-import { defineEvent, type EventOf } from '../event-catalog.js';
+import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 import { Settings, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory } from '../embeddables/stored.js';
 
 const TriggerConfig = z.object({

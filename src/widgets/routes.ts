@@ -1,4 +1,4 @@
-import { DEFINITION_LIMITS_TEXT } from '../definition-limits.js';
+import { DEFINITION_LIMITS_TEXT } from '../embeddables/definition-limits.js';
 import { WIDGET } from '../embeddables/queries.js';
 import type { WidgetDoc } from '../../projections/widgets.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createWidget, deleteWidget, updateWidget } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
-import type { Services } from '../services.js';
+import type { Context } from '../kernel/context.js';
 import { shownSettings } from '../submissions/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { WidgetCreated } from './events.js';
@@ -65,7 +65,7 @@ export function widgetView(doc: WidgetDoc, owner: boolean, now: Date): z.output<
 }
 
 /** Widgets: a plugin the app registers with its services. */
-export const widgetRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
+export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (app, { services }) => {
   const writeDefinitions = requireKey(services, { scope: 'forms:write' });
 
   const view = (doc: WidgetDoc, owner: boolean) => widgetView(doc, owner, services.clock());

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ReadOnly } from '../embeddables/read-only.js';
-import { patchOf } from '../patch.js';
-import { Presentation, PresentationPatch } from '../presentation.js';
-import { WidgetQuestions } from '../questions.js';
+import { patchOf } from '../kernel/patch.js';
+import { Presentation, PresentationPatch } from '../embeddables/presentation.js';
+import { WidgetQuestions } from '../embeddables/questions.js';
 
 export const WidgetType = z.enum(['feedback', 'nps', 'contact', 'bug_report', 'custom']);
 export type WidgetType = z.infer<typeof WidgetType>;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { sameJson, type Aggregate } from '../aggregate.js';
-import { checkTheme } from '../theme.js';
+import { sameJson, type Aggregate } from '../kernel/aggregate.js';
+import { checkTheme } from '../embeddables/theme.js';
 import { checkReadOnly } from '../embeddables/read-only.js';
-import { definitionOverLimits } from '../definition-limits.js';
-import { AppError, invalidBody, type ErrorDetail } from '../errors.js';
+import { definitionOverLimits } from '../embeddables/definition-limits.js';
+import { AppError, invalidBody, type ErrorDetail } from '../kernel/errors.js';
 import type { WidgetEvent } from './events.js';
 import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
 import { WidgetConfig, type CreateWidgetBody, type UpdateWidgetBody } from './schemas.js';

@@ -1,7 +1,7 @@
 import type { InjectOptions } from 'fastify';
 import t from 'tap';
 import { changePlan } from '../../src/accounts/commands.js';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 import { metricsHeaders, tempDir } from '../support/services.js';

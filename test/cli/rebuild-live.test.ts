@@ -16,7 +16,7 @@ import t from 'tap';
 import { createKey } from '../../src/accounts/commands.js';
 import { loadConfig } from '../../src/config.js';
 import { catalog } from '../../src/domain-events.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { openServices, type Services } from '../../src/services.js';
 import { ALL_SCOPES, owner, publishedWidget } from '../support/app.js';

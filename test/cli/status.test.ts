@@ -1,7 +1,7 @@
 import t from 'tap';
 import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
-import { PROJECTOR_LEASE } from '../../src/projector.js';
+import { PROJECTOR_LEASE } from '../../src/kernel/feed/lease.js';
 import { fixture } from '../support/fixtures.js';
 import { admin, json } from '../support/processes.js';
 import { tempDir } from '../support/services.js';

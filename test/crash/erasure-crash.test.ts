@@ -5,7 +5,7 @@
  * further request.
  */
 import t from 'tap';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import type { NewEvent } from '../../src/infra/event-store/port.js';
 import type { Services } from '../../src/services.js';
 import { owner, publishedWidget, tokenFor } from '../support/app.js';

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { loginLink, checkLinkToken, issueLinkToken, readLinkToken } from '../../src/dashboard/login-link.js';
 import { session, sessionEndsAt, SESSION_LIFETIME_MS } from '../../src/dashboard/session.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/kernel/errors.js';
 import { aggregateOf } from '../support/decider.js';
 
 const LINK = 'lnk_01M82YMB2V3ZKQ8W5N1T6R4C9D';

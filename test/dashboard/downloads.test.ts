@@ -2,7 +2,7 @@ import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { responsePages } from '../../src/dashboard/downloads.js';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import type { Doc } from '../../src/infra/read-models/port.js';
 import { manualClock, owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { signIn as signedIn } from './support.js';

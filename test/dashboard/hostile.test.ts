@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { changePlan, revokeKey } from '../../src/accounts/commands.js';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { manualClock, owner, testApp, tokenFor } from '../support/app.js';
 import { snapshotReadModels, tempDir } from '../support/services.js';
 import { linkToken, postLogin, signIn, type Browser } from './support.js';

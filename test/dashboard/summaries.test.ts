@@ -1,7 +1,7 @@
 import t from 'tap';
 import { RESPONSE_SUMMARIES } from '../../projections/response-summaries.js';
 import { average, npsScore, objectSummary, overview, window, type ObjectSummary } from '../../src/dashboard/summaries.js';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { manualClock, owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { signIn } from './support.js';
 

@@ -1,4 +1,4 @@
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
 import { issueLoginLink } from '../../src/dashboard/commands.js';
 

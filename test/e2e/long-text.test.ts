@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import t from 'tap';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { owner, tokenFor } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { admin, freePort, json, startServer } from '../support/processes.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { catalog } from '../../src/domain-events.js';
-import { contrastRatio, parseColour, themeProblems } from '../../src/theme.js';
+import { contrastRatio, parseColour, themeProblems } from '../../src/embeddables/theme.js';
 import { owner, publishedWidget, testApp } from '../support/app.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });

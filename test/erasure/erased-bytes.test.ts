@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
 import { tempDir } from '../support/services.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { owner, publishedWidget, tokenFor } from '../support/app.js';
 import { startServer, type Server } from '../support/processes.js';
 import { tempDir, testServices } from '../support/services.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DEFINITION_LIMITS } from '../../src/definition-limits.js';
+import { DEFINITION_LIMITS } from '../../src/embeddables/definition-limits.js';
 import { owner, testApp } from '../support/app.js';
 import { choiceQuestion, largeFormBody } from '../support/large-definitions.js';
 

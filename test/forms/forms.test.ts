@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { manualClock, owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { snapshotReadModels } from '../support/services.js';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
 import { owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { fixture } from '../support/fixtures.js';

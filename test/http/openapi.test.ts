@@ -1,8 +1,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import t from 'tap';
 import { z } from 'zod';
-import { AppError } from '../../src/errors.js';
-import { buildApp } from '../../src/http/app.js';
+import { AppError } from '../../src/kernel/errors.js';
+import { buildApp } from '../../src/app.js';
 import { CreateFormBody, UpdateFormBody } from '../../src/forms/schemas.js';
 import { CreatePollBody, UpdatePollBody } from '../../src/polls/schemas.js';
 import { VoteBody } from '../../src/polls/votes.js';

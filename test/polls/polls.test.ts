@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createKey } from '../../src/accounts/commands.js';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { manualClock, owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { snapshotReadModels } from '../support/services.js';
 

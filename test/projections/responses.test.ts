@@ -1,7 +1,7 @@
 import t from 'tap';
 import { RESPONSES, responsesProjection } from '../../projections/responses.js';
 import { catalog, type DomainEvent } from '../../src/domain-events.js';
-import type { Recorded } from '../../src/event-catalog.js';
+import type { Recorded } from '../../src/kernel/event-catalog.js';
 import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import type { Doc, ReadModelOp } from '../../src/infra/read-models/port.js';
 import { tempDir } from '../support/services.js';

@@ -1,16 +1,16 @@
 import { pino } from 'pino';
 import t from 'tap';
-import { projections } from '../../projections/index.js';
-import { preparedInWorker, type PreparedFeed } from '../../projections/replay.js';
-import { ProjectionRunner } from '../../projections/runner.js';
-import { checkpointKey } from '../../projections/projection.js';
+import { projections, readSide } from '../../projections/index.js';
+import { preparedInWorker, type PreparedFeed } from '../../src/kernel/feed/replay.js';
+import { ProjectionRunner } from '../../src/kernel/feed/runner.js';
+import { checkpointKey } from '../../src/kernel/feed/projection.js';
 import { changePlan, createKey, openAccount, revokeKey } from '../../src/accounts/commands.js';
 import { catalog } from '../../src/domain-events.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../../src/infra/event-store/port.js';
 import type { CheckpointMove, ReadModelOp, ReadModelStore } from '../../src/infra/read-models/port.js';
 import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
 import type { Services } from '../../src/services.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { owner, publishedWidget, tokenFor } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 import { silent, snapshotReadModels, tempDir, testServices } from '../support/services.js';
@@ -417,7 +417,7 @@ t.test('a rebuild prepared on a second thread reproduces the read models exactly
   const before = await snapshotReadModels(services);
   t.equal((before.vote_summaries ?? []).filter((c) => (c as { dim: string }).dim === 'option').reduce((n: number, c) => n + (c as { count: number }).count, 0), 3, 'four votes counted, one taken back');
   let batches = 0;
-  const feed = preparedInWorker(dataDir, 50);
+  const feed = preparedInWorker(dataDir, 50, readSide);
   const counted: PreparedFeed = (after) => ({
     async *[Symbol.asyncIterator]() {
       for await (const prepared of feed(after)) {
@@ -442,7 +442,7 @@ t.test('a rebuild prepared on a second thread halts before an unreadable event a
   const before = await snapshotReadModels(services);
   const { position } = await services.events.append('widget-wgt_future', [{ type: 'WidgetUpdated', data: { widget_id: 'wgt_future', changes: {}, updated_at: '2026-11-23T00:00:00.000Z' }, metadata: { schema_version: 99, occurred_at: '2026-11-23T00:00:00.000Z', actor: 'x' } }], 'any');
   const rebuilt = async (prepared: boolean) => {
-    const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { catchUpBatchSize: 10, ...(prepared ? { prepared: preparedInWorker(dataDir, 10), preparedFrom: 0 } : {}) });
+    const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { catchUpBatchSize: 10, ...(prepared ? { prepared: preparedInWorker(dataDir, 10, readSide), preparedFrom: 0 } : {}) });
     const replayed = await runner.rebuild();
     return { replayed, halted: runner.halted };
   };

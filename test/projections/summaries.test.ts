@@ -1,6 +1,6 @@
 import t from 'tap';
 import { FORM_SUMMARIES, FORMS, formsProjection } from '../../projections/forms.js';
-import type { Recorded } from '../../src/event-catalog.js';
+import type { Recorded } from '../../src/kernel/event-catalog.js';
 import type { DomainEvent } from '../../src/domain-events.js';
 
 const recorded = (type: string, data: object, revision = 0n) => ({ type, data, streamId: 'form-x', revision, position: 1n, metadata: {} }) as unknown as Recorded<DomainEvent>;

@@ -4,7 +4,7 @@
  * real processes, kill -9 included: scale-out.test.ts.)
  */
 import t, { type Test } from 'tap';
-import { checkpointKey } from '../../projections/projection.js';
+import { checkpointKey } from '../../src/kernel/feed/projection.js';
 import { widgetsProjection } from '../../projections/widgets.js';
 import { openAccount } from '../../src/accounts/commands.js';
 import type { CheckpointMove } from '../../src/infra/read-models/port.js';

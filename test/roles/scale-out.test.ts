@@ -7,10 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import { openSqliteReadModels } from '../../src/infra/read-models/sqlite.js';
-import { PROJECTOR_LEASE } from '../../src/projector.js';
+import { PROJECTOR_LEASE } from '../../src/kernel/feed/lease.js';
 import { owner, publishedWidget } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 import { startServer, type Server } from '../support/processes.js';

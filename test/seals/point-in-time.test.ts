@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, sym
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { rebuildAt } from '../../src/cli/point-in-time.js';
 import { POINT_IN_TIME_FILE } from '../../src/seals/point-in-time.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.js';
-import { buildApp, type App } from '../../src/http/app.js';
+import { buildApp, type App } from '../../src/app.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { openServices, type Services } from '../../src/services.js';
 import { owner, publishedWidget, tokenFor, type Owner } from '../support/app.js';

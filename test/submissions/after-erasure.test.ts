@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { Answers } from '../../src/questions.js';
+import type { Answers } from '../../src/embeddables/questions.js';
 import { decideSubmission, type SubmissionState, type SubmissionTarget, type SubmitResponse } from '../../src/submissions/decide.js';
 import { issueEmbedToken, verifyEmbedToken } from '../../src/submissions/embed-token.js';
 import type { ConsentRecord } from '../../src/submissions/events.js';

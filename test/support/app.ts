@@ -1,7 +1,7 @@
 import type { Test } from 'tap';
 import { openAccount } from '../../src/accounts/commands.js';
 import type { Plan, Scope } from '../../src/accounts/plans.js';
-import { buildApp, type App } from '../../src/http/app.js';
+import { buildApp, type App } from '../../src/app.js';
 import type { Clock } from '../../src/infra/ids.js';
 import type { Services, ServiceOptions } from '../../src/services.js';
 import { testServices } from './services.js';

@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
-import type { Aggregate } from '../../src/aggregate.js';
-import { AppError, type ErrorCode, type ErrorDetail } from '../../src/errors.js';
+import type { Aggregate } from '../../src/kernel/aggregate.js';
+import { AppError, type ErrorCode, type ErrorDetail } from '../../src/kernel/errors.js';
 
 /**
  * given / when / then on a pure decision:

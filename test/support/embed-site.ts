@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { Test } from 'tap';
 import { chromium, type Browser } from 'playwright-core';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { owner } from './app.js';
 import { freePort, startServer } from './processes.js';
 import { tempDir, testServices } from './services.js';

@@ -1,4 +1,4 @@
-import { DEFINITION_LIMITS } from '../../src/definition-limits.js';
+import { DEFINITION_LIMITS } from '../../src/embeddables/definition-limits.js';
 
 /** A single-choice question of `choices` choices with labels of the longest length allowed. */
 export const choiceQuestion = (id: string, choices = 50) => ({

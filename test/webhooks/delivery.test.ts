@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import t, { type Test } from 'tap';
 import { WEBHOOK_DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../../projections/webhooks.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import type { ServiceOptions } from '../../src/services.js';
 import { ALL_SCOPES, owner as anyOwner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
 import { eventually } from '../support/eventually.js';

@@ -1,9 +1,9 @@
 import t from 'tap';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
 import { owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
 import { silent, snapshotReadModels, testServices } from '../support/services.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { catalog } from '../../src/domain-events.js';
 import { ErasureProcess } from '../../src/erasure/process.js';
 

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { changePlan } from '../../src/accounts/commands.js';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 import { manualClock, owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
 
 const ALL = ['browser', 'browser_version', 'completion_time_ms', 'device', 'ip_hash', 'language', 'os', 'page_title', 'page_url'];

@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ProjectionRunner } from '../projections/runner.js';
-import type { ErasureProcess } from './erasure/process.js';
-import { systemClock, type Clock } from './infra/ids.js';
-import type { Fence, ReadModelStore } from './infra/read-models/port.js';
+import { systemClock, type Clock } from '../../infra/ids.js';
+import type { FeedProcessor, HaltingFeedProcessor } from './processor.js';
+import type { Fence, ReadModelStore } from '../../infra/read-models/port.js';
 
 /** The lease whose holder applies the projections and runs the erasure process. */
 export const PROJECTOR_LEASE = 'projector';
@@ -62,15 +61,11 @@ export function exited(holder: string): boolean {
   }
 }
 
-/** A process that runs only under the lease, beside the projections (webhooks, the seals of the history). */
-export interface LeasedProcess {
-  start(fence: Fence): void;
-  stop(): Promise<void>;
-}
 
 export interface ProjectorOptions {
   clock?: Clock;
-  beside?: LeasedProcess[];
+  /** Processors that run only under the lease, beside the projections (webhooks, the seals of the history). */
+  beside?: FeedProcessor[];
   timing?: LeaseTiming;
   holder?: string;
 }
@@ -100,12 +95,12 @@ export class Projector {
   private stopped = false;
   /** The end of the lease by the last claim that succeeded, by this process's clock. */
   private heldUntil = 0;
-  private readonly beside: LeasedProcess[];
+  private readonly beside: FeedProcessor[];
 
   constructor(
     private readonly readModels: ReadModelStore,
-    private readonly runner: Pick<ProjectionRunner, 'init' | 'start' | 'stop' | 'halted'>,
-    private readonly erasure: Pick<ErasureProcess, 'start' | 'stop' | 'halted'>,
+    private readonly runner: HaltingFeedProcessor,
+    private readonly erasure: Omit<HaltingFeedProcessor, 'init'>,
     private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: ProjectorOptions = {},
   ) {

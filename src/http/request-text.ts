@@ -1,5 +1,5 @@
-import { AppError, type ErrorDetail } from '../errors.js';
-import { cleanJsonText, stripControls, textProblem } from '../text.js';
+import { AppError, type ErrorDetail } from '../kernel/errors.js';
+import { cleanJsonText, stripControls, textProblem } from '../kernel/text.js';
 import type { App } from './instance.js';
 import { headerCount } from './raw-headers.js';
 

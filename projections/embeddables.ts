@@ -1,26 +1,6 @@
 import type { DomainEvent } from '../src/domain-events.js';
-import type { Recorded } from '../src/event-catalog.js';
-import type { CollectionSpec, ReadModelOp } from '../src/infra/read-models/port.js';
-
-/**
- * A projection turns each event into read-model operations. It is pure: the
- * runner applies the operations and the checkpoint in one transaction, which
- * is what makes redelivery harmless.
- */
-export interface Projection {
-  name: string;
-  /** Raised when the read-model shape changes: the new version replays from zero. */
-  version: number;
-  collections: CollectionSpec[];
-  project(event: Recorded<DomainEvent>): ReadModelOp[];
-}
-
-/**
- * The key the projection's checkpoint is stored under. Version 1 is the bare
- * name and later ones `<name>_v<version>`, the keys stores already hold.
- */
-export const checkpointKey = (projection: Pick<Projection, 'name' | 'version'>): string =>
-  projection.version === 1 ? projection.name : `${projection.name}_v${projection.version}`;
+import type { ReadModelOp } from '../src/infra/read-models/port.js';
+import type { Projection } from '../src/kernel/feed/projection.js';
 
 /**
  * The document of a widget, form or poll: its configuration as its
@@ -57,7 +37,7 @@ const pick = (source: Record<string, unknown>, fields: readonly string[]): Recor
  * and the `revision` of the event, a delete and an increment as they are.
  * The summaries are indexed for the lists.
  */
-export function withSummaries(summaries: Summaries, collection: string, projection: Projection): Projection {
+export function withSummaries(summaries: Summaries, collection: string, projection: Projection<DomainEvent>): Projection<DomainEvent> {
   // Puts and patches of a whole document come from events of the object's own stream, whose
   // revision the summary keeps: a version of what the object shows, finer than `updated_at`.
   const mirror = (op: ReadModelOp, revision: number): ReadModelOp[] => {

@@ -1,34 +1,34 @@
 import Fastify, { type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Services } from '../services.js';
-import { errorBody, malformedUrl, MAX_PATH_SEGMENT } from './error-body.js';
-import { BODY_LIMIT } from './body-limit.js';
-import { AppError } from '../errors.js';
-import { registerErrorHandling } from './errors.js';
-import { clientErrorHandler, connectHandler } from './client-errors.js';
-import { EVERY_REPLY } from './reply-headers.js';
-import { headerCount } from './raw-headers.js';
+import type { Services } from './services.js';
+import { errorBody, malformedUrl, MAX_PATH_SEGMENT } from './http/error-body.js';
+import { BODY_LIMIT } from './http/body-limit.js';
+import { AppError } from './kernel/errors.js';
+import { registerErrorHandling } from './http/errors.js';
+import { clientErrorHandler, connectHandler } from './http/client-errors.js';
+import { EVERY_REPLY } from './http/reply-headers.js';
+import { headerCount } from './http/raw-headers.js';
 
 /** Listed once: every reply goes through them. */
 const EVERY_REPLY_ENTRIES = Object.entries(EVERY_REPLY);
-import { readJsonAsUtf8, refuseControlCharacters, refuseOtherCharsets } from './text.js';
-import { CLIENT_REQUEST_ID, RequestLog, rememberErrorCodes } from './request-log.js';
-import { healthRoutes } from './health.js';
-import { publicCors } from './cors.js';
-import { registerOpenApi, type RegisteredRoute } from './openapi.js';
-import { documentErrors } from './error-schemas.js';
-import { metricsRoute } from './metrics.js';
-import { embedRoute } from '../embed/route.js';
-import { serviceIndexRoute } from './service-index.js';
-import { registerRateLimits } from './rate-limits.js';
-import { widgetRoutes } from '../widgets/index.js';
-import { formRoutes } from '../forms/index.js';
-import { pollRoutes } from '../polls/index.js';
-import { erasureRoutes } from '../erasure/index.js';
-import { webhookRoutes } from '../webhooks/index.js';
-import { dashboardRoutes } from '../dashboard/index.js';
+import { readJsonAsUtf8, refuseControlCharacters, refuseOtherCharsets } from './http/request-text.js';
+import { CLIENT_REQUEST_ID, RequestLog, rememberErrorCodes } from './http/request-log.js';
+import { healthRoutes } from './http/health.js';
+import { publicCors } from './http/cors.js';
+import { registerOpenApi, type RegisteredRoute } from './http/openapi.js';
+import { documentErrors } from './http/error-schemas.js';
+import { metricsRoute } from './http/metrics.js';
+import { embedRoute } from './embed/route.js';
+import { serviceIndexRoute } from './http/service-index.js';
+import { registerRateLimits } from './http/rate-limits.js';
+import { widgetRoutes } from './widgets/index.js';
+import { formRoutes } from './forms/index.js';
+import { pollRoutes } from './polls/index.js';
+import { erasureRoutes } from './erasure/index.js';
+import { webhookRoutes } from './webhooks/index.js';
+import { dashboardRoutes } from './dashboard/index.js';
 
-import type { App } from './instance.js';
+import type { App } from './http/instance.js';
 
 export type { App };
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { exactShape, type ExactShape } from './exact-shape.js';
-import type { JsonObject, StoredEvent } from './infra/event-store/port.js';
+import type { JsonObject, StoredEvent } from '../infra/event-store/port.js';
 
 /**
  * Events are defined once, as a zod schema per type, and validated both when

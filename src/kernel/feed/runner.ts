@@ -1,13 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { DomainEvent } from '../src/domain-events.js';
-import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
-import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
-import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type ReadModelStore } from '../src/infra/read-models/port.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
+import type { EventStore, EventSubscription, StoredEvent } from '../../infra/event-store/port.js';
+import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type ReadModelStore } from '../../infra/read-models/port.js';
 import { haltMessage, type EventStoreChangedHalt, type Halt } from './halt.js';
 import { nextTurn, Progress } from './progress.js';
-import { checkpointKey, type Projection } from './projection.js';
+import { checkpointKey, type FeedEvent, type Projection } from './projection.js';
 import type { Prepared, PreparedFeed, PreparedHalt } from './replay.js';
-import { checkStore, rebindStore } from './store-identity.js';
+import { checkStore, rebindStore, type ProcessState } from './store-identity.js';
+import type { HaltingFeedProcessor } from './processor.js';
 
 export type { Halt } from './halt.js';
 
@@ -33,6 +33,12 @@ export interface RunnerOptions {
    */
   prepared?: PreparedFeed;
   preparedFrom?: number;
+  /**
+   * The states other consumers of the feed keep in the read-model store
+   * (the erasure process's), which a rebuild does not make: emptied after a
+   * rebuild when they came from another store (see rebindStore).
+   */
+  processStates?: ProcessState[];
 }
 
 /** Another process moved a checkpoint back (a new projection's reset, a rebuild's swap forced behind): the feed must be read again from there. */
@@ -50,7 +56,7 @@ const SWAP_ATTEMPTS = 20;
  * operations, so an event is applied once even when it is delivered twice or
  * when the server and the admin CLI run projections at the same time.
  */
-export class ProjectionRunner {
+export class ProjectionRunner implements HaltingFeedProcessor {
   private readonly checkpoints = new Map<string, bigint>();
   private readonly progress = new Progress(() => this.position, () => this.halted?.position);
   private subscription: EventSubscription | undefined;
@@ -77,11 +83,12 @@ export class ProjectionRunner {
    * until `admin rebuild`.
    */
   halted: Halt | undefined;
+  private readonly processStates: ProcessState[];
 
   constructor(
     private readonly events: EventStore,
     private readonly readModels: ReadModelStore,
-    private readonly catalog: EventCatalog<DomainEvent>,
+    private readonly catalog: EventCatalog<FeedEvent>,
     private readonly projections: Projection[],
     private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: RunnerOptions = {},
@@ -96,6 +103,7 @@ export class ProjectionRunner {
     this.onWritten = options.onWritten;
     this.prepared = options.prepared;
     this.preparedFrom = options.preparedFrom ?? PREPARED_FROM;
+    this.processStates = options.processStates ?? [];
   }
 
   async init(): Promise<void> {
@@ -281,7 +289,7 @@ export class ProjectionRunner {
     await this.loadCheckpoints();
     await this.catchUp();
     // Only now: bound before the swap, a crash in between would pass read models of another store as this one's.
-    await rebindStore(this.events, this.readModels);
+    await rebindStore(this.events, this.readModels, this.processStates);
     return replayed;
   }
 
@@ -325,7 +333,7 @@ export class ProjectionRunner {
    * batch was read after: a checkpoint behind it means events are missing here.
    */
   private async apply(batch: StoredEvent[], after: bigint): Promise<StoredEvent[]> {
-    const parsed: Array<Recorded<DomainEvent> | undefined> = [];
+    const parsed: Array<Recorded<FeedEvent> | undefined> = [];
     for (const event of batch) {
       try {
         parsed.push(this.catalog.parse(event));
@@ -341,7 +349,7 @@ export class ProjectionRunner {
     return readable;
   }
 
-  private async write(batch: StoredEvent[], parsed: Array<Recorded<DomainEvent> | undefined>, after: bigint): Promise<void> {
+  private async write(batch: StoredEvent[], parsed: Array<Recorded<FeedEvent> | undefined>, after: bigint): Promise<void> {
     const last = batch[batch.length - 1]!.position;
     for (let attempt = 1; ; attempt++) {
       const ops: ReadModelOp[] = [];

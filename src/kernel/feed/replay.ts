@@ -1,11 +1,10 @@
 import type { Worker } from 'node:worker_threads';
-import type { DomainEvent } from '../src/domain-events.js';
-import { UnreadableEvent, type EventCatalog, type Recorded } from '../src/event-catalog.js';
-import type { StoredEvent } from '../src/infra/event-store/port.js';
-import { summed } from '../src/infra/read-models/pending-counts.js';
-import type { Doc, ReadModelOp } from '../src/infra/read-models/port.js';
-import { besideModule, messagesOf, startThread } from '../src/infra/threads.js';
-import type { Projection } from './projection.js';
+import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
+import type { StoredEvent } from '../../infra/event-store/port.js';
+import { summed } from '../../infra/read-models/pending-counts.js';
+import type { Doc, ReadModelOp } from '../../infra/read-models/port.js';
+import { besideModule, messagesOf, startThread } from '../../infra/threads.js';
+import type { FeedEvent, Projection } from './projection.js';
 
 /**
  * A replay of the feed made ready to write: for each batch of events, every
@@ -46,12 +45,12 @@ export type PreparedFeed = (after: bigint) => AsyncIterable<Prepared>;
  */
 export function prepare(
   projections: readonly Projection[],
-  catalog: EventCatalog<DomainEvent>,
+  catalog: EventCatalog<FeedEvent>,
   batch: readonly StoredEvent[],
   after: bigint,
   options: { written?: boolean } = {},
 ): Prepared[] {
-  const parsed: Array<Recorded<DomainEvent>> = [];
+  const parsed: Array<Recorded<FeedEvent>> = [];
   let readable = 0;
   let halt: PreparedHalt | undefined;
   for (const event of batch) {
@@ -147,6 +146,14 @@ export interface ReplayWorkerData {
   ahead: number;
   /** And what those batches may weigh (weightOf) before the first is taken. */
   aheadBytes: number;
+  /** The URL of a module exporting the read side (`ReadSide`): the worker imports it, so the feed machinery names no projection. */
+  readSide: string;
+}
+
+/** What a rebuild's worker runs: the projections and the catalog that reads their events. */
+export interface ReadSide {
+  projections: readonly Projection[];
+  catalog: EventCatalog<FeedEvent>;
 }
 
 /** Worker to thread: a prepared batch or halt, the end of the feed, or what failed. */
@@ -187,12 +194,12 @@ const YOUNG = { maxYoungGenerationSizeMb: 256 };
 
 /**
  * The embedded store's feed prepared on a worker thread with its own
- * connection to the file. The worker runs the service's own projections and
- * catalog (projections/index.ts): this serves `admin rebuild`, not a runner
- * built with others.
+ * connection to the file. The worker runs the projections and catalog of
+ * the module `readSide` names (the service's: projections/index.ts), which
+ * must be those of the runner it serves.
  */
-export function preparedInWorker(dataDir: string, batchSize: number): PreparedFeed {
-  return (after) => ({ [Symbol.asyncIterator]: () => fromWorker({ dataDir, batchSize, after, ahead: AHEAD, aheadBytes: AHEAD_BYTES }) });
+export function preparedInWorker(dataDir: string, batchSize: number, readSide: URL): PreparedFeed {
+  return (after) => ({ [Symbol.asyncIterator]: () => fromWorker({ dataDir, batchSize, after, ahead: AHEAD, aheadBytes: AHEAD_BYTES, readSide: readSide.href }) });
 }
 
 async function* fromWorker(data: ReplayWorkerData): AsyncGenerator<Prepared> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { said, shows } from './text.js';
-import type { ErrorDetail } from './errors.js';
+import { said, shows } from '../kernel/text.js';
+import type { ErrorDetail } from '../kernel/errors.js';
 
 /**
  * The question model shared by widgets and forms, and the validation of

@@ -1,4 +1,4 @@
-import type { ErrorDetail } from './errors.js';
+import type { ErrorDetail } from '../kernel/errors.js';
 
 /**
  * Caps on a whole widget or form definition, beyond the limits of each

@@ -1,6 +1,6 @@
-import type { DomainEvent } from '../src/domain-events.js';
-import type { Recorded } from '../src/event-catalog.js';
-import type { CollectionSpec, Doc } from '../src/infra/read-models/port.js';
+import type { DomainEvent } from '../domain-events.js';
+import type { Recorded } from '../kernel/event-catalog.js';
+import type { CollectionSpec, Doc } from '../infra/read-models/port.js';
 
 /**
  * The erasure process's own state: which streams hold each submission of a

@@ -4,13 +4,13 @@
  * at most `ahead` batches before the rebuild has taken them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { catalog } from '../src/domain-events.js';
-import { openSqliteEventStore } from '../src/infra/event-store/sqlite.js';
-import { creditedSender } from '../src/infra/threads.js';
-import { projections } from './index.js';
-import { pack, prepare, weightOf, type ReplayMessage, type ReplayWorkerData } from './replay.js';
+import { openSqliteEventStore } from '../../infra/event-store/sqlite.js';
+import { creditedSender } from '../../infra/threads.js';
+import { pack, prepare, weightOf, type ReadSide, type ReplayMessage, type ReplayWorkerData } from './replay.js';
 
-const { dataDir, batchSize, after, ahead, aheadBytes } = workerData as ReplayWorkerData;
+const { dataDir, batchSize, after, ahead, aheadBytes, readSide } = workerData as ReplayWorkerData;
+// The service's projections and catalog, named by the composition that started this thread.
+const { projections, catalog } = (await import(readSide)) as ReadSide;
 const port = parentPort!;
 const send = creditedSender<ReplayMessage>(port, ahead, aheadBytes);
 

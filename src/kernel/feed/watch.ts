@@ -1,4 +1,4 @@
-import type { ReadModelStore } from '../src/infra/read-models/port.js';
+import type { ReadModelStore } from '../../infra/read-models/port.js';
 import { Progress } from './progress.js';
 
 /** Where the consumers named by a set of checkpoints have got to, as last read. */

@@ -1,6 +1,6 @@
 import { UnreadableEvent, type EventCatalog } from './event-catalog.js';
 import { AppError } from './errors.js';
-import { WrongExpectedRevision, type EventStore } from './infra/event-store/port.js';
+import { WrongExpectedRevision, type EventStore } from '../infra/event-store/port.js';
 import type { StateCache } from './state-cache.js';
 
 /**

@@ -1,7 +1,6 @@
-import type { EventStore } from '../src/infra/event-store/port.js';
-import type { CollectionSpec, ReadModelStore } from '../src/infra/read-models/port.js';
-import { erasureState } from './erasure.js';
-import { checkpointKey } from './projection.js';
+import type { EventStore } from '../../infra/event-store/port.js';
+import type { CollectionSpec, ReadModelStore } from '../../infra/read-models/port.js';
+import { checkpointKey, type Projection } from './projection.js';
 
 /**
  * Which event store the read models were built from, kept beside their
@@ -93,12 +92,20 @@ export async function checkStore(events: EventStore, readModels: ReadModelStore,
  * follows this store's feed from the start (an erasure it meets again deletes
  * nothing new: deleted streams stay deleted).
  */
-export async function rebindStore(events: EventStore, readModels: ReadModelStore): Promise<void> {
-  const erasureCheckpoint = checkpointKey(erasureState);
-  const found = await facts(events, readModels, (await readModels.checkpoints()).get(erasureCheckpoint) ?? 0n);
-  if (!judgeStore(found).go) {
-    await readModels.ensureCollections(erasureState.collections);
-    await readModels.reset(erasureState.collections.map((c) => c.name), [erasureCheckpoint]);
+export async function rebindStore(events: EventStore, readModels: ReadModelStore, states: readonly ProcessState[]): Promise<void> {
+  const checkpoints = await readModels.checkpoints();
+  let first: FirstEvent | null | undefined;
+  for (const state of states) {
+    const key = checkpointKey(state);
+    const found = await facts(events, readModels, checkpoints.get(key) ?? 0n);
+    first = found.first;
+    if (!judgeStore(found).go) {
+      await readModels.ensureCollections(state.collections);
+      await readModels.reset(state.collections.map((c) => c.name), [key]);
+    }
   }
-  await bind(readModels, found.first);
+  await bind(readModels, first !== undefined ? first : (await facts(events, readModels, 0n)).first);
 }
+
+/** A consumer's state in the read-model store: its collections, and its checkpoint's key. */
+export type ProcessState = Pick<Projection, 'name' | 'version' | 'collections'>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, type ErrorDetail } from './errors.js';
+import { AppError, type ErrorDetail } from '../kernel/errors.js';
 
 /** Hex (#rgb, #rgba, #rrggbb, #rrggbbaa) or rgb()/rgba()/hsl()/hsla() notation. */
 export const Colour = z

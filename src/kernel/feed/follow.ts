@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { EventStore, EventSubscription, StoredEvent } from '../src/infra/event-store/port.js';
-import { LeaseLost } from '../src/infra/read-models/port.js';
+import type { EventStore, EventSubscription, StoredEvent } from '../../infra/event-store/port.js';
+import { LeaseLost } from '../../infra/read-models/port.js';
 import { nextTurn } from './progress.js';
 
 /** Events read at once while catching up. */
