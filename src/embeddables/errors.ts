@@ -1,5 +1,5 @@
 import { AppError, type ErrorCode } from '../kernel/errors.js';
-import type { EmbedTarget } from '../submissions/embed-token.js';
+import type { EmbedTarget } from './embed-token.js';
 
 /**
  * What widgets, forms and polls share: owners publish them, visitors read

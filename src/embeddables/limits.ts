@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Plan } from '../accounts/plans.js';
 import type { Context } from '../kernel/context.js';
-import type { Settings } from '../submissions/settings.js';
+import type { Settings } from './settings.js';
 import type { Kind } from './errors.js';
 import { ownerPlan } from './queries.js';
 

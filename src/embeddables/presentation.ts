@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { said } from '../kernel/text.js';
 import { patchOf } from '../kernel/patch.js';
-import { Settings } from '../submissions/settings.js';
+import { Settings } from './settings.js';
 import { Theme } from './theme.js';
 
 /**

@@ -5,7 +5,7 @@ import { WIDGET_SUMMARIES, WIDGETS, type WidgetDoc } from '../../projections/wid
 import { Plan } from '../accounts/plans.js';
 import type { Doc } from '../infra/read-models/port.js';
 import type { Context } from '../kernel/context.js';
-import type { Settings } from '../submissions/settings.js';
+import type { Settings } from './settings.js';
 import { notFound, type Kind } from './errors.js';
 import { ID } from './schemas.js';
 

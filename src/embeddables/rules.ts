@@ -1,4 +1,4 @@
-import type { Settings } from '../submissions/settings.js';
+import type { Settings } from './settings.js';
 
 /** At or after `closes_at`. */
 export const pastClosingTime = (settings: Settings, now: Date): boolean => Boolean(settings.closes_at && Date.parse(settings.closes_at) <= now.getTime());

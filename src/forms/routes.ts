@@ -9,7 +9,7 @@ import type { FormDoc } from '../../projections/forms.js';
 import { createForm, deleteForm, updateForm } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
-import { shownSettings } from '../submissions/settings.js';
+import { shownSettings } from '../embeddables/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { FormCreated } from './events.js';
 import { form } from './form.js';

@@ -12,7 +12,7 @@ import { createPoll, deletePoll, updatePoll } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Context } from '../kernel/context.js';
-import { shownSettings } from '../submissions/settings.js';
+import { shownSettings } from '../embeddables/settings.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
 import { poll, type PollState } from './poll.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { said } from '../kernel/text.js';
 import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../kernel/patch.js';
-import { Settings } from '../submissions/settings.js';
+import { Settings } from '../embeddables/settings.js';
 
 const OptionText = said(200);
 export const PollOption = z.object({ id: z.string(), text: OptionText });

@@ -2,13 +2,13 @@ import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../kernel/event-catalog.js';
 import { AppError } from '../kernel/errors.js';
 import { validateAnswers, type Answers, type FormQuestion } from '../embeddables/questions.js';
-import { hostAllowed } from './domains.js';
-import type { EmbedTarget as Kind } from './embed-token.js';
+import { hostAllowed } from '../embeddables/domains.js';
+import type { EmbedTarget as Kind } from '../embeddables/embed-token.js';
 import type { ConsentRecord, NetworkSubmissionCounted, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
 import type { ResponseMetadata } from './metadata.js';
 import { closed, domainNotAllowed, notPublished } from '../embeddables/errors.js';
 import { pastClosingTime } from '../embeddables/rules.js';
-import type { Settings } from './settings.js';
+import type { Settings } from '../embeddables/settings.js';
 
 /**
  * What a visitor's submission (a response or a vote) decides, as pure

@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { EmbeddableSummary } from '../embeddables/queries.js';
 import type { Context } from '../kernel/context.js';
 import { checkAccess } from './decide.js';
-import { embeddingHost } from './domains.js';
-import { verifyEmbedToken, type EmbedTarget } from './embed-token.js';
+import { embeddingHost } from '../embeddables/domains.js';
+import { verifyEmbedToken, type EmbedTarget } from '../embeddables/embed-token.js';
 
 /**
  * The access rules of a public submission (published, not closed, token,

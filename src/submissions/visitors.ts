@@ -4,9 +4,9 @@ import type { EventMetadata } from '../kernel/event-catalog.js';
 import { PartlyAppended, RevisionLimitReached, WrongExpectedRevision, type ExpectedRevision, type StreamAppend } from '../infra/event-store/port.js';
 import { keyedHash } from '../infra/keys.js';
 import type { Context } from '../kernel/context.js';
-import { embeddingHost } from './domains.js';
+import { embeddingHost } from '../embeddables/domains.js';
 import { duplicate, NETWORK_ALLOWANCE, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
-import { verifyEmbedToken, withinLifetime, type EmbedTarget as Kind } from './embed-token.js';
+import { verifyEmbedToken, withinLifetime, type EmbedTarget as Kind } from '../embeddables/embed-token.js';
 import type { SubmissionRequest } from './metadata.js';
 import { closed } from '../embeddables/errors.js';
 

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { createWidget, deleteWidget, updateWidget } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
-import { shownSettings } from '../submissions/settings.js';
+import { shownSettings } from '../embeddables/settings.js';
 import { responsesRoute, submitRoute } from '../submissions/routes.js';
 import { WidgetCreated } from './events.js';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetCreatedReply, WidgetType, WidgetUpdatedReply } from './schemas.js';

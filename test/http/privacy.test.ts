@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
 import { createLogger } from '../../src/services.js';
-import { issueEmbedToken, verifyEmbedToken } from '../../src/submissions/embed-token.js';
+import { issueEmbedToken, verifyEmbedToken } from '../../src/embeddables/embed-token.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Poll } from '../../src/polls/poll.js';
 import { decideVote, type CastVote, type VoteState } from '../../src/polls/vote.js';
-import type { Settings } from '../../src/submissions/settings.js';
+import type { Settings } from '../../src/embeddables/settings.js';
 import { decisionOf } from '../support/decider.js';
 
 const now = new Date('2026-11-22T10:00:00.000Z');

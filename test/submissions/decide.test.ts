@@ -1,10 +1,10 @@
 import t from 'tap';
 import type { Answers } from '../../src/embeddables/questions.js';
 import { decideSubmission, type SubmissionState, type SubmissionTarget, type SubmitResponse } from '../../src/submissions/decide.js';
-import { issueEmbedToken, verifyEmbedToken } from '../../src/submissions/embed-token.js';
+import { issueEmbedToken, verifyEmbedToken } from '../../src/embeddables/embed-token.js';
 import type { ConsentRecord } from '../../src/submissions/events.js';
 import type { ResponseMetadata } from '../../src/submissions/metadata.js';
-import type { Settings } from '../../src/submissions/settings.js';
+import type { Settings } from '../../src/embeddables/settings.js';
 import { decisionOf } from '../support/decider.js';
 
 const now = new Date('2026-11-22T10:00:00.000Z');
