@@ -2,11 +2,15 @@
 // (dist/ by default), then copies the embed script beside its route as it is
 // (and the dashboard's files beside theirs),
 // and the API reference where the server serves it from (OUT_DIR/docs/).
+// It also publishes the API for clients: the OpenAPI document a server with
+// default settings serves (OUT_DIR/client/openapi.json) and TypeScript types
+// of every path, made from it by openapi-typescript (OUT_DIR/client/api.d.ts),
+// which openapi-fetch turns into a typed client.
 // Browsers load that script as a classic script, so it must reach them byte
 // for byte as written: compiled as a module it would end in `export {};`,
 // which a classic script refuses.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,3 +30,15 @@ copyFileSync(join(root, 'src/embed/embed.js'), join(outDir, 'src/embed/embed.js'
 if (existsSync(join(root, 'src/dashboard/assets'))) cpSync(join(root, 'src/dashboard/assets'), join(outDir, 'src/dashboard/assets'), { recursive: true });
 mkdirSync(join(outDir, 'docs'), { recursive: true });
 copyFileSync(join(root, 'docs/api.md'), join(outDir, 'docs/api.md'));
+
+// The document from the sources as the server builds it (run by tsx, as `npm start` runs them).
+const clientDir = join(outDir, 'client');
+mkdirSync(clientDir, { recursive: true });
+const documentText = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'src/http/openapi-document.ts')], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+writeFileSync(join(clientDir, 'openapi.json'), documentText);
+const { default: openapiTS, astToString } = await import('openapi-typescript');
+const types = astToString(await openapiTS(JSON.parse(documentText)));
+writeFileSync(
+  join(clientDir, 'api.d.ts'),
+  `// The API's paths, operations and schemas as TypeScript types, made by openapi-typescript from openapi.json beside it.\n// With openapi-fetch: createClient<paths>({ baseUrl }).\n${types}`,
+);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
+import { copyFileSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import t from 'tap';
@@ -9,12 +10,12 @@ import { tempDir } from './support/services.js';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 
-/** `npm run build` into `dir`, never into the dist/ a developer may be running. */
-function build(dir: string): Promise<{ code: number | null; output: string }> {
+/** Runs a command to its end, its output and errors together. */
+function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'build', '--', join(dir, 'dist')], {
-      cwd: ROOT,
-      env: { ...childEnv({}, false), HOME: process.env.HOME ?? dir },
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...childEnv({}, false), HOME: process.env.HOME ?? cwd, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -23,6 +24,22 @@ function build(dir: string): Promise<{ code: number | null; output: string }> {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, output }));
   });
+}
+
+/** `npm run build` into `dir`, never into the dist/ a developer may be running. */
+const build = (dir: string) => run('npm', ['run', '--silent', 'build', '--', join(dir, 'dist')], ROOT);
+
+/** The typed call the README shows, as it is there: the indented block that starts by importing openapi-fetch. */
+function readmeTypedCall(): string {
+  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+  const start = lines.indexOf("    import createClient from 'openapi-fetch';");
+  if (start < 0) throw new Error('the README shows no typed call');
+  const block: string[] = [];
+  for (const line of lines.slice(start)) {
+    if (line !== '' && !line.startsWith('    ')) break;
+    block.push(line.slice(4));
+  }
+  return block.join('\n');
 }
 
 t.test('the built output is the product: plain node serves the same API, the embed script as written, and the CLI', async (t) => {
@@ -77,6 +94,25 @@ t.test('the built output is the product: plain node serves the same API, the emb
   });
   t.equal(submitted.status, 200, (await submitted.text()).slice(0, 200));
   t.match(await call('GET', `/api/widgets/${id}/responses`), { status: 200, body: { pagination: { total: 1 } } });
+
+  // The published client: the served document and its types are in the build; the README's typed call compiles against them and runs.
+  t.same(JSON.parse(readFileSync(join(dir, 'dist/client/openapi.json'), 'utf8')), (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json(), 'the build holds the document a server serves');
+  copyFileSync(join(dir, 'dist/client/api.d.ts'), join(dir, 'api.d.ts'));
+  const example = readmeTypedCall().replace('wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', id);
+  // Calls the types refuse, so a loose type (any) would fail the check: each expected error must occur.
+  const refused = [
+    "// @ts-expect-error: a path the API does not have\nawait api.GET('/api/widget/{id}', { params: { path: { id } } });",
+    "// @ts-expect-error: the path parameter is `id`\nawait api.GET('/api/widgets/{id}/responses', { params: { path: { widgetId: 'x' } } });",
+    "// @ts-expect-error: a response has no `score` of its own\ndata.responses[0]?.score;",
+    "// @ts-expect-error: a new form needs a title\nawait api.POST('/api/forms', { body: { questions: [] } });",
+  ];
+  writeFileSync(join(dir, 'typed-call.mts'), `${example}\nconst id = '${id}';\n${refused.join('\n')}\n`);
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const checked = await run(process.execPath, [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--types', 'node', 'typed-call.mts'], dir);
+  t.equal(checked.code, 0, `the README's typed call type-checks against the built types ${checked.output}`);
+  const ran = await run(process.execPath, ['--import', 'tsx', 'typed-call.mts'], dir, { FEEDBACK_URL: server.url, FEEDBACK_API_KEY: opened.api_key });
+  t.equal(ran.code, 0, ran.output);
+  t.match(ran.output, /score: 9/, 'and reads the response through the API');
 
   t.equal((await server.stop('SIGTERM')).code, 0, 'SIGTERM shuts the built server down cleanly');
 });

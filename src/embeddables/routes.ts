@@ -5,6 +5,7 @@ import { deleteEmbeddable, type Author } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { bearerOf } from '../http/bearer.js';
 import { preflight } from '../http/cors.js';
+import { titled } from '../http/operations.js';
 import type { App } from '../http/instance.js';
 import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Context } from '../kernel/context.js';
@@ -15,7 +16,7 @@ import { limitVisitor } from './limits.js';
 import { findEmbeddable, findSummary, recentSummary, type Embeddable, type EmbeddableDoc, type EmbeddableSummary } from './queries.js';
 import { RenderedViews } from './rendered-views.js';
 import { isClosed } from './rules.js';
-import { ID, Params } from './schemas.js';
+import { ID, ParamsOf } from './schemas.js';
 
 /* The routes widgets, forms and polls share, each made for one kind. */
 
@@ -36,6 +37,9 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
     render(doc: D, owner: boolean): z.output<S> | Promise<z.output<S>>;
     suffix?: string;
     summary?: string;
+    /** The OpenAPI operation's name and description; `get<Kind>` and the view's rules by default. */
+    operationId?: string;
+    description?: string;
     /** What a key needs to read it: definitions by default; a poll's results are a read of its votes (D1, spec 5.4). */
     scope?: Scope;
   },
@@ -52,7 +56,16 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
     url,
     {
       config: { publicCors: true, optionalKey: true, errors: [CODES[what.kind].notFound, CODES[what.kind].notPublished] },
-      schema: { tags: [`${what.kind}s`], summary: view.summary ?? `Get a ${what.kind} (public when published)`, params: Params, response: { 200: schema } },
+      schema: {
+        tags: [`${what.kind}s`],
+        operationId: view.operationId ?? `get${titled(what.kind)}`,
+        summary: view.summary ?? `Get a ${what.kind} (public when published)`,
+        description:
+          view.description ??
+          `Anyone reads a published ${what.kind}, as an embed does. Without \`Authorization\` an unpublished one is 403 \`${CODES[what.kind].notPublished}\`; with the owner's key (\`forms:read\`) the reply also holds its \`settings\`, and another account's key is answered 404.`,
+        params: ParamsOf[what.kind],
+        response: { 200: schema },
+      },
     },
     async (request, reply) => {
       // The rate and the right to see it are checked on the summary, before the whole object is read.
@@ -96,7 +109,17 @@ export function listRoute<D extends EmbeddableDoc, S extends z.ZodType>(app: App
   const schema: z.ZodType<unknown> = z.object({ [key]: z.array(item), pagination: Pagination });
   app.get(
     what.path,
-    { onRequest: requireKey(services, { scope: 'forms:read' }), schema: { tags: [key], summary: `List ${key}`, querystring: PaginationQuery, response: { 200: schema } } },
+    {
+      onRequest: requireKey(services, { scope: 'forms:read' }),
+      schema: {
+        tags: [key],
+        operationId: `list${titled(key)}`,
+        summary: `List ${key}`,
+        description: `The caller's own ${key}, newest first, a page at a time (\`page\`, \`limit\` up to 100); each as a summary: its whole definition is one \`GET\` of it away.`,
+        querystring: PaginationQuery,
+        response: { 200: schema },
+      },
+    },
     async (request): Promise<unknown> => {
       const { accountId } = callerOf(request);
       // Summaries only: a page of whole definitions could weigh tens of megabytes.
@@ -128,9 +151,10 @@ export function deleteRoute<D extends EmbeddableDoc>(
       config: { errors: [CODES[what.kind].notFound, 'conflict', 'event_unreadable'] },
       schema: {
         tags: [`${what.kind}s`],
+        operationId: `delete${titled(what.kind)}`,
         summary: `Delete a ${what.kind} and erase all its ${what.kind === 'poll' ? 'votes' : 'responses'}`,
         description: 'The reply waits for the erasure (up to 10 s): 200 when it is done, 202 when it is still running; it finishes regardless, across restarts.',
-        params: Params,
+        params: ParamsOf[what.kind],
         response: { 200: z.object({ success: z.literal(true) }), 202: ErasurePending },
       },
     },
@@ -153,8 +177,10 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Context,
       config: { publicCors: true, errors: [CODES[what.kind].notFound, CODES[what.kind].notPublished, 'domain_not_allowed'] },
       schema: {
         tags: [`${what.kind}s`],
+        operationId: `get${titled(what.kind)}EmbedToken`,
         summary: 'Get an embed token (valid 1800 s)',
-        params: Params,
+        description: `The token a visitor's ${what.kind === 'poll' ? 'vote' : 'submission'} carries in \`_token\`, for a published ${what.kind}. With \`settings.allowed_domains\` set, a request whose \`Origin\` (else \`Referer\`) names a site the list leaves out is 403 \`domain_not_allowed\`; one naming no site still gets a token, and the ${what.kind === 'poll' ? 'vote' : 'submission'} is checked again.`,
+        params: ParamsOf[what.kind],
         response: { 200: z.object({ token: z.string(), expiresIn: z.literal(TOKEN_TTL_SECONDS) }) },
       },
     },

@@ -32,6 +32,7 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ services: Context }> = async
       config: { errors: ['widget_not_found', 'form_not_found', 'poll_not_found'] },
       schema: {
         tags: ['responses'],
+        operationId: 'eraseResponses',
         summary: 'Erase responses of one widget or form, or votes of one poll, for good',
         description:
           'The erasure request is recorded first, then carried out by the erasure process. The reply waits for it (up to 10 s): 200 with the count erased, or 202 when it is still running; it finishes regardless, across restarts.',

@@ -2,7 +2,7 @@ import { DEFINITION_LIMITS_TEXT } from '../embeddables/definition-limits.js';
 import { FORM } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
-import { Params } from '../embeddables/schemas.js';
+import { ParamsOf } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { FormDoc } from '../../projections/forms.js';
@@ -75,6 +75,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       config: { errors: ['conflict'] },
       schema: {
         tags: ['forms'],
+        operationId: 'createForm',
         summary: 'Create a form',
         description: DEFINITION_LIMITS_TEXT,
         body: CreateFormBody,
@@ -96,9 +97,10 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       config: { errors: ['form_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['forms'],
+        operationId: 'updateForm',
         summary: 'Update a form (any subset; changing questions raises its version)',
         description: DEFINITION_LIMITS_TEXT,
-        params: Params,
+        params: ParamsOf.form,
         body: UpdateFormBody,
         response: { 200: FormUpdatedReply },
       },

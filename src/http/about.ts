@@ -6,6 +6,9 @@
  */
 export const SERVICE = { name: 'Feedback collection service', version: '0.1.0' } as const;
 
+/** The licence the service is published under (the LICENSE file), as the OpenAPI document names it. */
+export const LICENSE = { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' } as const;
+
 /** Where a newcomer finds each part of a running service, as paths under its address. */
 export const ADDRESSES = {
   docs: '/docs',

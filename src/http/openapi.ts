@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
-import { ADDRESSES, SERVICE } from './about.js';
+import { ADDRESSES, SERVICE, LICENSE } from './about.js';
 import type { Context } from '../kernel/context.js';
 import type { App } from './instance.js';
 import { needsKey } from './auth.js';
@@ -69,6 +69,8 @@ body { margin: 0; }
 .swagger-ui .opblock .opblock-summary-path { word-break: break-all; max-width: 100%; }
 .swagger-ui .opblock-body, .swagger-ui .table-container, .swagger-ui .responses-inner, .swagger-ui .model-box, .swagger-ui .highlight-code { overflow-x: auto; max-width: 100%; }
 .swagger-ui table { display: block; overflow-x: auto; }
+.swagger-ui .servers > label { margin-right: 0; max-width: 100%; }
+.swagger-ui .servers select { max-width: 100%; text-overflow: ellipsis; }
 .swagger-ui .markdown code, .swagger-ui .renderedMarkdown code { word-break: break-word; white-space: normal; }
 @media (max-width: 600px) {
   .swagger-ui .response-col_links, .swagger-ui .responses-header .col_header.response-col_links { display: none; }
@@ -85,9 +87,22 @@ body { margin: 0; }
 const VIEWPORT_JS = `document.head.insertAdjacentHTML('beforeend', '<meta name="viewport" content="width=device-width, initial-scale=1">');\n`;
 
 /**
+ * Where clients send requests: `PUBLIC_BASE_URL` when it is set, else `/`,
+ * which OpenAPI reads as the origin the document was fetched from. Not the
+ * request's `Host`: a client names that, so a document built from it could
+ * point the next reader (through a cache) at another server, and behind a
+ * proxy it is not the address clients use anyway.
+ */
+export function serversOf(publicBaseUrl: string | undefined): Array<{ url: string; description: string }> {
+  if (publicBaseUrl) return [{ url: publicBaseUrl.replace(/\/$/, ''), description: 'This service, at its public address' }];
+  return [{ url: '/', description: 'This service, at the address this document was read from' }];
+}
+
+/**
  * OpenAPI 3.1 from the routes' own zod schemas (the same ones that validate
  * requests and replies), served at GET /api/openapi.json, with an interactive
- * reference at /docs and the written one at /docs/api.md.
+ * reference at /docs and the written one at /docs/api.md. Every operation
+ * has an `operationId`, which generated clients name their methods by.
  */
 export async function registerOpenApi(app: App, services: Context): Promise<void> {
   const base = services.config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? '';
@@ -99,8 +114,11 @@ export async function registerOpenApi(app: App, services: Context): Promise<void
         version: SERVICE.version,
         description:
           `Forms, polls and feedback widgets that site owners embed; visitors answer through public endpoints with an embed token. Errors: \`{statusCode, code, error, message, details?}\`. Every rule and choice is in the [API reference](${base}${ADDRESSES.api_reference}); site owners paste the [embed script](${base}${ADDRESSES.embed_script}).`,
+        // The deployment's operator is the contact; the service knows no more of them than where it runs.
+        contact: { name: SERVICE.name, ...(base ? { url: base } : {}) },
+        license: LICENSE,
       },
-      ...(services.config.PUBLIC_BASE_URL ? { servers: [{ url: services.config.PUBLIC_BASE_URL }] } : {}),
+      servers: serversOf(services.config.PUBLIC_BASE_URL),
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `svc_` and 43 characters, made with the admin CLI. Business plan only (D4). Send one `Authorization` header: a request with several is 401 `unauthorized`.' },

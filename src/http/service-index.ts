@@ -21,6 +21,7 @@ export function serviceIndexRoute(app: App, publicBaseUrl: string | undefined): 
     {
       schema: {
         tags: ['service'],
+        operationId: 'getServiceIndex',
         summary: 'The service: its name, version and addresses',
         description: 'Browsers (`Accept: text/html`) are redirected to the interactive reference at `/docs`.',
         response: { 200: ServiceIndex, 302: z.null().meta({ description: 'To `/docs`, for a client that accepts `text/html`' }) },

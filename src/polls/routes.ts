@@ -3,7 +3,7 @@ import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
 import { POLL, recentSummary } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
-import { Params } from '../embeddables/schemas.js';
+import { ParamsOf } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POLL_CHOICES } from '../../projections/polls.js';
@@ -96,7 +96,9 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       config: { errors: ['conflict'] },
       schema: {
         tags: ['polls'],
+        operationId: 'createPoll',
         summary: 'Create a poll',
+        description: 'A question with 2 to 20 options, each given an id; one option per vote unless `allow_multiple`. The poll starts unpublished.',
         body: CreatePollBody,
         response: { 201: PollCreatedReply },
       },
@@ -111,7 +113,10 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
 
   publicRead(app, services, POLL, {
     suffix: '/results',
+    operationId: 'getPollResults',
     summary: 'Get the aggregated results of a poll (public when published)',
+    description:
+      "Each option's votes and its share of all votes, counted as the poll's options are now. Anyone reads a published poll's results; an unpublished poll's need the owner's key with `responses:read` (they are a read of its votes).",
     scope: 'responses:read',
     schema: Results,
     render: (doc) => pollResults(services, doc),
@@ -124,8 +129,10 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       config: { errors: ['poll_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['polls'],
+        operationId: 'updatePoll',
         summary: 'Update a poll (any subset; options sent with their id keep it)',
-        params: Params,
+        description: 'Options sent again with their `id` keep it and their votes, one without an id is new, one left out is removed (its votes stay stored and are no longer counted). Read-only fields may be sent back unchanged.',
+        params: ParamsOf.poll,
         body: UpdatePollBody,
         response: { 200: PollUpdatedReply },
       },
@@ -142,7 +149,19 @@ export const pollRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
 
   app.post(
     '/api/polls/:id/vote',
-    { config: { publicCors: true, errors: answerErrors('poll') }, schema: { tags: ['polls'], summary: 'Vote (embed token in `_token`); one vote per visitor', params: Params, body: VoteBody, response: { 200: z.object({ success: z.literal(true) }) } } },
+    {
+      config: { publicCors: true, errors: answerErrors('poll') },
+      schema: {
+        tags: ['polls'],
+        operationId: 'submitPollVote',
+        summary: 'Vote (embed token in `_token`); one vote per visitor',
+        description:
+          'Checked as a submission is: the poll exists, is published and open, the token is its own and unexpired, the embedding site is allowed; then exactly one option unless `allow_multiple`, each an option of the poll. A second vote of one visitor is 409 `duplicate_submission`.',
+        params: ParamsOf.poll,
+        body: VoteBody,
+        response: { 200: z.object({ success: z.literal(true) }) },
+      },
+    },
     async (request, reply) => {
       // Rate, publication and token on the summary first, as for submissions.
       const summary = await recentSummary(services, POLL, request.params.id);

@@ -1,13 +1,14 @@
 import { answerErrors, CODES, notFound } from '../embeddables/errors.js';
 import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
 import { ownEmbeddable, recentSummary, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
-import { Params } from '../embeddables/schemas.js';
+import { ParamsOf } from '../embeddables/schemas.js';
 import { z } from 'zod';
 import type { App } from '../http/instance.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
 import { awaitLateErasure } from '../erasure/outcome.js';
 import { preflight } from '../http/cors.js';
+import { titled } from '../http/operations.js';
 import { gateOnSummary } from './gate.js';
 import { ClientMetadata } from './metadata.js';
 import { listResponses, ResponseList, ResponsesQuery } from './responses.js';
@@ -71,8 +72,10 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
       config: { publicCors: true, errors: answerErrors(what.kind) },
       schema: {
         tags: [`${what.kind}s`],
+        operationId: `submit${titled(what.kind)}Response`,
         summary: `Submit a ${what.kind} response (embed token in \`_token\`)`,
-        params: Params,
+        description: `A visitor's answers. Checked in this order: the ${what.kind} exists, is published and open, the token is its own and unexpired, the embedding site is allowed, the answers fit its questions, and (with \`prevent_duplicates\`) the visitor has not answered already. The reply comes once the response is readable in the responses list.`,
+        params: ParamsOf[what.kind],
         body: SubmitBodyOf[what.kind === 'form' ? 'form' : 'widget'],
         response: { 200: z.object({ success: z.literal(true), id: z.string() }) },
       },
@@ -111,11 +114,12 @@ export function responsesRoute<D extends EmbeddableDoc>(app: App, services: Cont
       config: { errors: [CODES[what.kind].notFound, 'validation_error'] },
       schema: {
         tags: ['responses'],
+        operationId: `list${titled(what.kind)}Responses`,
         summary: `List a ${what.kind}'s responses, newest first`,
         description:
           'Newest first in the order the service recorded them (under concurrent submissions, `submitted_at` may be a millisecond out of that order). Every page costs the same, so paging through is the way to export. ' +
           '`since`/`until` keep the responses submitted in that span (both inclusive); `cursor` continues from `pagination.next_cursor` of the page before. With any of the three the list is ordered by `submitted_at`, then id, both descending, and a walk by `next_cursor` meets every response once, however many arrive meanwhile. A cursor that was altered is refused with 400 `validation_error`.',
-        params: Params,
+        params: ParamsOf[what.kind],
         querystring: ResponsesQuery,
         response: { 200: ResponseList },
       },

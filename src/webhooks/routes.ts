@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhooks.js';
 import { WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
 import { execute } from '../kernel/aggregate.js';
-import { ID, Params } from '../embeddables/schemas.js';
+import { ID } from '../embeddables/schemas.js';
 import { AppError } from '../kernel/errors.js';
 import { callerOf, requireKey } from '../http/auth.js';
+import { idParams } from '../http/operations.js';
 import { PaginationQuery, pagination, window } from '../http/pagination.js';
 import type { Context } from '../kernel/context.js';
 import { endpointAggregate } from './endpoint.js';
@@ -14,6 +15,8 @@ import { endpointSecret } from './signing.js';
 import { checkTarget, systemResolve, type Resolve } from './targets.js';
 
 const notFound = () => new AppError('webhook_not_found', 'Webhook not found');
+
+const Params = idParams('webhook endpoint', 'whk');
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 const PREVIOUS_SECRET_HOURS = 24;
@@ -54,6 +57,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
       config: { errors: ['validation_error', 'conflict'] },
       schema: {
         tags: ['webhooks'],
+        operationId: 'createWebhook',
         summary: 'Create a webhook endpoint',
         description: 'The reply holds the signing secret, shown this once. Targets that resolve to loopback, private, link-local or metadata addresses are refused.',
         body: CreateWebhookBody,
@@ -81,7 +85,17 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
 
   app.get(
     '/api/webhooks',
-    { onRequest: read, schema: { tags: ['webhooks'], summary: 'List webhook endpoints', querystring: PaginationQuery, response: { 200: WebhookList } } },
+    {
+      onRequest: read,
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'listWebhooks',
+        summary: 'List webhook endpoints',
+        description: "The caller's own endpoints, newest first, a page at a time; never their secrets.",
+        querystring: PaginationQuery,
+        response: { 200: WebhookList },
+      },
+    },
     async (request) => {
       const { accountId } = callerOf(request);
       const [docs, total] = await Promise.all([
@@ -94,7 +108,18 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
 
   app.get(
     '/api/webhooks/:id',
-    { onRequest: read, config: { errors: ['webhook_not_found'] }, schema: { tags: ['webhooks'], summary: 'Get a webhook endpoint', params: Params, response: { 200: WebhookView } } },
+    {
+      onRequest: read,
+      config: { errors: ['webhook_not_found'] },
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'getWebhook',
+        summary: 'Get a webhook endpoint',
+        description: 'Its target, subscribed event types and whether it is enabled (with why the service disabled it); never its secret.',
+        params: Params,
+        response: { 200: WebhookView },
+      },
+    },
     async (request) => webhookView(await own(request.params.id, callerOf(request).accountId)),
   );
 
@@ -103,7 +128,15 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
     {
       onRequest: write,
       config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'event_unreadable'] },
-      schema: { tags: ['webhooks'], summary: 'Change a webhook endpoint, or turn it off or on', params: Params, body: UpdateWebhookBody, response: { 200: WebhookView } },
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'updateWebhook',
+        summary: 'Change a webhook endpoint, or turn it off or on',
+        description: 'Any of `url`, `events`, `description` and `enabled`; `enabled: true` turns back on an endpoint the service disabled. A new `url` is checked as at creation.',
+        params: Params,
+        body: UpdateWebhookBody,
+        response: { 200: WebhookView },
+      },
     },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
@@ -120,7 +153,14 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
     {
       onRequest: write,
       config: { errors: ['webhook_not_found', 'conflict', 'event_unreadable'] },
-      schema: { tags: ['webhooks'], summary: 'Delete a webhook endpoint (what is still queued for it is dropped)', params: Params, response: { 200: z.object({ success: z.literal(true) }) } },
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'deleteWebhook',
+        summary: 'Delete a webhook endpoint (what is still queued for it is dropped)',
+        description: 'Nothing more is sent to it: deliveries still queued for it are dropped.',
+        params: Params,
+        response: { 200: z.object({ success: z.literal(true) }) },
+      },
     },
     async (request) => {
       const { accountId, keyId } = callerOf(request);
@@ -138,6 +178,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
       config: { errors: ['webhook_not_found'] },
       schema: {
         tags: ['webhooks'],
+        operationId: 'listWebhookDeliveries',
         summary: "List a webhook endpoint's deliveries, newest first",
         description: 'What was sent or is queued, with attempts and outcomes; never a payload, a secret or an answer.',
         params: Params,
@@ -174,7 +215,8 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
       config: { errors: ['webhook_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['webhooks'],
-        summary: "Give a webhook endpoint a new signing secret",
+        operationId: 'rotateWebhookSecret',
+        summary: 'Give a webhook endpoint a new signing secret',
         description: `The reply holds the new secret, shown this once. For ${PREVIOUS_SECRET_HOURS} hours every delivery is signed by both (two signatures in \`webhook-signature\`, as Standard Webhooks lays out), so receivers may switch at any time in between; then by the new one only.`,
         params: Params,
         response: { 200: RotatedSecret },
@@ -198,6 +240,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
       config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['webhooks'],
+        operationId: 'replayWebhookEvents',
         summary: 'Deliver again every matching event recorded since a time',
         description: 'Read from the event history: every event of the subscribed types recorded from `since` until now is queued again, after what is queued already, and sent with its original `webhook-id`. Erased responses are not in the history any more and are not sent. The history is read from the last seal recorded an hour or more before `since` (from the start when there is none).',
         params: Params,

@@ -3,7 +3,7 @@ import { WIDGET } from '../embeddables/queries.js';
 import type { WidgetDoc } from '../../projections/widgets.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
 import { isClosed } from '../embeddables/rules.js';
-import { Params } from '../embeddables/schemas.js';
+import { ParamsOf } from '../embeddables/schemas.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createWidget, deleteWidget, updateWidget } from './commands.js';
@@ -79,6 +79,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async 
       config: { errors: ['conflict'] },
       schema: {
         tags: ['widgets'],
+        operationId: 'createWidget',
         summary: 'Create a widget',
         description: DEFINITION_LIMITS_TEXT,
         body: CreateWidgetBody,
@@ -100,9 +101,10 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async 
       config: { errors: ['widget_not_found', 'conflict', 'event_unreadable'] },
       schema: {
         tags: ['widgets'],
+        operationId: 'updateWidget',
         summary: 'Update a widget (any subset of its configuration, and publish or unpublish it)',
         description: DEFINITION_LIMITS_TEXT,
-        params: Params,
+        params: ParamsOf.widget,
         body: UpdateWidgetBody,
         response: { 200: WidgetUpdatedReply },
       },

@@ -1,4 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import SpectralCore, { type RulesetDefinition } from '@stoplight/spectral-core';
+import Parsers from '@stoplight/spectral-parsers';
+import Rulesets from '@stoplight/spectral-rulesets';
 import t from 'tap';
 import { z } from 'zod';
 import { AppError } from '../../src/kernel/errors.js';
@@ -52,6 +55,76 @@ t.test('the OpenAPI document is valid 3.1 and holds every route the server regis
   t.notOk(document.paths['/api/widgets/{id}/submit'].post.security, 'submissions take no key');
   t.ok(document.paths['/api/widgets'].post.requestBody, 'request bodies come from the zod schemas');
   t.equal(document.components.securitySchemes.apiKey.scheme, 'bearer');
+});
+
+// CommonJS packages: their exports are properties of the default one.
+const { Document, Spectral } = SpectralCore;
+const { Json } = Parsers;
+const { oas } = Rulesets;
+
+type Operation = { operationId?: string; description?: string; parameters?: Array<{ in: string; name: string; description?: string }> };
+
+/** What a client generator lacks in each operation of the document: its name, its description, its path parameters' descriptions. */
+function generatorGaps(document: { paths: Record<string, Record<string, Operation>> }): string[] {
+  const gaps: string[] = [];
+  const named = new Map<string, string>();
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const route = `${method.toUpperCase()} ${path}`;
+      const id = operation.operationId;
+      if (!id) gaps.push(`${route} has no operationId`);
+      else if (!/^[a-z][a-zA-Z0-9]*$/.test(id)) gaps.push(`${route}: operationId ${id} is not camelCase`);
+      else if (named.has(id)) gaps.push(`${route}: operationId ${id} is ${named.get(id)}'s too`);
+      else named.set(id, route);
+      if (!operation.description?.trim()) gaps.push(`${route} has no description`);
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === 'path' && !parameter.description?.trim()) gaps.push(`${route}: path parameter ${parameter.name} has no description`);
+      }
+    }
+  }
+  return gaps;
+}
+
+t.test('every operation has a camelCase operationId of its own, a description and described path parameters', async (t) => {
+  const { app } = await testApp(t);
+  const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  t.same(generatorGaps(document), [], 'a route added without them is named here');
+  const ids = Object.values(document.paths as Record<string, Record<string, Operation>>).flatMap((operations) => Object.values(operations).map((o) => o.operationId));
+  t.ok(ids.length >= 34, `${ids.length} operations`);
+  for (const id of ['listForms', 'createForm', 'getWidget', 'submitWidgetResponse', 'submitPollVote', 'listFormResponses', 'getPollResults', 'eraseResponses', 'rotateWebhookSecret']) t.ok(ids.includes(id), id);
+  t.match(document.paths['/api/forms/{id}'].get.parameters.find((p: { in: string }) => p.in === 'path'), { name: 'id', description: /form's id/ });
+
+  // The check itself: a route registered without them is caught.
+  const services = await testServices(t);
+  const bare = await buildApp(services);
+  t.teardown(() => bare.close());
+  bare.get('/api/things/:thing', { schema: { tags: ['service'], summary: 'A thing', params: z.object({ thing: z.string() }), response: { 200: z.object({ ok: z.boolean() }) } } }, async () => ({ ok: true }));
+  const gaps = generatorGaps((await bare.inject({ method: 'GET', url: '/api/openapi.json' })).json());
+  t.same(gaps, ['GET /api/things/{thing} has no operationId', 'GET /api/things/{thing} has no description', 'GET /api/things/{thing}: path parameter thing has no description']);
+});
+
+t.test("Spectral's OpenAPI ruleset finds nothing to report in the document", async (t) => {
+  const { app } = await testApp(t);
+  const served = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).body;
+  const spectral = new Spectral();
+  // `spectral:oas` as `extends: spectral:oas` reads it, plus the rules it leaves off that generators rely on.
+  spectral.setRuleset({ extends: [[oas as RulesetDefinition, 'recommended']], rules: { 'info-license': 'warn', 'license-url': 'warn', 'oas3-parameter-description': 'warn' } });
+  const results = await spectral.run(new Document(served, Json, 'openapi.json'));
+  t.same(
+    results.map((r) => `${r.code} at ${r.path.join('.')}: ${r.message}`),
+    [],
+    'no error, warning, information or hint',
+  );
+});
+
+t.test('the document names where to send requests: PUBLIC_BASE_URL, else the origin it was read from', async (t) => {
+  const { app } = await testApp(t);
+  const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  t.same(document.servers.map((s: { url: string }) => s.url), ['/']);
+  t.match(document.info.license, { name: 'MIT', url: /^https:\/\// });
+  const behindProxy = await testApp(t, { env: { PUBLIC_BASE_URL: 'https://feedback.example.com/' } });
+  const named = (await behindProxy.app.inject({ method: 'GET', url: '/api/openapi.json', headers: { host: 'attacker.example' } })).json();
+  t.same(named.servers.map((s: { url: string }) => s.url), ['https://feedback.example.com'], 'without the trailing slash, and never the Host a client sent');
 });
 
 t.test('each operation names exactly the error codes it answers, with examples', async (t) => {
