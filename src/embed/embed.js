@@ -467,18 +467,27 @@
   /**
    * 100vw counts a classic scrollbar (Windows, Firefox), while the fixed box
    * is placed beside it: the panel is sized against the width the page shows,
-   * kept up to date as the window or the scrollbar comes and goes.
+   * kept up to date as the window or the scrollbar comes and goes. One
+   * listener for every box (a preview draws new ones as the owner types).
    */
+  var fitted = [];
+  var watching = false;
   function fitVisibleWidth(box) {
+    fitted.push(box);
+    fitWidths();
+    if (watching) return;
+    watching = true;
+    addEventListener('resize', fitWidths);
+    if (window.ResizeObserver) new ResizeObserver(fitWidths).observe(document.documentElement);
+  }
+  function fitWidths() {
     // In quirks mode the body, not the root, answers the viewport's width.
     var root = document.compatMode === 'BackCompat' && document.body ? document.body : document.documentElement;
-    function fit() {
-      // The layout viewport less its scrollbar, which fixed boxes are placed in (not the pinch-zoomed visual one).
-      box.style.setProperty('--visible-width', (root.clientWidth || innerWidth) + 'px');
-    }
-    fit();
-    addEventListener('resize', fit);
-    if (window.ResizeObserver) new ResizeObserver(fit).observe(document.documentElement);
+    // The layout viewport less its scrollbar, which fixed boxes are placed in (not the pinch-zoomed visual one).
+    var width = (root.clientWidth || innerWidth) + 'px';
+    // Boxes a preview drew over are let go; one not yet placed is kept.
+    fitted = fitted.filter(function (b) { return b.isConnected || !b.parentNode; });
+    fitted.forEach(function (b) { b.style.setProperty('--visible-width', width); });
   }
 
   /** The floating widget: a launcher, a panel, and the owner's trigger. */
