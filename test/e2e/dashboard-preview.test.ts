@@ -262,12 +262,18 @@ if (!existsSync(CHROMIUM)) {
       await preview.getByRole('button', { name: 'Vote' }).click();
       await preview.getByText('Exports — 1 vote (100%)').waitFor();
       t.same(sent, [], 'the preview\'s vote went nowhere');
+      // A poll has a theme as forms and widgets do: the preview paints it as it is picked.
+      await tab.getByLabel('Colour scheme').selectOption('dark');
+      const background = async () => preview.locator('section.panel').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor as string);
+      for (let tries = 0; tries < 500 && (await background()) !== 'rgb(17, 24, 39)'; tries++) await tab.waitForTimeout(20);
+      t.equal(await background(), 'rgb(17, 24, 39)', 'the dark palette in the preview');
       await tab.screenshot({ path: `${SHOTS}editor-new-poll-1280.png` });
       await tab.getByRole('button', { name: 'Create poll' }).click();
       await tab.getByRole('button', { name: 'Publish' }).waitFor();
       const id = (await tab.evaluate('window.saved[0].id')) as string;
       const poll = await stored(`/api/polls/${id}`);
       t.same(poll.options.map((o: any) => o.text), ['Dark mode', 'Exports', 'Webhooks']);
+      t.same(poll.theme, { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'dark' }, 'created with its theme');
       await tab.getByRole('button', { name: 'Move up: option 3' }).click();
       await tab.getByRole('button', { name: 'Save changes' }).click();
       await tab.getByText('Saved.').waitFor();

@@ -48,6 +48,7 @@ function draftOf(kind, object) {
       question: o.question || '',
       options: copy(o.options || [{ text: '' }, { text: '' }]),
       allow_multiple: Boolean(o.allow_multiple),
+      theme: { ...THEME, ...copy(o.theme || {}) },
       settings: { ...SETTINGS, ...copy(o.settings || {}) },
     };
   }
@@ -75,6 +76,7 @@ function bodyOf(kind, draft, creating) {
       question: draft.question,
       options: draft.options.map((o) => (o.id && !creating ? { id: o.id, text: o.text } : { text: o.text })),
       allow_multiple: draft.allow_multiple,
+      theme: draft.theme,
       settings: draft.settings,
     };
   }
@@ -85,7 +87,7 @@ function bodyOf(kind, draft, creating) {
 /** What the embed is handed: the definition as a GET would show it once saved. */
 function previewOf(kind, draft, object) {
   const id = (object && object.id) || 'preview';
-  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple };
+  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple, theme: draft.theme };
   return { id, ...draft };
 }
 
@@ -525,7 +527,7 @@ export function mountEditor(container, options) {
   function render(focusId) {
     const active = focusId || (document.activeElement && form.contains(document.activeElement) ? document.activeElement.id : null);
     const sections = kind === 'poll'
-      ? [basicsSection(), settingsSection()]
+      ? [basicsSection(), appearanceSection(), settingsSection()]
       : [basicsSection(), questionsSection(), kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), settingsSection()];
     form.replaceChildren(...sections.filter(Boolean), actions(), ...[snippetSection()].filter(Boolean));
     if (active) {
