@@ -310,7 +310,7 @@ export function mountEditor(container, options) {
         const key = document.getElementById(idOf(`${path}.id`));
         if (key) key.value = q.id;
       }, { maxlength: '500', required: true }),
-      text('Answer key', `${path}.id`, () => q.id, (v) => { q.id = v; following.delete(q); }, { maxlength: '64', spellcheck: 'false', autocomplete: 'off' }, 'Names the answer in responses and downloads: letters, digits, _ or -. Until saved it follows the question.'),
+      text('Answer key', `${path}.id`, () => q.id, (v) => { q.id = v; following.delete(q); }, { maxlength: '64', spellcheck: 'false', autocomplete: 'off' }, 'Names the answer in responses and downloads: letters, digits, _ or -. A new question\'s key follows its title until saved.'),
       check('Required', `${path}.required`, () => q.required, (v) => { q.required = v; }),
     ];
     if (q.type === 'star_rating') {
