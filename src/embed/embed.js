@@ -171,7 +171,7 @@
     '.box{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:12px;align-items:flex-end;--x:max(16px,env(safe-area-inset-right));--y:calc(max(16px,env(safe-area-inset-bottom)) + var(--off))}' +
     '.left{left:max(16px,env(safe-area-inset-left));align-items:flex-start}.right{right:var(--x)}.bottom{bottom:var(--y)}' +
     '.top{top:calc(max(16px,env(safe-area-inset-top)) + var(--off));flex-direction:column-reverse}' +
-    '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(100vw - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
+    '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(var(--visible-width,100vw) - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
     '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;margin:10px 0 4px}' +
     '.body{overflow-y:auto;overscroll-behavior:contain;padding:0 18px 18px}.inline .body{padding-top:18px}' +
     'h2{font-size:18px;line-height:1.3;margin:0 0 4px}p{margin:0 0 12px}' +
@@ -464,6 +464,32 @@
   /** The event a widget's panel sends before it opens (see open). */
   var CORNER_OPENS = 'feedback-embed:corner-opens';
 
+  /**
+   * 100vw counts a classic scrollbar (Windows, Firefox), while the fixed box
+   * is placed beside it: the panel is sized against the width the page shows,
+   * kept up to date as the window or the scrollbar comes and goes. One
+   * listener for every box (a preview draws new ones as the owner types).
+   */
+  var fitted = [];
+  var watching = false;
+  function fitVisibleWidth(box) {
+    fitted.push(box);
+    fitWidths();
+    if (watching) return;
+    watching = true;
+    addEventListener('resize', fitWidths);
+    if (window.ResizeObserver) new ResizeObserver(fitWidths).observe(document.documentElement);
+  }
+  function fitWidths() {
+    // In quirks mode the body, not the root, answers the viewport's width.
+    var root = document.compatMode === 'BackCompat' && document.body ? document.body : document.documentElement;
+    // The layout viewport less its scrollbar, which fixed boxes are placed in (not the pinch-zoomed visual one).
+    var width = (root.clientWidth || innerWidth) + 'px';
+    // Boxes a preview drew over are let go; one not yet placed is kept.
+    fitted = fitted.filter(function (b) { return b.isConnected || !b.parentNode; });
+    fitted.forEach(function (b) { b.style.setProperty('--visible-width', width); });
+  }
+
   /** The floating widget: a launcher, a panel, and the owner's trigger. */
   function widget(object) {
     var memory = recall();
@@ -476,6 +502,7 @@
     var m = mount(object.theme || {}, { 'data-feedback-embed': kind, 'data-feedback-corner': position });
     var box = h('div', { class: 'box ' + corner.join(' ') });
     box.style.setProperty('--off', stacked * 60 + 'px');
+    fitVisibleWidth(box);
     var body = h('div', { class: 'body' });
     var close = h('button', { type: 'button', class: 'close', 'aria-label': 'Close' }, [icon('close')]);
     var panel = m.paint(h('div', { class: 'panel', role: 'dialog', 'aria-labelledby': 'title', id: 'panel', hidden: true }, [

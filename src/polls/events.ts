@@ -9,25 +9,34 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
-import { Settings, createdHistory, updatedHistory } from '../embeddables/stored.js';
+import { Settings, createdHistory, updatedHistory, Theme } from '../embeddables/stored.js';
+import type { JsonObject } from '../infra/event-store/port.js';
 
-/** What the owner configures, stored whole at creation. */
+/** What the owner configures, stored whole at creation. Version 3 added `theme`. */
 const Configurable = {
   question: z.string(),
   options: z.array(z.object({ id: z.string(), text: z.string() })),
   allow_multiple: z.boolean(),
   settings: Settings,
+  theme: Theme,
 };
+
+/** Polls stored before they had a theme showed the embed's default colours, in light mode unless the page said otherwise. */
+const THEME_OF_VERSION_2: JsonObject = { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' };
+
+const pollCreatedHistory = { version: 3, upcasters: { ...createdHistory.upcasters, 2: (data: JsonObject) => ({ ...data, theme: THEME_OF_VERSION_2 }) } };
+/** An update of version 2 never changed the theme: its `changes` read as they are. */
+const pollUpdatedHistory = { version: 3, upcasters: { ...updatedHistory.upcasters, 2: (data: JsonObject) => data } };
 
 export const PollCreated = defineEvent(
   'PollCreated',
   z.object({ poll_id: z.string(), account_id: z.string(), ...Configurable, created_at: z.string() }),
-  createdHistory,
+  pollCreatedHistory,
 );
 export const PollUpdated = defineEvent(
   'PollUpdated',
   z.object({ poll_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  updatedHistory,
+  pollUpdatedHistory,
 );
 export const PollPublished = defineEvent('PollPublished', z.object({ poll_id: z.string(), published_at: z.string() }));
 export const PollUnpublished = defineEvent('PollUnpublished', z.object({ poll_id: z.string(), unpublished_at: z.string() }));

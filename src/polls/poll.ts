@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sameJson, type Aggregate } from '../kernel/aggregate.js';
 import { checkReadOnly } from '../embeddables/read-only.js';
 import { AppError, invalidBody } from '../kernel/errors.js';
+import { checkTheme } from '../embeddables/theme.js';
 import type { PollEvent } from './events.js';
 import { PollConfig, type CreatePollBody, type UpdatePollBody } from './schemas.js';
 
@@ -57,8 +58,10 @@ export function decide(command: PollCommand, state: PollState): PollEvent[] {
         options: body.options.map((option, i) => ({ id: command.option_ids[i], text: option.text })),
         allow_multiple: body.allow_multiple ?? false,
         settings: body.settings ?? {},
+        theme: body.theme ?? {},
       });
       if (!config.success) throw invalid(config.error);
+      checkTheme(config.data.theme);
       return [{ type: 'PollCreated', data: { ...config.data, poll_id: command.poll_id, account_id: command.account_id, created_at: command.at } }];
     }
     case 'UpdatePoll': {
@@ -77,13 +80,15 @@ export function decide(command: PollCommand, state: PollState): PollEvent[] {
         ...poll,
         ...fields,
         settings: { ...poll.settings, ...fields.settings },
+        theme: { ...poll.theme, ...fields.theme },
         options: options ? options.map((o) => ({ id: o.id ?? command.new_option_ids[fresh++]!, text: o.text })) : poll.options,
       };
+      if (fields.theme && !sameJson(merged.theme, poll.theme)) checkTheme(merged.theme);
       if (new Set(merged.options.map((o) => o.id)).size !== merged.options.length) {
         throw new AppError('validation_error', 'The poll is invalid', [{ path: 'body.options', message: 'option ids must be unique' }]);
       }
       const changes: Record<string, unknown> = {};
-      for (const key of ['question', 'options', 'allow_multiple', 'settings'] as const) {
+      for (const key of ['question', 'options', 'allow_multiple', 'settings', 'theme'] as const) {
         if (!sameJson(merged[key], poll[key])) changes[key] = merged[key];
       }
       const events: PollEvent[] = [];

@@ -3,6 +3,7 @@ import { said } from '../kernel/text.js';
 import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../kernel/patch.js';
 import { Settings } from '../embeddables/settings.js';
+import { Theme } from '../embeddables/theme.js';
 
 const OptionText = said(200);
 export const PollOption = z.object({ id: z.string(), text: OptionText });
@@ -13,6 +14,7 @@ export const PollConfig = z.object({
   options: z.array(PollOption).min(2).max(20),
   allow_multiple: z.boolean(),
   settings: Settings,
+  theme: Theme,
 });
 export type PollConfig = z.infer<typeof PollConfig>;
 
@@ -22,7 +24,9 @@ export const CreatePollBody = z.strictObject({
   options: z.array(z.strictObject({ text: OptionText })).min(2).max(20),
   allow_multiple: z.boolean().optional(),
   settings: patchOf(Settings).optional(),
-}).meta({ examples: [{ question: 'Which feature should we build next?', options: [{ text: 'Dark mode' }, { text: 'CSV export' }, { text: 'Slack alerts' }], allow_multiple: false }] });
+  /** As a form's or widget's: merged key by key over the defaults, text checked for contrast. */
+  theme: patchOf(Theme).optional(),
+}).meta({ examples: [{ question: 'Which feature should we build next?', options: [{ text: 'Dark mode' }, { text: 'CSV export' }, { text: 'Slack alerts' }], allow_multiple: false, theme: { primaryColor: '#0f766e', mode: 'auto' } }] });
 export type CreatePollBody = z.infer<typeof CreatePollBody>;
 
 /** Options sent with an `id` keep it (and their votes); options without one are new. */
@@ -31,6 +35,7 @@ export const UpdatePollBody = z.strictObject({
   options: z.array(z.strictObject({ id: z.string().max(64).optional(), text: OptionText })).min(2).max(20).optional(),
   allow_multiple: z.boolean().optional(),
   settings: patchOf(Settings).optional(),
+  theme: patchOf(Theme).optional(),
   published: z.boolean().optional(),
   /** Sent back unchanged from a GET, or not at all. */
   ...ReadOnly,

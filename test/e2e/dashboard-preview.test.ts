@@ -262,18 +262,74 @@ if (!existsSync(CHROMIUM)) {
       await preview.getByRole('button', { name: 'Vote' }).click();
       await preview.getByText('Exports — 1 vote (100%)').waitFor();
       t.same(sent, [], 'the preview\'s vote went nowhere');
+      // A poll has a theme as forms and widgets do: the preview paints it as it is picked.
+      await tab.getByLabel('Colour scheme').selectOption('dark');
+      const background = async () => preview.locator('section.panel').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor as string);
+      for (let tries = 0; tries < 500 && (await background()) !== 'rgb(17, 24, 39)'; tries++) await tab.waitForTimeout(20);
+      t.equal(await background(), 'rgb(17, 24, 39)', 'the dark palette in the preview');
       await tab.screenshot({ path: `${SHOTS}editor-new-poll-1280.png` });
       await tab.getByRole('button', { name: 'Create poll' }).click();
       await tab.getByRole('button', { name: 'Publish' }).waitFor();
       const id = (await tab.evaluate('window.saved[0].id')) as string;
       const poll = await stored(`/api/polls/${id}`);
       t.same(poll.options.map((o: any) => o.text), ['Dark mode', 'Exports', 'Webhooks']);
+      t.same(poll.theme, { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'dark' }, 'created with its theme');
       await tab.getByRole('button', { name: 'Move up: option 3' }).click();
       await tab.getByRole('button', { name: 'Save changes' }).click();
       await tab.getByText('Saved.').waitFor();
       const moved = await stored(`/api/polls/${id}`);
       t.same(moved.options.map((o: any) => o.text), ['Dark mode', 'Webhooks', 'Exports'], 'reordered');
       t.same(moved.options.map((o: any) => o.id).sort(), poll.options.map((o: any) => o.id).sort(), 'the options keep their ids (and votes)');
+      await close();
+    });
+
+    t.test('new questions and choices take their keys from their titles and labels until saved; the downloads name them so', async (t) => {
+      const { tab, close } = await open('form');
+      await tab.getByLabel('Title', { exact: true }).fill('Tell us about you');
+      await tab.getByLabel('New question type').selectOption('single_choice');
+      await tab.getByRole('button', { name: 'Add question' }).click();
+      const key = tab.getByLabel('Answer key').first();
+      t.equal(await key.inputValue(), 'question_1', 'a question with no title yet');
+      await tab.keyboard.type('How did you hear about us?');
+      t.equal(await key.inputValue(), 'how_did_you_hear_about_us', 'the key follows the title as it is typed');
+      // The two choices a single-choice question starts with follow their labels too, not only added ones.
+      await tab.getByLabel('Choice 1', { exact: true }).fill('A friend');
+      await tab.getByLabel('Choice 2', { exact: true }).fill('An advert');
+      await tab.getByRole('button', { name: 'Add choice' }).click();
+      await tab.keyboard.type('Somewhere else');
+      // A key typed by hand is the owner's: the title no longer moves it.
+      await tab.getByRole('button', { name: 'Add question' }).click();
+      await tab.getByLabel('Answer key').nth(1).fill('referrer');
+      await tab.getByLabel('Question', { exact: true }).nth(1).fill('Who sent you?');
+      t.equal(await tab.getByLabel('Answer key').nth(1).inputValue(), 'referrer', 'a key typed by hand stays');
+      await tab.getByRole('button', { name: 'Create form' }).click();
+      await tab.getByRole('button', { name: 'Publish' }).waitFor();
+      const id = (await tab.evaluate('window.saved[0].id')) as string;
+      const created = await stored(`/api/forms/${id}`);
+      t.same(created.questions.map((q: any) => q.id), ['how_did_you_hear_about_us', 'referrer'], 'saved under keys from their titles');
+      t.same(created.questions[0].choices, [{ id: 'a_friend', label: 'A friend' }, { id: 'an_advert', label: 'An advert' }, { id: 'somewhere_else', label: 'Somewhere else' }], 'choices saved under ids from their labels');
+
+      // Saved ids never change: answers were given under them.
+      await tab.getByLabel('Question', { exact: true }).first().fill('Where did you first hear of us?');
+      t.equal(await key.inputValue(), 'how_did_you_hear_about_us', 'a saved key stays when the title changes');
+      await tab.getByLabel('Choice 1', { exact: true }).fill('A friend or colleague');
+      await tab.getByRole('button', { name: 'Add choice' }).click();
+      await tab.keyboard.type('A friend');
+      await tab.getByRole('button', { name: 'Publish' }).click();
+      await tab.getByRole('button', { name: 'Unpublish' }).waitFor();
+      const edited = await stored(`/api/forms/${id}`);
+      t.same(edited.questions[0].choices.map((c: any) => [c.id, c.label]), [['a_friend', 'A friend or colleague'], ['an_advert', 'An advert'], ['somewhere_else', 'Somewhere else'], ['a_friend_2', 'A friend']], 'saved choices keep their ids; a new one differs from them');
+
+      // A visitor picks the first choice: the API and both downloads name it by its readable id.
+      const token = await app.inject({ method: 'GET', url: `/api/forms/${id}/token` });
+      const submitted = await app.inject({ method: 'POST', url: `/api/forms/${id}/submit`, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' }, payload: { _token: token.json().token, answers: { how_did_you_hear_about_us: 'a_friend', referrer: 'Ada' } } });
+      t.equal(submitted.statusCode, 200, submitted.body);
+      t.match((await stored(`/api/forms/${id}/responses`)).responses, [{ answers: { how_did_you_hear_about_us: 'a_friend', referrer: 'Ada' } }], 'the API');
+      const download = (format: string) => tab.evaluate(`fetch('/dashboard/api/forms/${id}/responses.${format}').then((r) => r.text())`) as Promise<string>;
+      const csv = (await download('csv')).split('\r\n');
+      t.match(csv[0], /^id,submitted_at,Where did you first hear of us\?,Who sent you\?,/, 'the CSV heads the answers by their questions');
+      t.match(csv[1], /^[^,]+,[^,]+,a_friend,Ada,/, 'and holds the chosen id');
+      t.match(JSON.parse((await download('ndjson')).trim()), { answers: { how_did_you_hear_about_us: 'a_friend', referrer: 'Ada' } }, 'the NDJSON download');
       await close();
     });
 
@@ -308,7 +364,7 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByRole('button', { name: 'Save changes' }).click();
       await tab.locator('.editor-status', { hasText: 'Saved.' }).waitFor();
       const saved = await stored(`/api/widgets/${widgetId}`);
-      t.same(saved.questions.map((q: any) => [q.id, q.type]), [['score_star_rating', 'star_rating'], ['q3', 'single_choice'], ['reason', 'long_text']], 'saved under its new key');
+      t.same(saved.questions.map((q: any) => [q.id, q.type]), [['score_star_rating', 'star_rating'], ['which_plan_are_you_on', 'single_choice'], ['reason', 'long_text']], 'saved under its new key');
       // A saved key given back by hand to a question of another type is refused before anything is sent.
       await tab.getByLabel('Type', { exact: true }).nth(2).selectOption('short_text');
       const reasonKey = tab.getByLabel('Answer key').nth(2);
@@ -323,7 +379,8 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByRole('button', { name: 'Remove: question 2' }).click();
       await tab.getByLabel('New question type').selectOption('nps');
       await tab.getByRole('button', { name: 'Add question' }).click();
-      t.equal(await tab.getByLabel('Answer key').nth(2).inputValue(), 'q3_2', 'not q3, the removed question\'s key');
+      await tab.keyboard.type('Which plan are you on?');
+      t.equal(await tab.getByLabel('Answer key').nth(2).inputValue(), 'which_plan_are_you_on_2', 'not the removed question\'s key');
       await tab.screenshot({ path: `${SHOTS}editor-in-dashboard-1280.png` });
       await close();
     });

@@ -13,6 +13,7 @@ const poll: Poll = {
   options: [{ id: 'apple', text: 'Apple' }, { id: 'pear', text: 'Pear' }, { id: 'plum', text: 'Plum' }],
   allow_multiple: false,
   settings,
+  theme: { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' },
   published: true,
   created_at: '2026-11-21T10:00:00.000Z',
   updated_at: '2026-11-21T10:00:00.000Z',

@@ -48,6 +48,7 @@ function draftOf(kind, object) {
       question: o.question || '',
       options: copy(o.options || [{ text: '' }, { text: '' }]),
       allow_multiple: Boolean(o.allow_multiple),
+      theme: { ...THEME, ...copy(o.theme || {}) },
       settings: { ...SETTINGS, ...copy(o.settings || {}) },
     };
   }
@@ -75,6 +76,7 @@ function bodyOf(kind, draft, creating) {
       question: draft.question,
       options: draft.options.map((o) => (o.id && !creating ? { id: o.id, text: o.text } : { text: o.text })),
       allow_multiple: draft.allow_multiple,
+      theme: draft.theme,
       settings: draft.settings,
     };
   }
@@ -85,7 +87,7 @@ function bodyOf(kind, draft, creating) {
 /** What the embed is handed: the definition as a GET would show it once saved. */
 function previewOf(kind, draft, object) {
   const id = (object && object.id) || 'preview';
-  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple };
+  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple, theme: draft.theme };
   return { id, ...draft };
 }
 
@@ -105,9 +107,25 @@ function h(tag, attrs, children) {
 /** A control's id from the path the server names it by in a validation error. */
 const idOf = (path) => `ed-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 
-/** A new id for a question or choice: letters of its words, unique among its siblings. */
-function freshId(base, taken) {
-  const stem = (base || 'q').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'q';
+/**
+ * A new id for a question or choice, read from its words: `How did you hear
+ * about us?` is `how_did_you_hear_about_us`, `Café` is `cafe`. Whole words up
+ * to 48 characters, then `_2`, `_3`… to differ from the ids taken: always
+ * within what the service takes (1–64 letters, digits, _ or -). Text with no
+ * such letters gets the fallback.
+ */
+function freshId(text, taken, fallback = 'q') {
+  const words = String(text || '').normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  let stem = '';
+  for (const word of words) {
+    const longer = stem ? `${stem}_${word}` : word;
+    if (longer.length > 48) {
+      stem = stem || word.slice(0, 48);
+      break;
+    }
+    stem = longer;
+  }
+  stem = stem || fallback;
   let id = stem;
   for (let n = 2; taken.includes(id); n++) id = `${stem}_${n}`;
   return id;
@@ -138,13 +156,30 @@ export function mountEditor(container, options) {
   let ready = false;
   let queued = false;
   let busy = false;
-  // Choices added since the last save: their ids follow their labels until then.
-  const fresh = new WeakSet();
+  // Questions and choices not saved yet: their ids follow their titles and labels until then (or until a key is typed by hand).
+  // Ids name answers in responses and downloads, where `yes` for a choice now labelled `A friend` would mislead; a saved id never changes.
+  const following = new WeakSet();
+  /** Every question and choice of a new definition follows its text. */
+  const follow = (questions) => {
+    for (const q of questions) {
+      following.add(q);
+      for (const c of q.choices || []) following.add(c);
+    }
+    return questions;
+  };
+  if (!object && kind !== 'poll') follow(draft.questions);
+  /** The choices a new single-choice question starts with. */
+  const newChoices = () => follow([{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }]);
   // Questions whose type changed since the last save, with the key they were saved under.
   const retyped = new WeakMap();
   const savedQuestion = (id) => ((object && object.questions) || []).find((x) => x.id === id);
   /** Keys a new one must differ from: the other questions', and every saved one (answers were given under it, to its type, even if it is removed now). */
   const keysTaken = (questions, except) => [...questions.filter((x) => x !== except).map((x) => x.id), ...((object && object.questions) || []).map((x) => x.id)];
+  /** Ids a new choice must differ from: its siblings', and those its question was saved with (answers name them). */
+  const choicesTaken = (q, except) => {
+    const saved = following.has(q) ? null : savedQuestion(retyped.get(q) ?? q.id);
+    return [...q.choices.filter((c) => c !== except).map((c) => c.id), ...((saved && saved.choices) || []).map((c) => c.id)];
+  };
   /** Questions under a saved key with another type than it was saved with (a key typed by hand): their answers would be counted together. */
   const keysOfAnotherType = () =>
     kind === 'poll'
@@ -258,17 +293,24 @@ export function mountEditor(container, options) {
         // Answers already given under a saved key answered its saved type, and summaries count answers by key and value (a 4 of 5 stars
         // would count as an NPS of 4): another type asks a new question, under a new key. Back to the saved type, the saved key again.
         const key = retyped.get(q) ?? q.id;
-        const saved = savedQuestion(key);
+        const saved = following.has(q) ? undefined : savedQuestion(key);
         const id = !saved || saved.type === type ? key : freshId(`${key}_${type}`, keysTaken(questions, q));
         const next = { id, type, title: q.title, required: q.required };
-        retyped.set(next, key);
+        if (following.has(q)) following.add(next);
+        else retyped.set(next, key);
         if (type === 'star_rating') next.starRatingSettings = { maxStars: 5 };
-        if (type === 'single_choice') next.choices = q.choices || [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
+        if (type === 'single_choice') next.choices = q.choices || newChoices();
         if (type === 'consent') next.text = q.text || 'I agree that my answers are stored.';
         questions[i] = next;
       }, { 'data-rebuild': '1' }),
-      text('Question', `${path}.title`, () => q.title, (v) => { q.title = v; }, { maxlength: '500', required: true }),
-      text('Answer key', `${path}.id`, () => q.id, (v) => { q.id = v; }, { maxlength: '64', spellcheck: 'false', autocomplete: 'off' }, 'Names the answer in responses and downloads: letters, digits, _ or -.'),
+      text('Question', `${path}.title`, () => q.title, (v) => {
+        q.title = v;
+        if (!following.has(q)) return;
+        q.id = freshId(v, keysTaken(questions, q), `question_${n}`);
+        const key = document.getElementById(idOf(`${path}.id`));
+        if (key) key.value = q.id;
+      }, { maxlength: '500', required: true }),
+      text('Answer key', `${path}.id`, () => q.id, (v) => { q.id = v; following.delete(q); }, { maxlength: '64', spellcheck: 'false', autocomplete: 'off' }, 'Names the answer in responses and downloads: letters, digits, _ or -. A new question\'s key follows its title until saved.'),
       check('Required', `${path}.required`, () => q.required, (v) => { q.required = v; }),
     ];
     if (q.type === 'star_rating') {
@@ -283,11 +325,11 @@ export function mountEditor(container, options) {
       get: (c) => c.label,
       set: (c, v) => { c.label = v; },
       field: 'label',
-      make: () => ({ id: freshId(`choice ${q.choices.length + 1}`, q.choices.map((c) => c.id)), label: '' }),
+      make: () => ({ id: freshId('', choicesTaken(q), `choice_${q.choices.length + 1}`), label: '' }),
       min: 2,
       max: 50,
       // A new choice's id follows its label until saved; a saved one keeps its id so its answers keep meaning.
-      onText: (c) => { if (fresh.has(c)) c.id = freshId(c.label, q.choices.filter((o) => o !== c).map((o) => o.id)); },
+      onText: (c, k) => { if (following.has(c)) c.id = freshId(c.label, choicesTaken(q, c), `choice_${k + 1}`); },
     }));
     const moves = h('div', { class: 'editor-row' }, [
       button('Move up', () => move(questions, i, -1, 'question'), { disabled: i === 0, 'aria-label': `Move up: question ${n}`, id: `ed-question-${i}-up` }),
@@ -316,7 +358,7 @@ export function mountEditor(container, options) {
   function listEditor({ legend, path, items, label, get, set, make, min, max, onText, field: key }) {
     const what = path.replace(/\W/g, '-');
     const rows = items.map((item, k) => {
-      const input = text(label(k), `${path}.${k}.${key}`, () => get(item), (v) => { set(item, v); if (onText) onText(item); }, { maxlength: '200' });
+      const input = text(label(k), `${path}.${k}.${key}`, () => get(item), (v) => { set(item, v); if (onText) onText(item, k); }, { maxlength: '200' });
       return h('div', { class: 'editor-list-row' }, [
         input,
         h('div', { class: 'editor-row' }, [
@@ -328,7 +370,7 @@ export function mountEditor(container, options) {
     });
     const add = button(`Add ${label(items.length).replace(/ \d+$/, '').toLowerCase()}`, () => {
       const item = make();
-      fresh.add(item);
+      following.add(item);
       items.push(item);
       render(idOf(`${path}.${items.length - 1}.${key}`));
       schedule();
@@ -342,9 +384,10 @@ export function mountEditor(container, options) {
     typeSelect.value = 'short_text';
     const add = button('Add question', () => {
       const type = typeSelect.value;
-      const q = { id: freshId(`q${questions.length + 1}`, keysTaken(questions)), type, title: '', required: false };
+      const q = { id: freshId('', keysTaken(questions), `question_${questions.length + 1}`), type, title: '', required: false };
+      following.add(q);
       if (type === 'star_rating') q.starRatingSettings = { maxStars: 5 };
-      if (type === 'single_choice') q.choices = [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
+      if (type === 'single_choice') q.choices = newChoices();
       if (type === 'consent') q.text = 'I agree that my answers are stored.';
       questions.push(q);
       render(idOf(`questions.${questions.length - 1}.title`));
@@ -429,7 +472,7 @@ export function mountEditor(container, options) {
     if (kind === 'widget') {
       parts.unshift(object
         ? h('p', { class: 'editor-hint', text: `Type: ${(WIDGET_TYPES.find(([t]) => t === draft.widget_type) || [0, draft.widget_type])[1]} (fixed when it was created)` })
-        : select('Type', 'widget_type', WIDGET_TYPES, () => draft.widget_type, (v) => { draft.widget_type = v; draft.questions = copy(WIDGET_DEFAULT_QUESTIONS[v]); }, { 'data-rebuild': '1' }, 'Each type starts with its usual questions.'));
+        : select('Type', 'widget_type', WIDGET_TYPES, () => draft.widget_type, (v) => { draft.widget_type = v; draft.questions = follow(copy(WIDGET_DEFAULT_QUESTIONS[v])); }, { 'data-rebuild': '1' }, 'Each type starts with its usual questions.'));
     }
     return section(kind === 'widget' ? 'Widget' : 'Form', parts);
   }
@@ -484,7 +527,7 @@ export function mountEditor(container, options) {
   function render(focusId) {
     const active = focusId || (document.activeElement && form.contains(document.activeElement) ? document.activeElement.id : null);
     const sections = kind === 'poll'
-      ? [basicsSection(), settingsSection()]
+      ? [basicsSection(), appearanceSection(), settingsSection()]
       : [basicsSection(), questionsSection(), kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), settingsSection()];
     form.replaceChildren(...sections.filter(Boolean), actions(), ...[snippetSection()].filter(Boolean));
     if (active) {
