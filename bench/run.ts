@@ -326,8 +326,8 @@ async function prepare(dataDir: string, deepResponses = 100_000) {
   };
   const widget = await make('/api/widgets', { widget_type: 'feedback', title: 'Bench' });
   const deep = await make('/api/widgets', { widget_type: 'feedback', title: 'Deep' });
-  // One response per visitor: a submit records the guard, the network's count and the response.
-  const guarded = await make('/api/widgets', { widget_type: 'feedback', title: 'Guarded', settings: { prevent_duplicates: true } });
+  // One response per visitor and a network limit: a submit records the guard, the network's count and the response.
+  const guarded = await make('/api/widgets', { widget_type: 'feedback', title: 'Guarded', settings: { prevent_duplicates: true, network_limit_per_hour: 3 } });
   const poll = await make('/api/polls', { question: 'Bench?', options: [{ text: 'A' }, { text: 'B' }, { text: 'C' }] });
   const option = (await app.inject({ method: 'GET', url: `/api/polls/${poll}` })).json().options[0].id as string;
   await seedResponses(services, account.account_id, deep, deepResponses, 0);

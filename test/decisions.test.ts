@@ -9,7 +9,7 @@ import { aggregateOf } from './support/decider.js';
 
 const at = '2026-11-22T10:00:00.000Z';
 const later = '2026-11-22T11:00:00.000Z';
-const settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false };
+const settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
 const theme = { primaryColor: '#4f46e5', backgroundColor: '#ffffff' };
 const defaultTheme = { ...theme, text_color: null, mode: 'light' as const };
 

@@ -74,8 +74,23 @@ t.test('settings stored before rate limits came in read as they always did: no r
     const old = fixtures.find((f) => f.file === `${type}.v1.json`)!;
     t.notOk('honeypot' in grown(old), `${type} version 1 as first stored`);
     const event = catalog.parse(stored(old, 1n))!;
-    t.same(grown({ ...old, data: event.data as JsonObject }), { ...grown(old), rate_limit: null, honeypot: false, prevent_duplicates: false }, type);
+    t.same(grown({ ...old, data: event.data as JsonObject }), { ...grown(old), rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null }, type);
   }
+});
+
+t.test('settings stored before the network limit was a setting keep their duplicate guard, and have no network limit', async (t) => {
+  for (const [type, version] of [['WidgetCreated', 3], ['WidgetUpdated', 3], ['FormCreated', 3], ['FormUpdated', 3], ['PollCreated', 2], ['PollUpdated', 2]] as const) {
+    const old = fixtures.find((f) => f.file === `${type}.v${version}.json`)!;
+    const event = catalog.parse(stored(old, 1n))!;
+    const before = grown(old);
+    if (before === undefined) {
+      t.equal(grown({ ...old, data: event.data as JsonObject }), undefined, `${type} v${version}: changes without settings stay without`);
+      continue;
+    }
+    t.same(grown({ ...old, data: event.data as JsonObject }), { ...before, network_limit_per_hour: null }, `${type} v${version}: prevent_duplicates as stored, no network limit`);
+  }
+  const guarded = fixtures.find((f) => f.file === 'WidgetCreated.v3.json')!;
+  t.equal(grown(guarded).prevent_duplicates, true, 'a guarded widget among them');
 });
 
 t.test('a version 1 event written after settings grew keeps the settings it carries', async (t) => {

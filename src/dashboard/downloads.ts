@@ -1,8 +1,9 @@
 import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
 import { RESPONSES } from '../../projections/responses.js';
+import type { Plan } from '../accounts/plans.js';
 import type { Doc, ReadModelStore, Scalar } from '../infra/read-models/port.js';
-import { ResponseMetadata } from '../submissions/metadata.js';
+import { RECORDED_FIELDS } from '../submissions/metadata.js';
 import { inOrder, TimeRange } from '../submissions/responses.js';
 
 /** `since` and `until` as the responses list takes them. */
@@ -36,10 +37,15 @@ export async function* responsePages(store: ReadModelStore, parentId: string, qu
 /**
  * A spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (and some
  * with tab or CR) as a formula: such a cell gets a `'` in front, which
- * spreadsheets show as text and hide. Everything else is left as it is.
+ * spreadsheets show as text and hide. A spreadsheet that splits a line on
+ * another separator than the comma (`;` in German, French or Dutch
+ * settings, a tab, a pipe) would start a cell after it, quotes or not: a
+ * formula sign after any separator (spaces between allowed) gets a `'` in
+ * front as well. Everything else is left as it is.
  */
 export function neutralise(cell: string): string {
-  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+  const inner = cell.replace(/([,;\t|\r\n][ ]*)([=+\-@])/g, "$1'$2");
+  return /^[=+\-@\t\r]/.test(inner) ? `'${inner}` : inner;
 }
 
 const text = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
@@ -54,19 +60,20 @@ interface StoredQuestion {
   title: string;
 }
 
-/** Metadata fields in the order the stored shape names them (spec 2.7); a field the plan did not record is an empty cell. */
-export const METADATA_FIELDS = Object.keys(ResponseMetadata.shape);
-
 /**
  * The CSV's columns: `id`, `submitted_at`, one per current question headed
- * by its title, then `metadata.<field>` for each metadata field. A title two
+ * by its title, then `metadata.<field>` for each metadata field the
+ * account's plan records (a field of a higher plan would be a column empty in
+ * every row; a response kept from a time on a higher plan has those fields in
+ * the NDJSON download). A title two
  * columns share (two questions, or a question named like another column) is
  * followed by its question id in parentheses, so every header names one
  * column. Answers to questions the object no longer has are in the NDJSON
  * download, which holds every answer as stored.
  */
-export function csvColumns(questions: StoredQuestion[]): Column[] {
-  const fixed = ['id', 'submitted_at', ...METADATA_FIELDS.map((field) => `metadata.${field}`)];
+export function csvColumns(questions: StoredQuestion[], plan: Plan): Column[] {
+  const fields = RECORDED_FIELDS[plan];
+  const fixed = ['id', 'submitted_at', ...fields.map((field) => `metadata.${field}`)];
   const uses = new Map<string, number>();
   for (const title of [...fixed, ...questions.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
   // Own answers only: a question id may be the name of something every object inherits (toString, constructor).
@@ -79,18 +86,22 @@ export function csvColumns(questions: StoredQuestion[]): Column[] {
     { header: 'id', cell: (r) => r.id },
     { header: 'submitted_at', cell: (r) => r.submitted_at },
     ...questions.map((q): Column => ({ header: uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title, cell: (r) => answerTo(r, q.id) })),
-    ...METADATA_FIELDS.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
+    ...fields.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
   ];
 }
 
-/** RFC 4180: CRLF between records, and any field holding a quote, comma, CR or LF quoted. */
-const CSV = { record_delimiter: 'windows', quoted_match: /[\r\n]/ } as const;
+/**
+ * RFC 4180 with CRLF between records, and every field quoted, empty ones
+ * too: a spreadsheet reads a quoted field as one cell whatever separator it
+ * splits lines on.
+ */
+const CSV = { record_delimiter: 'windows', quoted: true, quoted_empty: true } as const;
 
 const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(cell)));
 
 /** The CSV download, as text chunks: the header, then one chunk per page of responses. */
-export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery): AsyncGenerator<string> {
-  const columns = csvColumns(questions);
+export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery, plan: Plan): AsyncGenerator<string> {
+  const columns = csvColumns(questions, plan);
   yield stringify([row(columns.map((c) => c.header))], CSV);
   for await (const page of responsePages(store, parentId, query)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);

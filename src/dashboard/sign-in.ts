@@ -15,17 +15,20 @@ const SIGN_IN_SCRIPT = "document.getElementById('sign-in').submit();\n";
 /**
  * A link that cannot sign in, told to a browser as a page (the same status,
  * and how to get a new link) rather than as the JSON error a client gets.
+ * Answers `{ page }` once that page is sent: a reply is thenable, so it must
+ * not be handed back as a value to await.
  */
-async function orPage<T>(request: FastifyRequest, reply: FastifyReply, run: () => Promise<T>): Promise<T | FastifyReply> {
+async function orPage<T>(request: FastifyRequest, reply: FastifyReply, run: () => Promise<T>): Promise<{ value: T } | { page: true }> {
   try {
-    return await run();
+    return { value: await run() };
   } catch (error) {
     const code = error instanceof AppError ? error.code : undefined;
     if (!code?.startsWith('login_link_') || !(request.headers.accept ?? '').includes('text/html')) throw error;
     const body = `<h1>This login link cannot sign you in</h1>
 <p>${escapeHtml((error as AppError).message)}.</p>
 <p>A link signs in once, within 15 minutes of being made. To sign in, ask for a new one: <code>npm run --silent admin -- login-link --account YOUR_ACCOUNT_ID</code></p>`;
-    return sendPage(reply, (error as AppError).statusCode, page('Sign in', body));
+    sendPage(reply, (error as AppError).statusCode, page('Sign in', body));
+    return { page: true };
   }
 }
 
@@ -44,7 +47,7 @@ export async function signInRoutes(app: App, services: Context): Promise<void> {
       if ((await load(services.commands, session, claims.linkId)).status !== 'none') throw linkUsed();
       return claims;
     });
-    if (!('linkId' in link)) return link;
+    if ('page' in link) return reply;
     const form = `<h1>Sign in to the dashboard</h1>
 <form id="sign-in" method="post" action="/dashboard/login">
 <input type="hidden" name="t" value="${escapeHtml(String(token))}">
@@ -80,9 +83,8 @@ export async function signInRoutes(app: App, services: Context): Promise<void> {
         const link = checkLinkToken(services.keys.loginLinks, request.body.t, at);
         // The link's stream must not exist yet: that is what makes a link sign in once, on any instance.
         await execute(services.commands, session, link.linkId, { type: 'SignIn', session_id: sessionId, account_id: link.accountId, link_id: link.linkId, at: at.toISOString() }, { actor: sessionId, at, requestId: request.id });
-        return true as const;
       });
-      if (signedIn !== true) return signedIn;
+      if ('page' in signedIn) return reply;
       return reply
         .setCookie(SESSION_COOKIE, secret, { ...cookieOptions(services, request.protocol), maxAge: SESSION_LIFETIME_MS / 1000 })
         .code(303)

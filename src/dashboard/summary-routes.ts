@@ -43,12 +43,13 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Context }> = async
         { preHandler, schema: { hide: true, params: Params, querystring: DownloadQuery } },
         async (request, reply) => {
           const { id } = request.params;
-          await ownEmbeddable(services, what, id, sessionOf(request).accountId);
+          const { accountId, account } = sessionOf(request);
+          await ownEmbeddable(services, what, id, accountId);
           const object = await findEmbeddable(services, what, id);
           if (!object) throw notFound(kind);
           const chunks =
             format === 'csv'
-              ? csvChunks(services.readModels, id, (object.questions ?? []) as Array<{ id: string; title: string }>, request.query)
+              ? csvChunks(services.readModels, id, (object.questions ?? []) as Array<{ id: string; title: string }>, request.query, account.plan)
               : ndjsonChunks(services.readModels, id, request.query);
           // Streamed with chunked encoding and no length: when a read fails midway the
           // connection is cut before the final chunk, which every HTTP client reports

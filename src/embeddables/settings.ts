@@ -40,7 +40,13 @@ export const Settings = z.strictObject({
   rate_limit: z.strictObject({ max: z.number().int().min(1).max(100_000), window_seconds: z.number().int().min(1).max(86_400) }).nullable().default(null),
   /** A submission whose `_hp` field is filled (by a bot) is answered as a success and not stored. */
   honeypot: z.boolean().default(false),
-  /** Every plan: one submission per visitor (fingerprint, else address), three an hour per network: more is 409 `duplicate_submission`. Polls always do this. */
+  /** Every plan: one submission per visitor (their fingerprint, else their address): a second is 409 `duplicate_submission`. Polls always take one vote per visitor. */
   prevent_duplicates: z.boolean().default(false),
+  /**
+   * Every plan, off (null) by default: the most submissions one address with one browser (user agent) makes in a clock hour,
+   * whatever fingerprints it sends; more is 409 `duplicate_submission`. Many people share an address and a browser build
+   * (a carrier's NAT, an office proxy), so a low figure turns them away.
+   */
+  network_limit_per_hour: z.number().int().min(1).max(100_000).nullable().default(null),
 });
 export type Settings = z.infer<typeof Settings>;

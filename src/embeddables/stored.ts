@@ -21,6 +21,7 @@ export const Settings = z.object({
   rate_limit: z.object({ max: z.number().int(), window_seconds: z.number().int() }).nullable(),
   honeypot: z.boolean(),
   prevent_duplicates: z.boolean(),
+  network_limit_per_hour: z.number().int().nullable(),
 });
 
 const question = { id: z.string(), title: z.string(), required: z.boolean() };
@@ -47,37 +48,45 @@ export const ConsentQuestion = z.object({ ...question, type: z.literal('consent'
  */
 const settingsOfVersion1 = (settings: unknown): JsonObject => ({ rate_limit: null, honeypot: false, prevent_duplicates: false, ...(settings as JsonObject) });
 
-/** The versions of a `*Created` event, which stores the settings whole. */
-export const createdHistory = { version: 2, upcasters: { 1: (data: JsonObject) => ({ ...data, settings: settingsOfVersion1(data.settings) }) } };
+/**
+ * The next version of settings added `network_limit_per_hour`: the limit on
+ * one address and browser, which objects stored before had in effect only
+ * with their duplicate guard, is off unless an owner turns it on. Their
+ * guard (`prevent_duplicates`, and every poll's) stays as it was.
+ */
+const settingsWithNetworkLimit = (settings: unknown): JsonObject => ({ network_limit_per_hour: null, ...(settings as JsonObject) });
 
-/** The versions of an `*Updated` event, whose `changes` hold the settings when they changed. */
-export const updatedHistory = {
-  version: 2,
-  upcasters: {
-    1: (data: JsonObject) => {
-      const changes = data.changes as JsonObject | undefined;
-      return changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: settingsOfVersion1(changes.settings) } };
-    },
-  },
+/** Upcasters of the settings an event holds whole (`*Created`) or in its changes (`*Updated`), when they are there. */
+const inCreated = (fill: (settings: unknown) => JsonObject) => (data: JsonObject) => ({ ...data, settings: fill(data.settings) });
+const inUpdated = (fill: (settings: unknown) => JsonObject) => (data: JsonObject) => {
+  const changes = data.changes as JsonObject | undefined;
+  return changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: fill(changes.settings) } };
 };
+
+/** The versions of a `*Created` event, which stores the settings whole (polls). */
+export const createdHistory = { version: 3, upcasters: { 1: inCreated(settingsOfVersion1), 2: inCreated(settingsWithNetworkLimit) } };
+
+/** The versions of an `*Updated` event, whose `changes` hold the settings when they changed (polls). */
+export const updatedHistory = { version: 3, upcasters: { 1: inUpdated(settingsOfVersion1), 2: inUpdated(settingsWithNetworkLimit) } };
 
 /** Themes stored before text colours and modes showed the owner's colours with the text colour picked for them, as `light` does. */
 const themeOfVersion2 = (theme: unknown): JsonObject => ({ text_color: null, mode: 'light', ...(theme as JsonObject) });
 
 /** The versions of a `*Created` event that stores a theme (widgets, forms). */
 export const themedCreatedHistory = {
-  version: 3,
-  upcasters: { ...createdHistory.upcasters, 2: (data: JsonObject) => ({ ...data, theme: themeOfVersion2(data.theme) }) },
+  version: 4,
+  upcasters: { 1: inCreated(settingsOfVersion1), 2: (data: JsonObject) => ({ ...data, theme: themeOfVersion2(data.theme) }), 3: inCreated(settingsWithNetworkLimit) },
 };
 
 /** The versions of an `*Updated` event that may change a theme. */
 export const themedUpdatedHistory = {
-  version: 3,
+  version: 4,
   upcasters: {
-    ...updatedHistory.upcasters,
+    1: inUpdated(settingsOfVersion1),
     2: (data: JsonObject) => {
       const changes = data.changes as JsonObject | undefined;
       return changes?.theme === undefined ? data : { ...data, changes: { ...changes, theme: themeOfVersion2(changes.theme) } };
     },
+    3: inUpdated(settingsWithNetworkLimit),
   },
 };

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { MAX_APPEND_BYTES } from '../infra/event-store/port.js';
 
 /**
@@ -14,3 +15,36 @@ import { MAX_APPEND_BYTES } from '../infra/event-store/port.js';
 export const BODY_LIMIT = MAX_APPEND_BYTES - 256 * 1024;
 
 export const BODY_TOO_LARGE = `The request body is larger than ${BODY_LIMIT / 1024} KiB`;
+
+/**
+ * How much of a refused body is read (and dropped) before the 413 goes out.
+ * A client that writes its whole body before it reads the answer (most do)
+ * would otherwise meet a connection closed under it (EPIPE, ECONNRESET) and
+ * never see the 413; past this much, the connection is closed after the
+ * answer all the same, so a refused upload cannot cost more than this.
+ */
+export const REFUSED_BODY_READ = 8 * 1024 * 1024;
+
+/** Reads and drops what is left of a request's body, up to `limit` bytes; done at its end, its error, or the limit. */
+export function discardBody(raw: IncomingMessage, limit = REFUSED_BODY_READ): Promise<void> {
+  if (raw.complete || raw.readableEnded || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let read = 0;
+    const done = (): void => {
+      raw.off('data', onData);
+      raw.off('end', done);
+      raw.off('error', done);
+      raw.off('close', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      read += chunk.length;
+      if (read > limit) done();
+    };
+    raw.on('data', onData);
+    raw.on('end', done);
+    raw.on('error', done);
+    raw.on('close', done);
+    raw.resume();
+  });
+}

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, STATUS as CODE_STATUS, type ErrorCode } from '../kernel/errors.js';
 import { AppendTooLarge } from '../infra/event-store/port.js';
-import { BODY_TOO_LARGE } from './body-limit.js';
+import { BODY_TOO_LARGE, discardBody } from './body-limit.js';
 import { errorBody, type ErrorBody } from './error-body.js';
 import type { Metrics } from '../infra/metrics.js';
 import { isStorageFull, type StorageWatch } from '../infra/storage.js';
@@ -97,7 +97,7 @@ const STORAGE_FULL_RETRY_SECONDS = 60;
 const STORE_UNAVAILABLE_RETRY_SECONDS = 5;
 
 export function registerErrorHandling(app: FastifyInstance, metrics: Metrics, storage: StorageWatch): void {
-  app.setErrorHandler((error, request, reply: FastifyReply) => {
+  app.setErrorHandler(async (error, request, reply: FastifyReply) => {
     const body = toBody(error, request, () => storage.markFull());
     const documented = request.routeOptions.config?.documentedErrors;
     if (documented && !documented.has(body.code)) {
@@ -108,6 +108,9 @@ export function registerErrorHandling(app: FastifyInstance, metrics: Metrics, st
     if (body.statusCode >= 500) reply.header('cache-control', 'no-store');
     if (body.code === 'storage_full') reply.header('retry-after', String(STORAGE_FULL_RETRY_SECONDS));
     if (body.code === 'store_unavailable') reply.header('retry-after', String(STORE_UNAVAILABLE_RETRY_SECONDS));
+    // A body refused unread is still arriving: taken off the wire (up to a bound) before the answer, whose
+    // connection closes after it, so a client still writing meets the answer rather than a closed connection.
+    if (body.code === 'payload_too_large' || body.code === 'unsupported_media_type') await discardBody(request.raw);
     return reply.code(body.statusCode).send(body);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -12,7 +12,7 @@ import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
 import { Settings, createdHistory, updatedHistory, Theme } from '../embeddables/stored.js';
 import type { JsonObject } from '../infra/event-store/port.js';
 
-/** What the owner configures, stored whole at creation. Version 3 added `theme`. */
+/** What the owner configures, stored whole at creation. Version 3 added `theme` and the address limit in `settings`. */
 const Configurable = {
   question: z.string(),
   options: z.array(z.object({ id: z.string(), text: z.string() })),
@@ -24,9 +24,16 @@ const Configurable = {
 /** Polls stored before they had a theme showed the embed's default colours, in light mode unless the page said otherwise. */
 const THEME_OF_VERSION_2: JsonObject = { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' };
 
-const pollCreatedHistory = { version: 3, upcasters: { ...createdHistory.upcasters, 2: (data: JsonObject) => ({ ...data, theme: THEME_OF_VERSION_2 }) } };
-/** An update of version 2 never changed the theme: its `changes` read as they are. */
-const pollUpdatedHistory = { version: 3, upcasters: { ...updatedHistory.upcasters, 2: (data: JsonObject) => data } };
+/**
+ * Version 3 added `theme` and `settings.network_limit_per_hour` together:
+ * polls stored before had no address limit (null) and the default colours.
+ */
+const pollCreatedHistory = {
+  version: 3,
+  upcasters: { 1: createdHistory.upcasters[1], 2: (data: JsonObject) => ({ ...createdHistory.upcasters[2](data), theme: THEME_OF_VERSION_2 }) },
+};
+/** An update of version 2 never changed the theme: only its settings, when it has them, gain the null address limit. */
+const pollUpdatedHistory = updatedHistory;
 
 export const PollCreated = defineEvent(
   'PollCreated',

@@ -1,7 +1,7 @@
 import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../kernel/event-catalog.js';
 import { AppError, type ErrorDetail } from '../kernel/errors.js';
-import { caughtByHoneypot, checkAccess, checkVisitor, slotFor, visitorClaims, type Gate, type Guarded, type NetworkCounted, type SlotReserved, type VisitorFacts } from '../submissions/decide.js';
+import { caughtByHoneypot, checkAccess, checkVisitor, slotFor, visitorClaims, type Gate, type Guarded, type NetworkCounted, type SlotReserved, type VisitorFacts, networkLimit, type Guards } from '../submissions/decide.js';
 import type { VoteCast } from './events.js';
 import type { Poll } from './poll.js';
 
@@ -42,8 +42,9 @@ export function checkChoice(poll: Pick<Poll, 'options' | 'allow_multiple'>, opti
 
 /**
  * Published, not closed, token, domain, the choice; then a honeypot catch
- * decides nothing, and a visitor who voted (or whose network spent its
- * allowance) is a duplicate, whatever the plan. Otherwise, in the order they
+ * decides nothing, and a visitor who voted (or, under
+ * `network_limit_per_hour`, whose network reached it) is a duplicate,
+ * whatever the plan. Otherwise, in the order they
  * are to be recorded: the visitor's claims, the slot (under
  * `max_responses`), then the vote, which follows the guard in the visitor's
  * own stream.
@@ -55,9 +56,11 @@ export function decideVote(command: CastVote, state: VoteState): VoteDecision {
   const details = checkChoice(poll, command.optionIds);
   if (details.length > 0) throw new AppError('validation_error', 'The vote is invalid', details);
   if (caughtByHoneypot(poll.settings, command.plan, command.honeypot)) return [];
-  checkVisitor('poll', state);
+  // Every poll guards its visitors; the network limit is the poll's own choice.
+  const guards: Guards = { visitor: true, network: networkLimit(poll.settings) };
+  checkVisitor('poll', state, guards);
   return [
-    ...visitorClaims(gate, command.voteId),
+    ...visitorClaims(gate, command.voteId, guards),
     ...slotFor(gate, command.voteId),
     { type: 'VoteCast', data: { vote_id: command.voteId, poll_id: poll.id, account_id: poll.account_id, option_ids: command.optionIds, cast_at: command.now.toISOString() } },
   ];

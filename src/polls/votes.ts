@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Plan } from '../accounts/plans.js';
 import type { Context } from '../kernel/context.js';
-import { duplicate, type Gate } from '../submissions/decide.js';
+import { duplicate, type Gate, networkLimit } from '../submissions/decide.js';
 import { pageFact, type SubmissionRequest } from '../submissions/metadata.js';
 import {
   accessFacts,
@@ -36,7 +36,8 @@ export type VoteBody = z.infer<typeof VoteBody>;
 /**
  * Records one vote: gathers what the decision needs, decides, and appends
  * what was decided: the guard, which makes the visitor's own stream (so the
- * store refuses a second vote before it takes a slot), the network's count,
+ * store refuses a second vote before it takes a slot), the network's count
+ * (under `network_limit_per_hour`),
  * the slot, and the vote after the guard. Returns its id and where it was
  * recorded (undefined when the honeypot caught a bot and nothing was kept).
  */
@@ -52,7 +53,9 @@ export async function castVote(
   const now = services.clock();
   const target: Gate = { kind: 'poll', id: poll.id, published: poll.published, settings: poll.settings };
   const stream = visitorStream(services, `vote-${poll.id}`, { fingerprint: body.metadata.fingerprint, ip: request.ip });
-  const network = networkStream(services, target, { ip: request.ip, userAgent: userAgentOf(request.headers) }, now);
+  // The network's count only where the poll has a limit on it.
+  const limit = networkLimit(poll.settings);
+  const network = limit !== null ? networkStream(services, target, { ip: request.ip, userAgent: userAgentOf(request.headers) }, now) : undefined;
   const [facts, visitor] = await Promise.all([accessFacts(services, target, body._token, request.headers, now), visitorFacts(services, { visitor: stream, network })]);
   const voteId = services.ids('vote');
   const events = decideVote(
@@ -68,7 +71,7 @@ export async function castVote(
       case 'SubmissionGuarded':
         return firstVisitPlacement('poll', stream);
       case 'NetworkSubmissionCounted':
-        return networkPlacement('poll', network);
+        return networkPlacement('poll', network!, limit!);
       case 'SubmissionSlotReserved':
         return slotPlacement(target);
       case 'VoteCast':

@@ -77,21 +77,22 @@ export const caughtByHoneypot = (settings: Settings, plan: Plan, honeypot: strin
 export const guardsDuplicates = (settings: Settings): boolean => settings.prevent_duplicates;
 
 /**
- * The second signal against duplicates: a network (one client address with
- * one user agent) may make this many submissions to one object within one
- * clock hour (UTC), whatever fingerprints it sends. More than one, for the
- * people who share an address and a browser build (an office, a household).
+ * The second signal against duplicates, the object's own choice (off by
+ * default): a network (one client address with one user agent) may make
+ * `network_limit_per_hour` submissions to it within one clock hour (UTC),
+ * whatever fingerprints it sends. Off by default because thousands of people
+ * can share an address and a browser build (a carrier's NAT, an office).
  */
-export const NETWORK_ALLOWANCE = 3;
+export const networkLimit = (settings: Settings): number | null => settings.network_limit_per_hour;
 export const NETWORK_WINDOW_MS = 3_600_000;
 
 export const duplicate = (kind: Kind) =>
   new AppError('duplicate_submission', kind === 'poll' ? 'This visitor has voted in this poll already' : `This visitor has answered this ${kind} already`);
 
-export const networkSpent = (kind: Kind) =>
+export const networkSpent = (kind: Kind, limit: number) =>
   new AppError(
     'duplicate_submission',
-    `This ${kind} has taken ${NETWORK_ALLOWANCE} ${kind === 'poll' ? 'votes' : 'responses'} from this address and browser this hour; try again next hour`,
+    `This ${kind} has taken ${limit} ${kind === 'poll' ? (limit === 1 ? 'vote' : 'votes') : limit === 1 ? 'response' : 'responses'} from this address and browser this hour; try again next hour`,
   );
 
 /** What the store holds of the visitor, read before the decision (the store enforces both again as they are recorded). */
@@ -102,10 +103,16 @@ export interface VisitorFacts {
   fromNetwork: number;
 }
 
-/** A visitor seen before, or a network that used its allowance, is a duplicate. */
-export function checkVisitor(kind: Kind, facts: VisitorFacts): void {
-  if (facts.visited) throw duplicate(kind);
-  if (facts.fromNetwork >= NETWORK_ALLOWANCE) throw networkSpent(kind);
+/** Which of the two signals an object takes: the visitor's guard, and the network's limit (null: none). */
+export interface Guards {
+  visitor: boolean;
+  network: number | null;
+}
+
+/** A visitor seen before (where guarded), or a network that reached the object's limit (where it has one), is a duplicate. */
+export function checkVisitor(kind: Kind, facts: VisitorFacts, guards: Guards): void {
+  if (guards.visitor && facts.visited) throw duplicate(kind);
+  if (guards.network !== null && facts.fromNetwork >= guards.network) throw networkSpent(kind, guards.network);
 }
 
 export type SlotReserved = EventOf<typeof SubmissionSlotReserved>;
@@ -113,13 +120,14 @@ export type Guarded = EventOf<typeof SubmissionGuarded>;
 export type NetworkCounted = EventOf<typeof NetworkSubmissionCounted>;
 
 /**
- * The claims a one-per-visitor submission makes before it is recorded: the
- * visitor's guard, then its network's count. They come before the slot, so
- * a repeat is refused before it can use one up.
+ * The claims a guarded submission makes before it is recorded: the
+ * visitor's guard, then its network's count, each where the object takes
+ * it. They come before the slot, so a repeat is refused before it can use
+ * one up.
  */
-export const visitorClaims = (target: Gate, submissionId: string): [Guarded, NetworkCounted] => [
-  { type: 'SubmissionGuarded', data: { target: target.kind, target_id: target.id, response_id: submissionId } },
-  { type: 'NetworkSubmissionCounted', data: { target: target.kind, target_id: target.id } },
+export const visitorClaims = (target: Gate, submissionId: string, guards: Guards): Array<Guarded | NetworkCounted> => [
+  ...(guards.visitor ? [{ type: 'SubmissionGuarded', data: { target: target.kind, target_id: target.id, response_id: submissionId } } satisfies Guarded] : []),
+  ...(guards.network !== null ? [{ type: 'NetworkSubmissionCounted', data: { target: target.kind, target_id: target.id } } satisfies NetworkCounted] : []),
 ];
 
 /** With `max_responses`, a submission takes one of the object's numbered slots. */
@@ -144,7 +152,7 @@ export interface SubmitResponse {
   guard?: string;
 }
 
-/** What the store holds that a response is decided on; the visitor facts count under `prevent_duplicates` only. */
+/** What the store holds that a response is decided on; the visitor facts count where the object guards against duplicates. */
 export interface SubmissionState extends VisitorFacts {
   target: SubmissionTarget;
   /** Every `max_responses` slot is taken. */
@@ -169,17 +177,19 @@ function consentRecord(target: SubmissionTarget, answers: Answers, command: Subm
 
 /**
  * Published, not closed, token, domain, answers; then a honeypot catch
- * decides nothing, and under `prevent_duplicates` a visitor seen before (or
- * their network's spent allowance) is a duplicate. Otherwise, in the order
- * they are to be recorded: the visitor's claims (under `prevent_duplicates`),
- * the slot (under `max_responses`), and the response.
+ * decides nothing, and under `prevent_duplicates` a visitor seen before (and
+ * under `network_limit_per_hour` a network at its limit) is a duplicate.
+ * Otherwise, in the order they are to be recorded: the visitor's claims
+ * (where the object takes them), the slot (under `max_responses`), and the
+ * response.
  */
 export function decideSubmission(command: SubmitResponse, state: SubmissionState): SubmissionDecision {
   const { target } = state;
   const { answers } = checkSubmission(target, { now: command.now, issuedAt: command.issuedAt, host: command.host, full: state.full, answers: command.answers });
   if (caughtByHoneypot(target.settings, command.plan, command.honeypot)) return [];
   const guarded = guardsDuplicates(target.settings);
-  if (guarded) checkVisitor(target.kind, state);
+  const guards: Guards = { visitor: guarded, network: networkLimit(target.settings) };
+  checkVisitor(target.kind, state, guards);
   const consent = consentRecord(target, answers, command);
   // Field by field rather than spread from optional parts: every submission is decided here.
   const data: EventOf<typeof ResponseSubmitted>['data'] = {
@@ -193,7 +203,7 @@ export function decideSubmission(command: SubmitResponse, state: SubmissionState
   else data.form_id = target.id;
   if (consent) data.consent_record = consent;
   if (guarded && command.guard) data.duplicate_guard = command.guard;
-  const decision: SubmissionDecision = guarded ? visitorClaims(target, command.responseId) : [];
+  const decision: SubmissionDecision = visitorClaims(target, command.responseId, guards);
   if (target.settings.max_responses !== null) decision.push(...slotFor(target, command.responseId));
   decision.push({ type: 'ResponseSubmitted', data });
   return decision;

@@ -76,6 +76,17 @@ export const ResponseMetadata = z.object({
 });
 export type ResponseMetadata = z.infer<typeof ResponseMetadata>;
 
+type MetadataField = keyof ResponseMetadata;
+const FREE_FIELDS: MetadataField[] = ['browser', 'browser_version', 'device', 'os', 'ip_hash', 'language', 'completion_time_ms', 'page_url', 'page_title'];
+const PRO_FIELDS: MetadataField[] = [...FREE_FIELDS, 'screen_width', 'screen_height', 'fingerprint_hash', 'referer', 'referer_domain'];
+
+/** The metadata fields each plan records (captureMetadata), in the stored shape's order. */
+export const RECORDED_FIELDS: Record<Plan, MetadataField[]> = {
+  free: FREE_FIELDS,
+  pro: PRO_FIELDS,
+  business: Object.keys(ResponseMetadata.shape) as MetadataField[],
+};
+
 export interface SubmissionRequest {
   headers: IncomingHttpHeaders;
   /** The client address, after the trusted proxies (fastify's request.ip). */

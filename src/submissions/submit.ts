@@ -1,6 +1,6 @@
 import type { Plan } from '../accounts/plans.js';
 import type { Context } from '../kernel/context.js';
-import { checkAccess, decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget } from './decide.js';
+import { checkAccess, decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget, networkLimit } from './decide.js';
 import { captureMetadata, type SubmissionRequest } from './metadata.js';
 import {
   accessFacts,
@@ -34,15 +34,15 @@ export interface SubmissionInput {
   unchanged?: ObjectAt;
 }
 
-/** Where each decided event is recorded; the visitor's streams are there under `prevent_duplicates`, which alone decides their events. */
-function placement(event: SubmissionDecision[number], target: SubmissionTarget, responseId: string, visitor: { guard: string; network: string } | undefined): Placement {
+/** Where each decided event is recorded; the visitor's streams are there where the object's settings, which alone decide their events, take them. */
+function placement(event: SubmissionDecision[number], target: SubmissionTarget, responseId: string, visitor: { guard?: string | undefined; network?: string | undefined }): Placement {
   switch (event.type) {
     case 'SubmissionSlotReserved':
       return slotPlacement(target);
     case 'SubmissionGuarded':
-      return firstVisitPlacement(target.kind, visitor!.guard);
+      return firstVisitPlacement(target.kind, visitor.guard!);
     case 'NetworkSubmissionCounted':
-      return networkPlacement(target.kind, visitor!.network);
+      return networkPlacement(target.kind, visitor.network!, networkLimit(target.settings)!);
     case 'ResponseSubmitted':
       return { stream: `response-${responseId}`, expected: 'no_stream' };
   }
@@ -65,16 +65,14 @@ export async function submitResponse(
   const now = services.clock();
   const { plan, request } = input;
   const userAgent = userAgentOf(request.headers);
-  // The visitor's streams (two keyed hashes) only where duplicates are guarded against.
-  const visitor = guardsDuplicates(target.settings)
-    ? {
-        guard: visitorStream(services, `guard-${target.kind}-${target.id}`, { fingerprint: request.client.fingerprint, ip: request.ip }),
-        network: networkStream(services, target, { ip: request.ip, userAgent }, now),
-      }
-    : undefined;
+  // The visitor's streams (keyed hashes) only where the object guards against duplicates.
+  const visitor = {
+    guard: guardsDuplicates(target.settings) ? visitorStream(services, `guard-${target.kind}-${target.id}`, { fingerprint: request.client.fingerprint, ip: request.ip }) : undefined,
+    network: networkLimit(target.settings) !== null ? networkStream(services, target, { ip: request.ip, userAgent }, now) : undefined,
+  };
   const [facts, seen] = await Promise.all([
     accessFacts(services, target, input.token, request.headers, now, input.tokenIssuedAt),
-    visitor ? visitorFacts(services, { visitor: visitor.guard, network: visitor.network }) : { visited: false, fromNetwork: 0 },
+    visitor.guard !== undefined || visitor.network !== undefined ? visitorFacts(services, visitor) : { visited: false, fromNetwork: 0 },
   ]);
   // The cheap refusals first, before the request's metadata is worked out (the decision checks them again).
   checkAccess(target, facts);
@@ -90,7 +88,7 @@ export async function submitResponse(
       host: facts.host,
       metadata: await captureMetadata({ plan, request, issuedAt: facts.issuedAt ?? now, now }, { hashKey: services.keys.hashes, geo: services.geo }),
       userAgent,
-      ...(visitor ? { guard: visitor.guard } : {}),
+      ...(visitor.guard !== undefined ? { guard: visitor.guard } : {}),
     },
     { target, full: facts.full, ...seen },
   );

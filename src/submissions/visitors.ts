@@ -5,7 +5,7 @@ import { PartlyAppended, RevisionLimitReached, WrongExpectedRevision, type Expec
 import { keyedHash } from '../infra/keys.js';
 import type { Context } from '../kernel/context.js';
 import { embeddingHost } from '../embeddables/domains.js';
-import { duplicate, NETWORK_ALLOWANCE, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
+import { duplicate, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
 import { verifyEmbedToken, withinLifetime, type EmbedTarget as Kind } from '../embeddables/embed-token.js';
 import type { SubmissionRequest } from './metadata.js';
 import { closed } from '../embeddables/errors.js';
@@ -75,11 +75,14 @@ export const userAgentOf = (headers: SubmissionRequest['headers']): string => {
   return typeof agent === 'string' ? agent : '';
 };
 
-/** What the decision knows of a visitor: whether their own stream exists, and what their network's stream counted. */
-export async function visitorFacts(services: Context, streams: { visitor: string; network: string }): Promise<VisitorFacts> {
-  const [seen, network] = await Promise.all([visited(services, streams.visitor), services.events.streamState(streams.network)]);
+/** What the decision knows of a visitor: whether their own stream exists, and what their network's stream counted (each only where the object looks). */
+export async function visitorFacts(services: Context, streams: { visitor?: string | undefined; network?: string | undefined }): Promise<VisitorFacts> {
+  const [seen, network] = await Promise.all([
+    streams.visitor === undefined ? false : visited(services, streams.visitor),
+    streams.network === undefined ? 'no_stream' : services.events.streamState(streams.network),
+  ]);
   // Network streams are never deleted; were one, it could take nothing more.
-  const fromNetwork = network === 'no_stream' ? 0 : network === 'deleted' ? NETWORK_ALLOWANCE : Number(network) + 1;
+  const fromNetwork = network === 'no_stream' ? 0 : network === 'deleted' ? Number.MAX_SAFE_INTEGER : Number(network) + 1;
   return { visited: seen, fromNetwork };
 }
 
@@ -144,8 +147,8 @@ export function slotPlacement(target: Gate): Placement {
   return { stream: quotaStream(target), expected: 'any', ...(max !== null ? { cap: { below: max, error: closed(target.kind) } } : {}) };
 }
 
-/** A network's count takes any revision below the allowance: one past it is refused, however close the submissions arrive. */
-export const networkPlacement = (kind: Kind, stream: string): Placement => ({ stream, expected: 'any', cap: { below: NETWORK_ALLOWANCE, error: networkSpent(kind) } });
+/** A network's count takes any revision below the object's limit: one past it is refused, however close the submissions arrive. */
+export const networkPlacement = (kind: Kind, stream: string, limit: number): Placement => ({ stream, expected: 'any', cap: { below: limit, error: networkSpent(kind, limit) } });
 
 /** The visitor's own stream, made by their first submission only: the store refuses a second however close the two arrive. */
 export const firstVisitPlacement = (kind: Kind, stream: string): Placement => ({ stream, expected: 'no_stream', refused: duplicate(kind) });

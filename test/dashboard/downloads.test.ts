@@ -1,6 +1,7 @@
 import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
+import { changePlan } from '../../src/accounts/commands.js';
 import { responsePages } from '../../src/dashboard/downloads.js';
 import type { App } from '../../src/app.js';
 import type { Doc } from '../../src/infra/read-models/port.js';
@@ -47,7 +48,7 @@ const QUESTIONS = [
   { id: 'c2', type: 'long_text', title: 'Comment' },
   { id: 'f', type: 'short_text', title: '=HYPERLINK("x")' },
 ];
-const TEXTS = ['=cmd()', '+1', '-2', '@SUM(A1)', '\tx', '\rx', 'line one\nline two', 'a "quoted" word, and a comma', 'plain', 'zażółć 🎉'];
+const TEXTS = ['=cmd()', '+1', '-2', '@SUM(A1)', '\tx', '\rx', 'line one\nline two', 'a "quoted" word, and a comma', 'plain', 'zażółć 🎉', "ok;=cmd|' /C calc'!A0", 'a\t+b', 'x, -1; y| @z'];
 
 async function formWithResponses(t: Test, app: App, who: Owner, count: number, clock: ReturnType<typeof manualClock>) {
   const created = await app.inject({ method: 'POST', url: '/api/forms', headers: who.headers, payload: { title: 'Survey', questions: QUESTIONS } });
@@ -90,10 +91,15 @@ t.test('a CSV download: one row per response of the summary total, RFC 4180, for
   t.ok(rows.every((row) => row.length === header!.length), 'every row has every column');
   t.strictSame(rows.map((row) => row[0]), ids.slice(4), 'oldest first; erased responses are gone');
   const comments = rows.map((row) => row[3]);
-  for (const [text, expected] of [['=cmd()', "'=cmd()"], ['+1', "'+1"], ['-2', "'-2"], ['@SUM(A1)', "'@SUM(A1)"], ['\tx', "'\tx"], ['\rx', "'\rx"], ['line one\nline two', 'line one\nline two'], ['a "quoted" word, and a comma', 'a "quoted" word, and a comma']]) {
+  for (const [text, expected] of [['=cmd()', "'=cmd()"], ['+1', "'+1"], ['-2', "'-2"], ['@SUM(A1)', "'@SUM(A1)"], ['\tx', "'\tx"], ['\rx', "'\rx"], ['line one\nline two', 'line one\nline two'], ['a "quoted" word, and a comma', 'a "quoted" word, and a comma'], ["ok;=cmd|' /C calc'!A0", "ok;'=cmd|' /C calc'!A0"], ['a\t+b', "a\t'+b"], ['x, -1; y| @z', "x, '-1; y| '@z"]]) {
     t.ok(comments.includes(expected!), `${JSON.stringify(text)} comes out as ${JSON.stringify(expected)}`);
   }
   t.notOk(comments.includes('=cmd()'), 'no cell starts a formula');
+  // Split on any separator a spreadsheet might use, no piece starts a formula.
+  const formulas = [...header!, ...rows.flat()].filter((cell) => cell.split(/[,;\t|\r\n]/).some((piece) => /^[=+\-@]/.test(piece.trimStart())));
+  t.strictSame(formulas, [], 'no formula after a separator either');
+  const quoted = (records: string[][]) => records.map((record) => `${record.map((field) => `"${field.replaceAll('"', '""')}"`).join(',')}\r\n`).join('');
+  t.equal(reply.body, quoted([header!, ...rows]), 'every field is quoted, empty ones too');
   t.ok(rows.every((row) => row[header!.indexOf('metadata.page_title')] === "'=page()"), 'metadata cells are neutralised too');
 
   const since = rows[5]![1]!;
@@ -101,6 +107,30 @@ t.test('a CSV download: one row per response of the summary total, RFC 4180, for
   const window = parseCsv((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv?since=${since}&until=${until}`, headers: { cookie } })).body);
   t.strictSame(window.slice(1).map((row) => row[0]), rows.slice(5, 10).map((row) => row[0]), 'since and until are inclusive bounds on submitted_at');
   t.match((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv?since=yesterday`, headers: { cookie } })).json(), { statusCode: 400, code: 'validation_error' });
+});
+
+t.test('a CSV download has the metadata columns its account\'s plan records, no column always empty', async (t) => {
+  const clock = manualClock('2026-11-01T00:00:00.000Z');
+  const { app, services } = await testApp(t, { clock });
+  const free = ['browser', 'browser_version', 'device', 'os', 'ip_hash', 'language', 'completion_time_ms', 'page_url', 'page_title'];
+  const pro = [...free, 'screen_width', 'screen_height', 'fingerprint_hash', 'referer', 'referer_domain'];
+  const business = [...pro, 'country', 'region', 'city', 'timezone', 'utm_source', 'utm_medium', 'utm_campaign', 'is_proxy'];
+  for (const [plan, fields] of [['free', free], ['pro', pro], ['business', business]] as const) {
+    const who = await owner(services);
+    const created = await app.inject({ method: 'POST', url: '/api/forms', headers: who.headers, payload: { title: 'Survey', questions: QUESTIONS } });
+    const form = created.json().id as string;
+    await app.inject({ method: 'PUT', url: `/api/forms/${form}`, headers: who.headers, payload: { published: true } });
+    await changePlan(services, who.accountId, plan);
+    const sent = await app.inject({ method: 'POST', url: `/api/forms/${form}/submit`, payload: { answers: { nps: 5 }, _token: await tokenFor(app, 'forms', form) } });
+    t.equal(sent.statusCode, 200, sent.body);
+    const { cookie } = await signedIn(app, services, who.accountId);
+    const [header, row] = parseCsv((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.csv`, headers: { cookie } })).body);
+    const metadata = header!.filter((name) => name.startsWith('metadata.'));
+    t.strictSame(metadata, fields.map((field) => `metadata.${field}`), `${plan}: the columns of what the plan records`);
+    const stored = JSON.parse((await app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/responses.ndjson`, headers: { cookie } })).body).metadata as Record<string, unknown>;
+    t.strictSame(Object.keys(stored).sort(), [...fields].sort(), `${plan}: each of them is a field its responses hold`);
+    t.equal(row!.length, header!.length);
+  }
 });
 
 t.test('a question whose id every object inherits (toString, constructor) left unanswered is an empty cell, not what the object inherits', async (t) => {

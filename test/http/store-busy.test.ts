@@ -27,7 +27,7 @@ t.test('a store held by another writer past the wait: 503 store_unavailable with
 t.test('a guarded submission refused while the store is held: 503, none of its events stored, and the visitor\'s retry is taken, whole, not called a duplicate', async (t) => {
   const { app, services } = await testApp(t);
   const biz = await owner(services);
-  const widget = await publishedWidget(app, biz, { settings: { prevent_duplicates: true, max_responses: 5 } });
+  const widget = await publishedWidget(app, biz, { settings: { prevent_duplicates: true, network_limit_per_hour: 3, max_responses: 5 } });
   const submit = async () =>
     app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, remoteAddress: '198.51.100.20', payload: { answers: { rating: 3 }, _token: await tokenFor(app, 'widgets', widget), metadata: { fingerprint: 'visitor' } } });
   const token = await tokenFor(app, 'widgets', widget);

@@ -5,7 +5,7 @@ import type { DomainEvent } from '../../src/domain-events.js';
 
 const recorded = (type: string, data: object, revision = 0n) => ({ type, data, streamId: 'form-x', revision, position: 1n, metadata: {} }) as unknown as Recorded<DomainEvent>;
 const summaryOps = (event: Recorded<DomainEvent>) => formsProjection.project(event).filter((op) => op.collection === FORM_SUMMARIES.collection);
-const settings = { allowed_domains: [], closes_at: null, max_responses: 3, rate_limit: null, honeypot: false, prevent_duplicates: false };
+const settings = { allowed_domains: [], closes_at: null, max_responses: 3, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
 
 t.test('a form’s summary holds its small fields and follows every change of them', async (t) => {
   const created = summaryOps(recorded('FormCreated', { form_id: 'frm_1', account_id: 'acc_1', title: 'T', description: 'D', questions: [{ id: 'q', type: 'nps', title: 'Q', required: false }], theme: {}, thank_you_title: 'a', thank_you_message: 'b', settings, version: 1, created_at: '2026-11-22T10:00:00.000Z' }));

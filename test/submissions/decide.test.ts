@@ -10,7 +10,7 @@ import { decisionOf } from '../support/decider.js';
 const now = new Date('2026-11-22T10:00:00.000Z');
 const issuedAt = new Date('2026-11-22T09:59:00.000Z');
 const key = Buffer.alloc(32, 7);
-const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false };
+const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
 const metadata: ResponseMetadata = {
   browser: 'Firefox',
   browser_version: '133.0',
@@ -133,31 +133,35 @@ t.test('answers must fit the questions', async (t) => {
     .thenThrows('validation_error', 'before the honeypot and the duplicate check');
 });
 
-t.test('prevent_duplicates: one response per visitor on every plan, the guard and the network count recorded before it', async (t) => {
+t.test('prevent_duplicates: one response per visitor on every plan, the guard recorded before it, no network count', async (t) => {
   const spec = decisionOf(t, decideSubmission);
   const single = { settings: { ...settings, prevent_duplicates: true } };
   const guardedResponse = submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' });
   for (const plan of ['free', 'pro', 'business'] as const) {
-    spec.given(state(single)).when(command({ plan })).then([guarded, counted, guardedResponse], `${plan}: a first visit`);
+    spec.given(state(single)).when(command({ plan })).then([guarded, guardedResponse], `${plan}: a first visit`);
     spec.given(state(single, { visited: true })).when(command({ plan })).thenThrows('duplicate_submission', `${plan}: a second`);
   }
+  spec.given(state(single, { fromNetwork: 1000 })).when(command()).then([guarded, guardedResponse], 'a busy network is no reason to refuse: the network limit is off by default');
   spec.given(state({}, { visited: true, fromNetwork: 9 })).when(command()).then([submitted()], 'without the setting, visitors may answer again');
 });
 
 t.test('a repeat never takes a max_responses slot: the guard and the network count come first', async (t) => {
   const spec = decisionOf(t, decideSubmission);
-  const limited = { settings: { ...settings, prevent_duplicates: true, max_responses: 3 } };
+  const limited = { settings: { ...settings, prevent_duplicates: true, network_limit_per_hour: 3, max_responses: 3 } };
   spec.given(state(limited)).when(command()).then([guarded, counted, slot(), submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' })], 'guard, network, slot, response');
   spec.given(state(limited, { visited: true })).when(command()).thenThrows('duplicate_submission', 'a repeat decides no slot');
-  spec.given(state(limited, { fromNetwork: 3 })).when(command()).thenThrows('duplicate_submission', 'nor does a network past its allowance');
+  spec.given(state(limited, { fromNetwork: 3 })).when(command()).thenThrows('duplicate_submission', 'nor does a network at its limit');
   spec.given(state({ settings: { ...settings, max_responses: 3 } }, { visited: true })).when(command()).then([slot(), submitted()], 'without prevent_duplicates: the slot only');
 });
 
-t.test('the second signal: a network (address and user agent) takes three responses an hour', async (t) => {
+t.test('the second signal, where the owner sets it: a network (address and user agent) takes network_limit_per_hour responses an hour', async (t) => {
   const spec = decisionOf(t, decideSubmission);
-  const single = { settings: { ...settings, prevent_duplicates: true } };
-  spec.given(state(single, { fromNetwork: 2 })).when(command({ plan: 'free' })).then([guarded, counted, submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' })], 'the third from one network');
-  spec.given(state(single, { fromNetwork: 3 })).when(command({ plan: 'free' })).thenThrows('duplicate_submission', 'the fourth, whatever its fingerprint');
+  const both = { settings: { ...settings, prevent_duplicates: true, network_limit_per_hour: 3 } };
+  spec.given(state(both, { fromNetwork: 2 })).when(command({ plan: 'free' })).then([guarded, counted, submitted({ duplicate_guard: 'guard-widget-wgt_1-visitorhash' })], 'the third from one network');
+  spec.given(state(both, { fromNetwork: 3 })).when(command({ plan: 'free' })).thenThrows('duplicate_submission', 'the fourth, whatever its fingerprint');
+  const networkOnly = { settings: { ...settings, network_limit_per_hour: 50 } };
+  spec.given(state(networkOnly, { visited: true, fromNetwork: 49 })).when(command()).then([counted, submitted()], 'alone: the count without the guard, repeats of a visitor allowed');
+  spec.given(state(networkOnly, { fromNetwork: 50 })).when(command()).thenThrows('duplicate_submission', 'the fifty-first');
 });
 
 t.test('honeypot: a filled trap decides nothing (Pro and Business)', async (t) => {

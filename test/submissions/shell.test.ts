@@ -8,7 +8,7 @@ import { submitResponse, type SubmissionInput, type SubmissionTarget } from '../
 import { manualClock } from '../support/app.js';
 import { testServices } from '../support/services.js';
 
-const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false };
+const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
 const target = (changes: Partial<Settings>): SubmissionTarget => ({
   kind: 'widget',
   id: 'wgt_1',
@@ -57,13 +57,13 @@ t.test('a slot numbered past max_responses closes the object, though the read be
 
 t.test('a submission that finds the last slot taken at the store leaves nothing of itself, its guard and network count included: the visitor may answer once a slot is free', async (t) => {
   const { services, input } = await setUp(t);
-  const full = target({ max_responses: 1, prevent_duplicates: true });
+  const full = target({ max_responses: 1, prevent_duplicates: true, network_limit_per_hour: 3 });
   t.equal((await submitResponse(services, full, input)).kept, true, 'the first visitor takes the one slot');
   const head = await services.events.headPosition();
   const second = { ...input, request: { headers: {}, ip: '203.0.113.10', client: { fingerprint: 'fp-2' } } };
   await t.rejects(submitResponse(readingBefore(services, 'quota-'), full, second), { code: 'widget_closed' });
   t.equal(await services.events.headPosition(), head, 'no guard, count or slot of the refused submission');
-  const raised = target({ max_responses: 2, prevent_duplicates: true });
+  const raised = target({ max_responses: 2, prevent_duplicates: true, network_limit_per_hour: 3 });
   t.equal((await submitResponse(services, raised, second)).kept, true, 'the same visitor, once the owner raised the limit: taken, not a duplicate');
   const types = (await services.events.readAll({ after: head, limit: 10 })).map((event) => event.type).sort();
   t.same(types, ['NetworkSubmissionCounted', 'ResponseSubmitted', 'SubmissionGuarded', 'SubmissionSlotReserved'], 'recorded once, whole');
@@ -111,9 +111,9 @@ t.test('a vote caught by the honeypot records nothing and is counted', async (t)
   t.match(await castVote(services, poll, 'free', body, { headers: {}, ip: '203.0.113.9' }), { id: /^vote_/, position: BigInt }, 'a Free owner\'s poll keeps it');
 });
 
-t.test('a network past its allowance is refused by the store, though the read before the decision counted none', async (t) => {
+t.test('a network past its limit is refused by the store, though the read before the decision counted none', async (t) => {
   const { services, input } = await setUp(t);
-  const single = target({ prevent_duplicates: true, max_responses: 10 });
+  const single = target({ prevent_duplicates: true, network_limit_per_hour: 3, max_responses: 10 });
   const headers = { 'user-agent': 'Firefox' };
   const from = (fingerprint: string) => ({ ...input, request: { ...input.request, headers, client: { fingerprint } } });
   for (const fingerprint of ['fp-1', 'fp-2', 'fp-3']) t.equal((await submitResponse(services, single, from(fingerprint))).kept, true, fingerprint);

@@ -10,7 +10,7 @@ import { owner, testApp, tokenFor, type Owner } from '../support/app.js';
  */
 
 type Kind = 'widgets' | 'forms' | 'polls';
-const settings = { max_responses: 3, prevent_duplicates: true };
+const settings = { max_responses: 3, prevent_duplicates: true, network_limit_per_hour: 3 };
 
 async function publishedObject(app: App, who: Owner, kind: Kind): Promise<{ id: string; payload: (token: string, fingerprint: string) => object }> {
   const body = {

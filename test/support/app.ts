@@ -4,6 +4,8 @@ import type { Plan, Scope } from '../../src/accounts/plans.js';
 import { buildApp, type App } from '../../src/app.js';
 import type { Clock } from '../../src/infra/ids.js';
 import type { Services, ServiceOptions } from '../../src/services.js';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { testServices } from './services.js';
 
 export const ALL_SCOPES: Scope[] = ['forms:read', 'forms:write', 'responses:read', 'responses:write'];
@@ -32,16 +34,42 @@ export async function owner(services: Services, plan: Plan = 'business', scopes:
 
 /** The HTTP API over fresh embedded stores, with a live projection runner, as `npm start` serves it. */
 export async function testApp(t: Test, options: ServiceOptions & { dataDir?: string; env?: Record<string, string> } = {}): Promise<{ app: App; services: Services }> {
-  const services = await testServices(t, options);
+  const errors = options.logger === undefined ? errorLog() : undefined;
+  const services = await testServices(t, errors ? { ...options, logger: errors.logger } : options);
   await services.start();
   const app = await buildApp(services);
   t.teardown(() => app.close());
+  if (errors) {
+    // An error-level line is for a failure of the service, which its caller sees as a 5xx:
+    // a request that logs one and answers anything else hides a defect (or cries wolf).
+    const statuses = new Map<string, number>();
+    app.addHook('onResponse', async (request, reply) => void statuses.set(request.id, reply.statusCode));
+    t.teardown(() => {
+      const unanswered = errors.lines.filter((line) => typeof line.reqId === 'string' && !((statuses.get(line.reqId) ?? 0) >= 500));
+      if (unanswered.length > 0) {
+        const shown = unanswered.map((line) => `${String(line.reqId)} (${statuses.get(String(line.reqId)) ?? 'no reply'}): ${String(line.msg)} ${JSON.stringify(line.err ?? '')}`);
+        throw new Error(`requests logged at error level without a 5xx: ${shown.join('; ')}`);
+      }
+    });
+  }
   // Every error any test provokes must be one its route's OpenAPI entry names.
   t.teardown(() => {
     const undocumented = services.metrics.render().split('\n').filter((line) => line.startsWith('feedback_undocumented_errors_total'));
     if (undocumented.length > 0) throw new Error(`error codes missing from the OpenAPI document: ${undocumented.join('; ')}`);
   });
   return { app, services };
+}
+
+/** A logger that keeps its error-level lines (and writes nothing). */
+export function errorLog(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'error' }, sink), lines };
 }
 
 /** Creates a published widget of the owner and answers its id. */

@@ -28,7 +28,7 @@ const QUESTION_TYPES = [
 ];
 const THEME = { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' };
 const TRIGGER = { position: 'bottom-right', icon: 'feedback', text: 'Feedback', showText: true, triggerMode: 'click_toggle', scrollPercentage: 50, timeDelay: 5 };
-const SETTINGS = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false };
+const SETTINGS = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
 const THANKS = { title: 'Thank you!', message: 'We have received your feedback.' };
 
 const copy = (value) => JSON.parse(JSON.stringify(value));
@@ -419,6 +419,7 @@ export function mountEditor(container, options) {
       number('Most responses', 'settings.max_responses', () => s.max_responses, (v) => { s.max_responses = v; }, { min: '1' }, 'Closes after this many. Empty: no limit.'),
       text('Closes at', 'settings.closes_at', () => localOf(s.closes_at), (v) => { s.closes_at = instantOf(v); }, { type: 'datetime-local' }, 'In your time zone. Empty: stays open.'),
       check('One response per visitor', 'settings.prevent_duplicates', () => s.prevent_duplicates, (v) => { s.prevent_duplicates = v; }),
+      number('Most per hour from one address and browser', 'settings.network_limit_per_hour', () => s.network_limit_per_hour, (v) => { s.network_limit_per_hour = v; }, { min: '1' }, 'Empty: no limit. Visitors behind one office or mobile network often share an address and a browser, so a low figure turns them away.'),
       check('Honeypot against bots', 'settings.honeypot', () => s.honeypot && allowHoneypot, (v) => { s.honeypot = v; }, { disabled: !allowHoneypot }, planNote(allowHoneypot, 'The honeypot')),
       check('Limit submissions per visitor address', 'settings.rate_limit', () => s.rate_limit !== null && allowRate, (v) => { s.rate_limit = v ? { max: 5, window_seconds: 3600 } : null; }, { disabled: !allowRate, 'data-rebuild': '1' }, planNote(allowRate, 'A rate limit per address')),
     ];
