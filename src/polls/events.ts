@@ -9,25 +9,25 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../event-catalog.js';
-import { Settings, createdHistory, updatedHistory } from '../embeddables/stored.js';
+import { PageSettings, createdHistory, pageCreatedHistory, pageUpdatedHistory, updatedHistory } from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */
 const Configurable = {
   question: z.string(),
   options: z.array(z.object({ id: z.string(), text: z.string() })),
   allow_multiple: z.boolean(),
-  settings: Settings,
+  settings: PageSettings,
 };
 
 export const PollCreated = defineEvent(
   'PollCreated',
   z.object({ poll_id: z.string(), account_id: z.string(), ...Configurable, created_at: z.string() }),
-  createdHistory,
+  pageCreatedHistory(createdHistory),
 );
 export const PollUpdated = defineEvent(
   'PollUpdated',
   z.object({ poll_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  updatedHistory,
+  pageUpdatedHistory(updatedHistory),
 );
 export const PollPublished = defineEvent('PollPublished', z.object({ poll_id: z.string(), published_at: z.string() }));
 export const PollUnpublished = defineEvent('PollUnpublished', z.object({ poll_id: z.string(), unpublished_at: z.string() }));

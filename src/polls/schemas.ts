@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { said } from '../text.js';
 import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../patch.js';
-import { Settings } from '../submissions/settings.js';
+import { PageSettings } from '../submissions/settings.js';
 
 const OptionText = said(200);
 export const PollOption = z.object({ id: z.string(), text: OptionText });
@@ -12,7 +12,7 @@ export const PollConfig = z.object({
   question: said(500),
   options: z.array(PollOption).min(2).max(20),
   allow_multiple: z.boolean(),
-  settings: Settings,
+  settings: PageSettings,
 });
 export type PollConfig = z.infer<typeof PollConfig>;
 
@@ -21,7 +21,7 @@ export const CreatePollBody = z.strictObject({
   question: PollConfig.shape.question,
   options: z.array(z.strictObject({ text: OptionText })).min(2).max(20),
   allow_multiple: z.boolean().optional(),
-  settings: patchOf(Settings).optional(),
+  settings: patchOf(PageSettings).optional(),
 }).meta({ examples: [{ question: 'Which feature should we build next?', options: [{ text: 'Dark mode' }, { text: 'CSV export' }, { text: 'Slack alerts' }], allow_multiple: false }] });
 export type CreatePollBody = z.infer<typeof CreatePollBody>;
 
@@ -30,7 +30,7 @@ export const UpdatePollBody = z.strictObject({
   question: PollConfig.shape.question.optional(),
   options: z.array(z.strictObject({ id: z.string().max(64).optional(), text: OptionText })).min(2).max(20).optional(),
   allow_multiple: z.boolean().optional(),
-  settings: patchOf(Settings).optional(),
+  settings: patchOf(PageSettings).optional(),
   published: z.boolean().optional(),
   /** Sent back unchanged from a GET, or not at all. */
   ...ReadOnly,
