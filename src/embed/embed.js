@@ -198,7 +198,9 @@
     '.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
     '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
     '.link{border:0;padding:8px 0;text-decoration:underline;width:100%}' +
-    '.note{font-size:14px;margin:12px 0 0;padding:8px 12px;border-radius:8px;border:1px dashed var(--line)}';
+    '.note{font-size:14px;margin:12px 0 0;padding:8px 12px;border-radius:8px;border:1px dashed var(--line)}' +
+    // A widget's panel opens beside its launcher, out of the corner box's flow: the box keeps its place, so nothing shifts.
+    '.box .panel{position:absolute;bottom:calc(100% + 12px);right:0}.box.left .panel{right:auto;left:0}.box.top .panel{bottom:auto;top:calc(100% + 12px)}';
 
   /** 24×24 outline icons, so they look the same whatever fonts the visitor has. */
   var ICONS = {
