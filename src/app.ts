@@ -27,6 +27,7 @@ import { pollRoutes } from './polls/index.js';
 import { erasureRoutes } from './erasure/index.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
+import { hostedRoutes } from './hosted/index.js';
 
 import type { App } from './http/instance.js';
 
@@ -138,6 +139,7 @@ export async function buildApp(services: Services): Promise<App> {
   healthRoutes(app, services);
   metricsRoute(app, services.metrics, services.config.METRICS_TOKEN);
   embedRoute(app);
+  hostedRoutes(app, services);
   serviceIndexRoute(app, services.config.PUBLIC_BASE_URL);
   await app.register(widgetRoutes, { services });
   await app.register(formRoutes, { services });

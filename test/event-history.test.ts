@@ -74,7 +74,7 @@ t.test('settings stored before rate limits came in read as they always did: no r
     const old = fixtures.find((f) => f.file === `${type}.v1.json`)!;
     t.notOk('honeypot' in grown(old), `${type} version 1 as first stored`);
     const event = catalog.parse(stored(old, 1n))!;
-    t.same(grown({ ...old, data: event.data as JsonObject }), { ...grown(old), rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null }, type);
+    t.same(grown({ ...old, data: event.data as JsonObject }), { ...grown(old), rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null, ...(type.startsWith('Widget') ? {} : { indexable: false }) }, type);
   }
 });
 
@@ -87,10 +87,21 @@ t.test('settings stored before the network limit was a setting keep their duplic
       t.equal(grown({ ...old, data: event.data as JsonObject }), undefined, `${type} v${version}: changes without settings stay without`);
       continue;
     }
-    t.same(grown({ ...old, data: event.data as JsonObject }), { ...before, network_limit_per_hour: null }, `${type} v${version}: prevent_duplicates as stored, no network limit`);
+    t.same(grown({ ...old, data: event.data as JsonObject }), { ...before, network_limit_per_hour: null, ...(type.startsWith('Widget') ? {} : { indexable: false }) }, `${type} v${version}: prevent_duplicates as stored, no network limit`);
   }
   const guarded = fixtures.find((f) => f.file === 'WidgetCreated.v3.json')!;
   t.equal(grown(guarded).prevent_duplicates, true, 'a guarded widget among them');
+});
+
+t.test('forms and polls stored before hosted pages keep their pages out of search engines', async (t) => {
+  for (const file of ['FormCreated.v3.json', 'PollCreated.v2.json', 'PollUpdated.v1.json']) {
+    const old = fixtures.find((f) => f.file === file)!;
+    const settings = grown({ ...old, data: catalog.parse(stored(old, 1n))!.data as JsonObject });
+    if (old.type.endsWith('Updated') && !settings) continue;
+    t.equal(settings.indexable, false, file);
+  }
+  const form = fixtures.find((f) => f.file === 'FormCreated.v5.json')!;
+  t.equal(grown({ ...form, data: catalog.parse(stored(form, 1n))!.data as JsonObject }).indexable, true, 'a version 5 form keeps what it says');
 });
 
 t.test('a version 1 event written after settings grew keeps the settings it carries', async (t) => {

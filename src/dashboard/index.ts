@@ -4,6 +4,7 @@ import type { Context } from '../kernel/context.js';
 import { SessionActivity } from './activity.js';
 import { pageRoutes } from './pages.js';
 import { apiRoutes } from './routes.js';
+import { shareRoutes } from './share-routes.js';
 import { signInRoutes } from './sign-in.js';
 import { summaryRoutes } from './summary-routes.js';
 
@@ -23,5 +24,6 @@ export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Context }> = asy
   await signInRoutes(app, services);
   await pageRoutes(app, services);
   apiRoutes(app, services);
+  shareRoutes(app, services);
   await app.register(summaryRoutes, { services });
 };

@@ -1,11 +1,12 @@
-/*! Feedback service embed: <script src="{base}/embed.js" data-widget="ID" async></script> (or data-form, data-poll). Optional: data-mode="light|dark|auto", data-remember="off". With data-preview it draws definitions handed to FeedbackEmbed.preview (or posted by the same-origin parent) and sends nothing. No dependencies. */
-(function () {
+/*! Feedback service embed: <div data-form="ID" style="min-height:…"></div> (or data-poll, data-widget) where it goes, and <script src="{base}/embed.js" async></script> once per page; or one tag per embed, drawn after itself: <script src="{base}/embed.js" data-widget="ID" async></script>. Optional on either: data-mode="light|dark|auto", data-remember="off", data-prefill-<question id>="answer". With data-preview it draws definitions handed to FeedbackEmbed.preview (or posted by the same-origin parent) and sends nothing. No dependencies. */
+(function embed(script, container) {
   'use strict';
-  var script = document.currentScript;
   if (!script) return;
-  var data = script.dataset;
+  // A container (`<div data-form="…">`) is drawn into; a script tag of its own draws after itself.
+  var data = (container || script).dataset;
   var previewing = 'preview' in data;
   var kind = data.widget ? 'widget' : data.form ? 'form' : data.poll ? 'poll' : null;
+  if (!container && !previewing) whenParsed(function () { drawContainers(script, embed); });
   if (!kind && !previewing) return;
   var id = data[kind] || 'preview';
   // Where a preview draws, and the colour scheme it was asked for in place of data-mode.
@@ -197,7 +198,9 @@
     '.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
     '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
     '.link{border:0;padding:8px 0;text-decoration:underline;width:100%}' +
-    '.note{font-size:14px;margin:12px 0 0;padding:8px 12px;border-radius:8px;border:1px dashed var(--line)}';
+    '.note{font-size:14px;margin:12px 0 0;padding:8px 12px;border-radius:8px;border:1px dashed var(--line)}' +
+    // A widget's panel opens beside its launcher, out of the corner box's flow: the box keeps its place, so nothing shifts.
+    '.box .panel{position:absolute;bottom:calc(100% + 12px);right:0}.box.left .panel{right:auto;left:0}.box.top .panel{bottom:auto;top:calc(100% + 12px)}';
 
   /** 24×24 outline icons, so they look the same whatever fonts the visitor has. */
   var ICONS = {
@@ -246,6 +249,7 @@
     }
     if (previewTarget) previewTarget.appendChild(host);
     else if (kind === 'widget') document.body.appendChild(host);
+    else if (container) container.appendChild(host);
     else script.parentNode.insertBefore(host, script.nextSibling);
     // `auto` follows the visitor switching their system's scheme while the page is open.
     if (!listening) matchMedia('(prefers-color-scheme: dark)').addEventListener('change', function () { painted.forEach(paint); });
@@ -337,6 +341,40 @@
     return message.charAt(0).toUpperCase() + message.slice(1) + '.';
   }
 
+  /**
+   * Answers given in advance: `data-prefill-<question id>` on the tag or the
+   * container and, on the service's hosted page, `?<question id>=value` (the
+   * attribute wins). Attribute names are lower case, so an id is also found
+   * in lower case.
+   */
+  function prefillValues() {
+    var values = {};
+    if (container && 'hosted' in container.dataset) new URLSearchParams(location.search).forEach(function (v, k) { values[k] = v; });
+    [].forEach.call((container || script).attributes, function (a) {
+      if (a.name.indexOf('data-prefill-') === 0) values[a.name.slice(13)] = a.value;
+    });
+    return values;
+  }
+
+  /**
+   * Sets each question's controls as the visitor would, by the kind of
+   * control (a new question type built of these needs nothing here); a value
+   * a control cannot take is left out. The visitor can change every answer.
+   */
+  function prefill(fields, values) {
+    fields.forEach(function (f) {
+      var v = f.q.id in values ? values[f.q.id] : values[f.q.id.toLowerCase()];
+      if (v === undefined) return;
+      f.controls.forEach(function (c) {
+        if (c.type === 'radio') { if (c.value !== v) return; c.checked = true; }
+        else if (c.type === 'checkbox') c.checked = /^(1|true|yes|on)$/i.test(v);
+        else if (c.tagName === 'SELECT') { if (![].some.call(c.options, function (o) { return o.value === v; })) return; c.value = v; }
+        else c.value = v;
+        c.dispatchEvent(new Event('change', { bubbles: true }));
+      });
+    });
+  }
+
   /** The questions of a widget or form, checked here for what is missing, and by the server for the rest. */
   function survey(body, object, done) {
     var fields = object.questions.map(question);
@@ -387,6 +425,7 @@
         status.textContent = 'Could not reach the server. Please try again.';
       });
     } }, fields.map(function (f) { return f.el; }).concat([h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), submit, status, note()]));
+    if (!previewing) prefill(fields, prefillValues());
     fill(body, [object.description ? h('p', { text: object.description }) : null, form]);
   }
 
@@ -674,7 +713,26 @@
     });
   }
 
+  /** Runs once the page's HTML is parsed: an async script may run before the containers after it exist. */
+  function whenParsed(then) {
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', then);
+    else then();
+  }
+
+  /**
+   * Every `<div data-form|data-poll|data-widget="…">` of the page not drawn
+   * yet gets an embed of its own (`draw`, this whole script, run for it), so
+   * one script tag serves every container, and two tags never draw one twice.
+   */
+  function drawContainers(script, draw) {
+    [].forEach.call(document.querySelectorAll('[data-form],[data-poll],[data-widget]'), function (el) {
+      if (el.tagName === 'SCRIPT' || el.feedbackEmbedDrawn) return;
+      el.feedbackEmbedDrawn = true;
+      draw(script, el);
+    });
+  }
+
   var begin = previewing ? listen : start;
   if (document.body) begin();
   else document.addEventListener('DOMContentLoaded', begin);
-})();
+})(document.currentScript);

@@ -191,7 +191,7 @@ export function tokenRoute<D extends EmbeddableDoc>(app: App, services: Context,
       if (!summary.published) throw notPublished(what.kind);
       // Refused here, before the visitor fills anything in, so the embed can stay away. A
       // caller that names no site (a server, a script) still gets a token: submit checks again.
-      const host = embeddingHost(request.headers);
+      const host = embeddingHost(request.headers, services.config.PUBLIC_BASE_URL);
       if (host !== null && !hostAllowed(host, summary.settings.allowed_domains)) throw domainNotAllowed(what.kind, host);
       return { token: issueEmbedToken(services.keys.embedTokens, what.kind, summary.id, services.clock()), expiresIn: TOKEN_TTL_SECONDS };
     },

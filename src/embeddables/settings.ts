@@ -50,3 +50,10 @@ export const Settings = z.strictObject({
   network_limit_per_hour: z.number().int().min(1).max(100_000).nullable().default(null),
 });
 export type Settings = z.infer<typeof Settings>;
+
+/** Forms and polls have a page of their own on the service (`/f/:id`, `/p/:id`). */
+export const PageSettings = Settings.extend({
+  /** The hosted page invites search engines to list it; false: it tells them not to (`noindex`). */
+  indexable: z.boolean().default(false),
+});
+export type PageSettings = z.infer<typeof PageSettings>;

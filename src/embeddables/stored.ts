@@ -24,6 +24,9 @@ export const Settings = z.object({
   network_limit_per_hour: z.number().int().nullable(),
 });
 
+/** The settings of forms and polls from version 4 and 3 of their events: they have a hosted page. */
+export const PageSettings = Settings.extend({ indexable: z.boolean() });
+
 const question = { id: z.string(), title: z.string(), required: z.boolean() };
 
 /** The question types widgets and forms both store; forms add `consent`. */
@@ -90,3 +93,25 @@ export const themedUpdatedHistory = {
     3: inUpdated(settingsWithNetworkLimit),
   },
 };
+
+/** Hosted pages came with `indexable`; every page before it told search engines `noindex`. */
+const settingsBeforePages = (settings: unknown): JsonObject => ({ ...(settings as JsonObject), indexable: false });
+
+/** The history of a `*Created` event, and one more version whose settings hold `indexable`. */
+export function pageCreatedHistory(history: { version: number; upcasters: Record<number, (data: JsonObject) => JsonObject> }) {
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => ({ ...data, settings: settingsBeforePages(data.settings) }) } };
+}
+
+/** The history of an `*Updated` event, and one more version whose changed settings hold `indexable`. */
+export function pageUpdatedHistory(history: { version: number; upcasters: Record<number, (data: JsonObject) => JsonObject> }) {
+  return {
+    version: history.version + 1,
+    upcasters: {
+      ...history.upcasters,
+      [history.version]: (data: JsonObject) => {
+        const changes = data.changes as JsonObject | undefined;
+        return changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: settingsBeforePages(changes.settings) } };
+      },
+    },
+  };
+}

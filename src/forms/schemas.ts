@@ -2,14 +2,16 @@ import { z } from 'zod';
 import { ReadOnly } from '../embeddables/read-only.js';
 import { Presentation, PresentationPatch } from '../embeddables/presentation.js';
 import { FormQuestions } from '../embeddables/questions.js';
+import { patchOf } from '../kernel/patch.js';
+import { PageSettings } from '../embeddables/settings.js';
 
 /** D7: a form's questions may hold one consent question, whose record each response keeps. */
 const Questions = FormQuestions.refine((questions) => questions.filter((q) => q.type === 'consent').length <= 1, 'a form holds at most one consent question');
 
-export const FormConfig = z.object({ ...Presentation, questions: Questions });
+export const FormConfig = z.object({ ...Presentation, settings: PageSettings, questions: Questions });
 export type FormConfig = z.infer<typeof FormConfig>;
 
-export const CreateFormBody = z.strictObject({ ...PresentationPatch, questions: Questions.optional() }).meta({
+export const CreateFormBody = z.strictObject({ ...PresentationPatch, settings: patchOf(PageSettings).optional(), questions: Questions.optional() }).meta({
   examples: [
     {
       title: 'Newsletter sign-up',

@@ -9,15 +9,15 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
-import { Settings, createdHistory, updatedHistory, Theme } from '../embeddables/stored.js';
+import { createdHistory, updatedHistory, Theme, PageSettings, pageCreatedHistory, pageUpdatedHistory } from '../embeddables/stored.js';
 import type { JsonObject } from '../infra/event-store/port.js';
 
-/** What the owner configures, stored whole at creation. Version 3 added `theme` and the address limit in `settings`. */
+/** What the owner configures, stored whole at creation. Version 3 added `theme` and the address limit in `settings`; version 4 `settings.indexable`. */
 const Configurable = {
   question: z.string(),
   options: z.array(z.object({ id: z.string(), text: z.string() })),
   allow_multiple: z.boolean(),
-  settings: Settings,
+  settings: PageSettings,
   theme: Theme,
 };
 
@@ -38,12 +38,12 @@ const pollUpdatedHistory = updatedHistory;
 export const PollCreated = defineEvent(
   'PollCreated',
   z.object({ poll_id: z.string(), account_id: z.string(), ...Configurable, created_at: z.string() }),
-  pollCreatedHistory,
+  pageCreatedHistory(pollCreatedHistory),
 );
 export const PollUpdated = defineEvent(
   'PollUpdated',
   z.object({ poll_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  pollUpdatedHistory,
+  pageUpdatedHistory(pollUpdatedHistory),
 );
 export const PollPublished = defineEvent('PollPublished', z.object({ poll_id: z.string(), published_at: z.string() }));
 export const PollUnpublished = defineEvent('PollUnpublished', z.object({ poll_id: z.string(), unpublished_at: z.string() }));

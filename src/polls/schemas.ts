@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { said } from '../kernel/text.js';
 import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../kernel/patch.js';
-import { Settings } from '../embeddables/settings.js';
+import { PageSettings } from '../embeddables/settings.js';
 import { Theme } from '../embeddables/theme.js';
 
 const OptionText = said(200);
@@ -13,7 +13,7 @@ export const PollConfig = z.object({
   question: said(500),
   options: z.array(PollOption).min(2).max(20),
   allow_multiple: z.boolean(),
-  settings: Settings,
+  settings: PageSettings,
   theme: Theme,
 });
 export type PollConfig = z.infer<typeof PollConfig>;
@@ -23,7 +23,7 @@ export const CreatePollBody = z.strictObject({
   question: PollConfig.shape.question,
   options: z.array(z.strictObject({ text: OptionText })).min(2).max(20),
   allow_multiple: z.boolean().optional(),
-  settings: patchOf(Settings).optional(),
+  settings: patchOf(PageSettings).optional(),
   /** As a form's or widget's: merged key by key over the defaults, text checked for contrast. */
   theme: patchOf(Theme).optional(),
 }).meta({ examples: [{ question: 'Which feature should we build next?', options: [{ text: 'Dark mode' }, { text: 'CSV export' }, { text: 'Slack alerts' }], allow_multiple: false, theme: { primaryColor: '#0f766e', mode: 'auto' } }] });
@@ -34,7 +34,7 @@ export const UpdatePollBody = z.strictObject({
   question: PollConfig.shape.question.optional(),
   options: z.array(z.strictObject({ id: z.string().max(64).optional(), text: OptionText })).min(2).max(20).optional(),
   allow_multiple: z.boolean().optional(),
-  settings: patchOf(Settings).optional(),
+  settings: patchOf(PageSettings).optional(),
   theme: patchOf(Theme).optional(),
   published: z.boolean().optional(),
   /** Sent back unchanged from a GET, or not at all. */

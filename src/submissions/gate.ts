@@ -16,7 +16,7 @@ import { verifyEmbedToken, type EmbedTarget } from '../embeddables/embed-token.j
  * signature again (only its lifetime, at its own moment).
  */
 export function gateOnSummary(
-  services: Pick<Context, 'keys'>,
+  services: Pick<Context, 'keys' | 'config'>,
   kind: EmbedTarget,
   summary: EmbeddableSummary,
   request: { token: unknown; headers: IncomingHttpHeaders },
@@ -28,7 +28,7 @@ export function gateOnSummary(
     {
       now,
       issuedAt: verifyEmbedToken(services.keys.embedTokens, request.token, kind, summary.id, now),
-      host: embeddingHost(request.headers),
+      host: embeddingHost(request.headers, services.config.PUBLIC_BASE_URL),
       full: max !== null && (summary.slots_taken ?? 0) >= max,
     },
   );

@@ -114,7 +114,7 @@ export async function accessFacts(
   return {
     now,
     issuedAt: verified ? withinLifetime(verified, now) : verifyEmbedToken(services.keys.embedTokens, token, target.kind, target.id, now),
-    host: embeddingHost(headers),
+    host: embeddingHost(headers, services.config.PUBLIC_BASE_URL),
     full: await slotsFull(services, target),
   };
 }

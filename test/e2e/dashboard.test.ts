@@ -333,6 +333,18 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByRole('row', { name: /Ada/ }).waitFor();
       t.notMatch(await tab.getByRole('row', { name: /Ada/ }).textContent(), /function|native code/, 'an unanswered question whose id objects inherit is an empty cell');
       t.match(await tab.locator('.insights').textContent(), /Team size/, 'the choice question’s counts');
+      const hosted = tab.getByRole('link', { name: `${server.url}/f/${form.id}` });
+      await hosted.waitFor();
+      t.equal(await hosted.getAttribute('href'), `${server.url}/f/${form.id}`, 'the hosted page’s link');
+      t.match(await tab.getByRole('img', { name: `QR code of ${server.url}/f/${form.id}` }).getAttribute('src'), /^data:image\/svg\+xml/, 'its QR code, an SVG');
+      await tab.getByRole('button', { name: 'Copy link' }).click();
+      t.equal(await tab.evaluate('navigator.clipboard.readText()'), `${server.url}/f/${form.id}`, 'the link copied');
+      await tab.getByRole('button', { name: 'Copy snippet' }).click();
+      t.match(
+        await tab.evaluate('navigator.clipboard.readText()'),
+        new RegExp(`^<div data-form="${form.id}" style="min-height:[^"]+px\\)?"></div>\n<script src="${server.url}/embed.js" async></script>$`),
+        'the snippet: a container holding the form’s space, and the script',
+      );
       await capture(t, tab, 'form');
       await nav(tab, 'Polls');
       await heading(tab, 'Polls');

@@ -1,11 +1,11 @@
 import t from 'tap';
 import type { Poll } from '../../src/polls/poll.js';
 import { decideVote, type CastVote, type VoteState } from '../../src/polls/vote.js';
-import type { Settings } from '../../src/embeddables/settings.js';
+import type { PageSettings as Settings } from '../../src/embeddables/settings.js';
 import { decisionOf } from '../support/decider.js';
 
 const now = new Date('2026-11-22T10:00:00.000Z');
-const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
+const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null, indexable: false };
 const poll: Poll = {
   id: 'pol_1',
   account_id: 'acc_1',

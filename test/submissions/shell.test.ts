@@ -3,12 +3,12 @@ import type { EventStore, ReadStreamOptions } from '../../src/infra/event-store/
 import { castVote } from '../../src/polls/votes.js';
 import type { Services } from '../../src/services.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../../src/embeddables/embed-token.js';
-import type { Settings } from '../../src/embeddables/settings.js';
+import type { PageSettings as Settings } from '../../src/embeddables/settings.js';
 import { submitResponse, type SubmissionInput, type SubmissionTarget } from '../../src/submissions/submit.js';
 import { manualClock } from '../support/app.js';
 import { testServices } from '../support/services.js';
 
-const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
+const settings: Settings = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null, indexable: false };
 const target = (changes: Partial<Settings>): SubmissionTarget => ({
   kind: 'widget',
   id: 'wgt_1',

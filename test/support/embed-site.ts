@@ -6,7 +6,8 @@
 import { createServer } from 'node:http';
 import type { Test } from 'tap';
 import { chromium, type Browser } from 'playwright-core';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type App } from '../../src/app.js';
+import type { Services } from '../../src/services.js';
 import { owner } from './app.js';
 import { freePort, startServer } from './processes.js';
 import { tempDir, testServices } from './services.js';
@@ -26,6 +27,8 @@ export interface HostPage {
   css?: string;
   /** Height of the page's content in px: tall pages scroll, short ones do not. */
   height?: number;
+  /** The page's content instead of the script tags and filler: `{api}` stands for the service's address. */
+  body?: string;
 }
 
 export interface Site {
@@ -35,7 +38,14 @@ export interface Site {
   page(page: HostPage): string;
 }
 
-export async function embedSite(t: Test, setup: (make: Make) => Promise<void>): Promise<Site> {
+/** What a setup may also reach: the app over the data directory, and the owner's account. */
+export interface SetupContext {
+  app: App;
+  services: Services;
+  accountId: string;
+}
+
+export async function embedSite(t: Test, setup: (make: Make, context: SetupContext) => Promise<void>): Promise<Site> {
   const dir = tempDir(t);
   const services = await testServices(t, { dataDir: dir });
   const app = await buildApp(services);
@@ -47,7 +57,7 @@ export async function embedSite(t: Test, setup: (make: Make) => Promise<void>): 
     if (publish) await app.inject({ method: 'PUT', url: `${url}/${id}`, headers: biz.headers, payload: { published: true } });
     return id;
   };
-  await setup(make);
+  await setup(make, { app, services, accountId: biz.accountId });
   await app.close();
   await services.close();
 
@@ -58,6 +68,12 @@ export async function embedSite(t: Test, setup: (make: Make) => Promise<void>): 
   const host = createServer((request, response) => {
     const page = pages.get(new URL(request.url!, 'http://x').pathname);
     if (!page) return void response.writeHead(404).end();
+    if (page.body !== undefined) {
+      return void response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+          `<title>A host page</title><style>${page.css ?? ''}</style></head><body>${page.body.replaceAll('{api}', api.url)}</body></html>`,
+      );
+    }
     const scripts = page.embeds.map(([kind, id]) => `<script src="${api.url}/embed.js" data-${kind}="${id}" ${page.attributes ?? ''} async></script>`).join('');
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
       '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +

@@ -487,8 +487,14 @@ export function mountEditor(container, options) {
 
   function snippetSection() {
     if (!object) return null;
-    const code = snippetOf(origin, kind, object.id);
+    let code = snippetOf(origin, kind, object.id);
     const box = h('textarea', { id: 'ed-snippet', class: 'editor-code', readonly: true, rows: '2', spellcheck: 'false', value: code, onfocus: (e) => e.target.select() });
+    // A form's or poll's container holds the space the service works out from the saved definition.
+    if (kind !== 'widget') {
+      api(`${base}/${kind}s/${encodeURIComponent(object.id)}/share`, { method: 'GET' }).then((share) => {
+        code = box.value = snippetOf(origin, kind, object.id, share.min_height.css);
+      }, () => { /* the snippet without the height still works */ });
+    }
     const said = h('p', { class: 'editor-status', role: 'status', id: 'ed-snippet-status' });
     const copyButton = button('Copy the snippet', async () => {
       try {

@@ -72,17 +72,29 @@ export async function render(container, { params, navigate, isCurrent }) {
     actions: [h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/edit` }, 'Edit'), publishButton, deleteButton],
   });
 
-  const snippet = snippetOf(location.origin, names.one, id);
+  let snippet = snippetOf(location.origin, names.one, id);
+  const snippetCode = h('code', {}, snippet);
   const snippetNote = h('p', { class: 'muted small' }, `This ${names.one} is a draft: publish it to accept ${kind === 'polls' ? 'votes' : 'responses'}.`);
+  const shareArea = h('div', { class: 'share' });
   const embedCard = h(
     'section',
     { class: 'card', 'aria-labelledby': 'embed-title' },
-    h('div', { class: 'card-header' }, h('h2', { id: 'embed-title' }, 'Add it to your site'), copyButton(snippet, 'Copy snippet')),
-    h('p', { class: 'muted small' }, 'Paste this tag where the page should show it, once per page.'),
-    h('pre', { class: 'code snippet', tabindex: '0', 'aria-label': 'Embed snippet' }, h('code', {}, snippet)),
+    h('div', { class: 'card-header' }, h('h2', { id: 'embed-title' }, 'Add it to your site'), copyButton(() => snippet, 'Copy snippet')),
+    h('p', { class: 'muted small' }, kind === 'widgets' ? 'Paste this tag into every page that should show it.' : 'Paste this where the page should show it. The box keeps its space, so nothing on the page moves while it loads. With several on one page, the script tag is needed once.'),
+    h('pre', { class: 'code snippet', tabindex: '0', 'aria-label': 'Embed snippet' }, snippetCode),
     snippetNote,
+    shareArea,
   );
   setPublished(object.published);
+  if (kind !== 'widgets') {
+    // The service works out the space from the definition as it is now, and the hosted page's link and QR code.
+    api(`/${kind}/${id}/share`).then((share) => {
+      if (!isCurrent()) return;
+      snippet = snippetOf(location.origin, names.one, id, share.min_height.css);
+      snippetCode.textContent = snippet;
+      clear(shareArea, hostedLink(names, share));
+    }, (error) => clear(shareArea, notice(`The hosted page's link is not available: ${errorMessage(error)}`, 'danger')));
+  }
 
   const summaryArea = h('div', { class: 'summary-area' }, h('div', { class: 'card summary-loading' }, h('p', { class: 'muted' }, 'Loading the summary…')));
   const responsesArea = kind === 'polls' ? h('div') : responsesCard(kind, id, object);
@@ -96,6 +108,24 @@ export async function render(container, { params, navigate, isCurrent }) {
   ]);
   if (!isCurrent()) return;
   renderSummary(summaryArea, insights, kind, summary, results);
+}
+
+/** The hosted page: its link to copy and open, and a QR code of it to print or download. */
+function hostedLink(names, share) {
+  const qr = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(share.qr_svg)}`;
+  return h(
+    'div',
+    { class: 'hosted' },
+    h('h3', { id: 'hosted-title' }, 'Its own page'),
+    h('p', { class: 'muted small' }, `A page of this service showing only the ${names.one}, to send by email or chat, or print as a QR code.`),
+    h('div', { class: 'hosted-link' }, h('a', { href: share.hosted_url, target: '_blank', rel: 'noopener', class: 'code' }, share.hosted_url), copyButton(share.hosted_url, 'Copy link')),
+    h(
+      'figure',
+      { class: 'hosted-qr' },
+      h('img', { src: qr, width: '160', height: '160', alt: `QR code of ${share.hosted_url}` }),
+      h('figcaption', {}, h('a', { href: qr, download: `${names.one}-qr.svg` }, 'Download the QR code (SVG)')),
+    ),
+  );
 }
 
 const moment = (iso) => (iso ? h('time', { datetime: iso, title: dateTime(iso) }, shortDate(iso)) : '—');

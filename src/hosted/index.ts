@@ -1,0 +1,2 @@
+/** What the app wires of the hosted pages. */
+export { hostedRoutes } from './routes.js';
