@@ -34,6 +34,19 @@ t.test('given an address, refusedAddress tells whether a webhook may go there', 
   }
 });
 
+t.test('given an address in 3fff::/20 (documentation, RFC 9637) or 5f00::/16 (SRv6, RFC 9602), it is refused like the other reserved ranges', async (t) => {
+  for (const address of ['2001:db8::1', '3fff::1', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', '5f00::1', '5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff']) {
+    t.ok(refusedAddress(address), `${address} is refused`);
+  }
+  // Just outside them: 3fff::/20 ends at 3fff:0fff:…, 5f00::/16 at 5f00:ffff:….
+  for (const address of ['3fff:1000::1', '3ffe:ffff::1', '5f01::1', '5eff:ffff::1']) {
+    t.notOk(refusedAddress(address), `${address} is allowed`);
+  }
+  const resolve: Resolve = async () => [{ address: '3fff:123::1', family: 6 }];
+  t.match(await checkTarget('https://docs.example.com/hook', { allowPrivate: false, resolve }), { ok: false, reason: /reserved/ });
+  t.match(await checkTarget('http://[5f00::1]/hook', { allowPrivate: false, resolve }), { ok: false });
+});
+
 t.test('given a name that resolves to several addresses, one refused address refuses the target', async (t) => {
   const resolve: Resolve = async () => [
     { address: '93.184.215.14', family: 4 },
