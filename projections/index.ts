@@ -4,7 +4,7 @@ import { formsProjection } from './forms.js';
 import { pollsProjection } from './polls.js';
 import type { Projection } from './projection.js';
 import { responsesProjection } from './responses.js';
-import { webhooksProjection } from './webhooks.js';
+import { webhookReplaysProjection, webhooksProjection } from './webhooks.js';
 import { widgetsProjection } from './widgets.js';
 
-export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, dashboardSessionsProjection];
+export const projections: Projection[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, webhookReplaysProjection, dashboardSessionsProjection];

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { DELETED_PARENTS, deletedParent, parentKey } from '../../projections/erasure.js';
@@ -29,7 +30,11 @@ import { checkTarget, systemResolve, type Resolve } from './targets.js';
 import { subscribed } from './types.js';
 
 const CHECKPOINT = checkpointKey(webhookDispatchState);
-const CATCH_UP_BATCH = 5000;
+/**
+ * Events of the account a replay reads at once; between two reads it yields
+ * to the event loop, so requests go on being answered while it runs.
+ */
+const REPLAY_BATCH = 500;
 /** Ops per write while a replay queues history; the checkpoint moves with the last. */
 const REPLAY_CHUNK = 1000;
 /**
@@ -332,7 +337,10 @@ export class WebhookDispatcher {
   /**
    * Queues again every event of the endpoint's account recorded from
    * `since` up to the request, read from the history (erased events are no
-   * longer in it), after everything queued before the request.
+   * longer in it), after everything queued before the request. Only the
+   * account's own events are read (the store's index by account), a batch
+   * at a time with a turn of the event loop between: its cost is the
+   * account's history, whatever other accounts hold.
    */
   private async replay(request: StoredEvent, data: { endpoint_id: string; account_id: string; since: string }): Promise<void> {
     const target = this.targets.get(data.endpoint_id);
@@ -341,7 +349,7 @@ export class WebhookDispatcher {
     if (target && target.account_id === data.account_id) {
       let after = await this.replayStart(since - this.replayClockSlackMs, request.position);
       for (let done = false; !done; ) {
-        const batch = await this.events.readAll({ after, limit: CATCH_UP_BATCH });
+        const batch = await this.events.readAccount(target.account_id, { after, limit: REPLAY_BATCH });
         if (batch.length === 0) break;
         for (const stored of batch) {
           if (stored.position >= request.position) {
@@ -361,6 +369,7 @@ export class WebhookDispatcher {
           }
         }
         after = batch.at(-1)!.position;
+        await yieldToLoop();
       }
     }
     if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: request.position }], this.fence))) throw new CheckpointMoved();
