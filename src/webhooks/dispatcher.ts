@@ -31,12 +31,13 @@ import { subscribed } from './types.js';
 
 const CHECKPOINT = checkpointKey(webhookDispatchState);
 /**
- * Events of the account a replay reads at once; between two reads it yields
- * to the event loop, so requests go on being answered while it runs.
+ * Events of the account a replay reads, and queues in one write, at once;
+ * between two batches it yields to the event loop, so requests go on being
+ * answered while it runs. Each write holds the loop for its commit: with
+ * 250 a replay of 10,000 events held it 250 ms at most in the bench where
+ * writes of 1000 held it up to 380 ms (busy shared disk, both figures).
  */
-const REPLAY_BATCH = 500;
-/** Ops per write while a replay queues history; the checkpoint moves with the last. */
-const REPLAY_CHUNK = 1000;
+const REPLAY_BATCH = 250;
 /**
  * How far the clock that stamps recording times may have stepped back: a
  * replay starts reading after the last seal made this long before its
@@ -362,11 +363,11 @@ export class WebhookDispatcher {
           // Asked for by the owner: queued while the endpoint is off too, to go out once it is on.
           if (!message || !subscribed(target.events, message.type) || (await this.accountOf(message, new Map())) !== target.account_id) continue;
           ops.push({ op: 'put', collection: WEBHOOK_DELIVERIES, doc: this.delivery(target, stored, message, `${pad(request.position)}.${pad(stored.position)}`, true) });
-          if (ops.length >= REPLAY_CHUNK) {
-            // Queued again after a crash: a put replaces, so nothing is queued twice.
-            await this.readModels.write(ops, [], this.fence);
-            ops = [];
-          }
+        }
+        if (!done && ops.length > 0) {
+          // Queued again after a crash: a put replaces, so nothing is queued twice. The last batch's go with the checkpoint.
+          await this.readModels.write(ops, [], this.fence);
+          ops = [];
         }
         after = batch.at(-1)!.position;
         await yieldToLoop();
