@@ -382,6 +382,8 @@ export class SqliteEventStore implements EventStore {
         }
       }).immediate();
     } catch (error) {
+      // Streams this batch began are gone again: what was kept of their first events goes too.
+      this.streamAccounts = new Map();
       for (const item of batch) item.reject(fatal ?? error);
       return;
     }
