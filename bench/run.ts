@@ -17,7 +17,9 @@
  * one tenant floods; `npm run bench -- crud-peer` only the service beside
  * the CRUD peer, their runs alternating (see `beside`); `npm run bench --
  * download` only the server's memory while it streams a CSV download of 1M
- * responses (bench/download.ts). The auditors' and CRUD peer's runs first
+ * responses (bench/download.ts); `npm run bench -- replay-cost` only what
+ * a webhook replay costs against the replaying account's own history,
+ * beside others' (bench/replay-cost.ts). The auditors' and CRUD peer's runs first
  * time a fixed piece of work (bench/calibration.ts), so that their figures
  * from different days can be read beside how fast the machine was.
  */
@@ -36,6 +38,7 @@ import { openServices, type Services } from '../src/services.js';
 import { rebuildThrice, sealAndVerify, startPeer } from './auditors.js';
 import { calibrate, describeCalibration } from './calibration.js';
 import { downloadOnly } from './download.js';
+import { replayCostOnly } from './replay-cost.js';
 import { paced } from './paced.js';
 import { largeFormBody } from '../test/support/large-definitions.js';
 import { keyPropagation, type Propagation } from './propagation.js';
@@ -720,4 +723,5 @@ else if (process.argv.includes('auditors')) await auditorsOnly();
 else if (process.argv.includes('crud-peer')) await crudPeerOnly();
 else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
 else if (process.argv.includes('download')) await downloadOnly();
+else if (process.argv.includes('replay-cost')) await replayCostOnly();
 else await main();

@@ -5,10 +5,10 @@ import { formsProjection } from './forms.js';
 import { pollsProjection } from './polls.js';
 import type { Projection } from '../src/kernel/feed/projection.js';
 import { responsesProjection } from './responses.js';
-import { webhooksProjection } from './webhooks.js';
+import { webhookReplaysProjection, webhooksProjection } from './webhooks.js';
 import { widgetsProjection } from './widgets.js';
 
-export const projections: Projection<DomainEvent>[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, dashboardSessionsProjection];
+export const projections: Projection<DomainEvent>[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, webhookReplaysProjection, dashboardSessionsProjection];
 
 /** The catalog that reads the events these projections take. */
 export { catalog } from '../src/domain-events.js';

@@ -52,6 +52,27 @@ export const webhooksProjection: Projection<DomainEvent> = {
   },
 };
 
+export const WEBHOOK_REPLAYS = 'webhook_replays';
+
+/** One replay asked for, of any endpoint of the account (a deleted one's too): what the account's replay quota counts. */
+export interface WebhookReplayDoc extends Doc {
+  account_id: string;
+  endpoint_id: string;
+  requested_at: string;
+}
+
+export const webhookReplaysProjection: Projection<DomainEvent> = {
+  name: 'webhook_replays',
+  version: 1,
+  collections: [{ name: WEBHOOK_REPLAYS, indexes: [['account_id', 'requested_at']] }],
+  project(event) {
+    if (event.type !== 'WebhookReplayRequested') return [];
+    const { endpoint_id, account_id, requested_at } = event.data;
+    const doc: WebhookReplayDoc = { id: `${event.streamId}:${event.revision}`, account_id, endpoint_id, requested_at };
+    return [{ op: 'put', collection: WEBHOOK_REPLAYS, doc }];
+  },
+};
+
 /*
  * The dispatcher's own state, written with its checkpoint in one transaction
  * (like the erasure process's): the endpoints as of its position in the feed,

@@ -11,6 +11,24 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 eventStoreContract(t, { open: async () => openSqliteEventStore(dir), erasesFromFeedAtOnce: true });
 
+t.test('a store made before the index by account is indexed when it opens, events of its streams included', async (t) => {
+  const old = mkdtempSync(join(tmpdir(), 'unindexed-'));
+  t.teardown(() => rmSync(old, { recursive: true, force: true }));
+  const first = openSqliteEventStore(old);
+  await first.append('form-1', [{ type: 'FormCreated', data: { form_id: '1', account_id: 'acc_a' }, metadata: {} }], 'no_stream');
+  await first.append('form-2', [{ type: 'FormCreated', data: { form_id: '2', account_id: 'acc_b' }, metadata: {} }], 'no_stream');
+  await first.append('form-1', [{ type: 'FormPublished', data: { form_id: '1' }, metadata: {} }], 0n);
+  // As a store of an earlier version holds it: no index at all.
+  first['db'].exec('DROP TABLE account_events');
+  await first.close();
+  const reopened = openSqliteEventStore(old);
+  t.teardown(() => reopened.close());
+  t.same((await reopened.readAccount('acc_a', { limit: 10 })).map((e) => e.type), ['FormCreated', 'FormPublished']);
+  t.same((await reopened.readAccount('acc_b', { limit: 10 })).map((e) => e.type), ['FormCreated']);
+  await reopened.append('form-2', [{ type: 'FormPublished', data: { form_id: '2' }, metadata: {} }], 0n);
+  t.same((await reopened.readAccount('acc_b', { limit: 10 })).map((e) => e.type), ['FormCreated', 'FormPublished'], 'and goes on indexing');
+});
+
 t.test('a full store refuses a whole batch of appends, stores none of them, and says it is full', async (t) => {
   const full = mkdtempSync(join(tmpdir(), 'full-'));
   t.teardown(() => rmSync(full, { recursive: true, force: true }));

@@ -11,7 +11,18 @@ export interface Endpoint {
   enabled: boolean;
 }
 
-export type EndpointState = { status: 'none' } | { status: 'active'; endpoint: Endpoint } | { status: 'deleted' };
+export type EndpointState =
+  | { status: 'none' }
+  | {
+      status: 'active';
+      endpoint: Endpoint;
+      /**
+       * The feed position of the last replay asked for; undefined in a
+       * state folded from events not read back from the store yet.
+       */
+      replay?: { position: bigint | undefined };
+    }
+  | { status: 'deleted' };
 
 export interface EndpointChanges {
   url?: string | undefined;
@@ -27,9 +38,11 @@ export type EndpointCommand =
   | { type: 'DisableEndpoint'; reason: 'failing'; at: string }
   | { type: 'DeleteEndpoint'; account_id: string; at: string }
   | { type: 'RotateSecret'; account_id: string; secret_salt: string; previous_until: string; at: string }
-  | { type: 'RequestReplay'; account_id: string; since: string; at: string };
+  /** `handled_through`: how far in the feed the dispatcher has handled (a replay request at or before it is done). */
+  | { type: 'RequestReplay'; account_id: string; since: string; at: string; handled_through: bigint };
 
-export function evolve(state: EndpointState, event: WebhookEvent): EndpointState {
+/** Events as read from the store carry their feed position; those just decided do not yet. */
+export function evolve(state: EndpointState, event: WebhookEvent & { position?: bigint }): EndpointState {
   switch (event.type) {
     case 'WebhookEndpointCreated': {
       const { endpoint_id, account_id, url, events, description } = event.data;
@@ -41,8 +54,9 @@ export function evolve(state: EndpointState, event: WebhookEvent): EndpointState
       return state.status === 'active' ? { status: 'active', endpoint: { ...state.endpoint, enabled: false } } : state;
     case 'WebhookEndpointDeleted':
       return { status: 'deleted' };
-    case 'WebhookSecretRotated':
     case 'WebhookReplayRequested':
+      return state.status === 'active' ? { ...state, replay: { position: event.position } } : state;
+    case 'WebhookSecretRotated':
       return state;
   }
 }
@@ -87,6 +101,11 @@ export function decide(command: EndpointCommand, state: EndpointState): WebhookE
     }
     case 'RequestReplay': {
       const endpoint = owned(state, command.account_id);
+      // One replay per endpoint waits or runs at a time; one whose position is unknown is taken to be waiting.
+      const last = state.status === 'active' ? state.replay : undefined;
+      if (last && (last.position === undefined || last.position > command.handled_through)) {
+        throw new AppError('replay_pending', 'A replay of this webhook is queued or running; ask again once it has finished');
+      }
       return [{ type: 'WebhookReplayRequested', data: { endpoint_id: endpoint.id, account_id: endpoint.account_id, since: command.since, requested_at: command.at } }];
     }
   }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { WEBHOOK_DELIVERIES } from '../../projections/webhooks.js';
+import { checkpointKey } from '../kernel/feed/projection.js';
+import { WEBHOOK_DELIVERIES, WEBHOOK_REPLAYS, webhookDispatchState } from '../../projections/webhooks.js';
 import { WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
 import { execute } from '../kernel/aggregate.js';
 import { ID } from '../embeddables/schemas.js';
@@ -20,6 +21,17 @@ const Params = idParams('webhook endpoint', 'whk');
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 const PREVIOUS_SECRET_HOURS = 24;
+
+/**
+ * How far back a replay may reach, and how many an account may ask for in
+ * any 24 hours (all its endpoints together, deleted ones included): a
+ * replay reads the account's own history, so these bound what one account
+ * can make the service read for it.
+ */
+export const REPLAY_WINDOW_DAYS = 30;
+export const REPLAY_QUOTA = 10;
+const DAY_MS = 86_400_000;
+const DISPATCH_CHECKPOINT = checkpointKey(webhookDispatchState);
 
 export const webhookView = (doc: WebhookDoc): z.output<typeof WebhookView> => ({
   id: doc.id,
@@ -237,12 +249,12 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
     '/api/webhooks/:id/replay',
     {
       onRequest: write,
-      config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'event_unreadable'] },
+      config: { errors: ['webhook_not_found', 'validation_error', 'conflict', 'replay_pending', 'replay_quota_exceeded', 'event_unreadable'] },
       schema: {
         tags: ['webhooks'],
         operationId: 'replayWebhookEvents',
         summary: 'Deliver again every matching event recorded since a time',
-        description: 'Read from the event history: every event of the subscribed types recorded from `since` until now is queued again, after what is queued already, and sent with its original `webhook-id`. Erased responses are not in the history any more and are not sent. The history is read from the last seal recorded an hour or more before `since` (from the start when there is none).',
+        description: `Read from the event history: every event of the subscribed types recorded from \`since\` until now is queued again, after what is queued already, and sent with its original \`webhook-id\`. Erased responses are not in the history any more and are not sent. The history is read from the last seal recorded an hour or more before \`since\` (from the start when there is none). \`since\` may reach back ${REPLAY_WINDOW_DAYS} days at most (400 \`validation_error\` beyond). One replay per endpoint is queued or running at a time (409 \`replay_pending\` meanwhile), and an account may ask for ${REPLAY_QUOTA} replays in any 24 hours, all its endpoints together (429 \`replay_quota_exceeded\` beyond).`,
         params: Params,
         body: ReplayBody,
         response: { 202: ReplayAccepted },
@@ -250,9 +262,27 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
     },
     async (request, reply) => {
       const { accountId, keyId } = callerOf(request);
-      await own(request.params.id, accountId);
       const at = services.clock();
-      await execute(services.commands, endpointAggregate, request.params.id, { type: 'RequestReplay', account_id: accountId, since: request.body.since, at: at.toISOString() }, { actor: keyId, at, requestId: request.id });
+      const oldest = new Date(at.getTime() - REPLAY_WINDOW_DAYS * DAY_MS);
+      if (Date.parse(request.body.since) < oldest.getTime()) {
+        throw new AppError('validation_error', 'The replay reaches too far back', [{ path: 'body.since', message: `must be within the last ${REPLAY_WINDOW_DAYS} days (from ${oldest.toISOString()})` }]);
+      }
+      await own(request.params.id, accountId);
+      const range = { field: 'requested_at', gte: new Date(at.getTime() - DAY_MS).toISOString() };
+      if ((await services.readModels.count(WEBHOOK_REPLAYS, { account_id: accountId }, range)) >= REPLAY_QUOTA) {
+        const [first] = await services.readModels.find(WEBHOOK_REPLAYS, { account_id: accountId }, { sort: [['requested_at', 1]], range, limit: 1 });
+        const next = first ? new Date(Date.parse(String(first.requested_at)) + DAY_MS).toISOString() : at.toISOString();
+        throw new AppError('replay_quota_exceeded', `This account has asked for ${REPLAY_QUOTA} replays in the last 24 hours, the most it may; the next one is possible from ${next}`);
+      }
+      // Where the dispatcher stands: a replay asked for after it is still queued or running.
+      const handled = (await services.readModels.checkpoints()).get(DISPATCH_CHECKPOINT) ?? 0n;
+      await execute(
+        services.commands,
+        endpointAggregate,
+        request.params.id,
+        { type: 'RequestReplay', account_id: accountId, since: request.body.since, at: at.toISOString(), handled_through: handled },
+        { actor: keyId, at, requestId: request.id },
+      );
       return reply.code(202).send({ replay: true as const, since: request.body.since });
     },
   );

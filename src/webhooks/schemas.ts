@@ -67,7 +67,9 @@ export const Delivery = z.object({
 export const DeliveryList = z.object({ deliveries: z.array(Delivery), pagination: Pagination });
 
 export const ReplayBody = z.strictObject({
-  since: isoInstant('must be an ISO 8601 time').transform((value) => new Date(value).toISOString()),
+  since: isoInstant('must be an ISO 8601 time')
+    .transform((value) => new Date(value).toISOString())
+    .describe('Events recorded from this time on are sent again; at most 30 days back (400 `validation_error` beyond)'),
 });
 
 export const ReplayAccepted = z.object({ replay: z.literal(true), since: z.string() });

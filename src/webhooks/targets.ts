@@ -45,7 +45,11 @@ for (const [network, prefix] of [
   ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001::', 23],
+  // Documentation (RFC 3849; RFC 9637).
   ['2001:db8::', 32],
+  ['3fff::', 20],
+  // SRv6 segment identifiers (RFC 9602): never routed on the internet.
+  ['5f00::', 16],
   ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],

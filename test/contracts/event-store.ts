@@ -249,6 +249,35 @@ export function eventStoreContract(t: Test, options: EventStoreContractOptions):
     t.equal(limited.length, 1, 'limit bounds the page');
   });
 
+  t.test("readAccount: one account's events in feed order, those of its objects' streams included, and no other's", async (t) => {
+    const mine = `${prefix}-acc-mine`;
+    const theirs = `${prefix}-acc-theirs`;
+    const named = (type: string, account: string | undefined, n: number): NewEvent => ({ type, data: { ...(account ? { account_id: account } : {}), n }, metadata: { schema_version: 1 } });
+    // A form's stream: its first event names the owner, the later ones do not.
+    await store.append(stream('form-a'), [named('Created', mine, 1), named('Changed', undefined, 2)], 'no_stream');
+    await store.append(stream('form-b'), [named('Created', theirs, 3)], 'no_stream');
+    await store.append(stream('form-a'), [named('Published', undefined, 4)], 1n);
+    await store.append(stream('form-b'), [named('Published', undefined, 5)], 0n);
+    // An event that names the account itself, in a stream whose first event named another.
+    await store.append(stream('form-b'), [named('Answered', mine, 6)], 1n);
+    await store.append(stream('loose'), [named('Loose', undefined, 7), named('Loose', mine, 8)], 'no_stream');
+    await store.append(stream('gone'), [named('Created', mine, 9)], 'no_stream');
+    const read = async (account: string, after = 0n, limit = 1000) => store.readAccount(account, { after, limit });
+    const all = await read(mine);
+    t.same(all.map((e) => e.data.n), [1, 2, 4, 6, 8, 9], 'its own, in feed order');
+    for (let i = 1; i < all.length; i++) t.ok(all[i - 1]!.position < all[i]!.position);
+    t.match(all[0], { streamId: stream('form-a'), revision: 0n, type: 'Created', data: { account_id: mine, n: 1 }, metadata: { schema_version: 1 } });
+    const feed = await collectFeed(store, 0n, prefix);
+    t.same(all.map((e) => e.position), feed.filter((e) => [1, 2, 4, 6, 8, 9].includes(e.data.n as number)).map((e) => e.position), 'at their feed positions');
+    t.same((await read(theirs)).map((e) => e.data.n), [3, 5]);
+    t.same((await read(mine, all[1]!.position, 2)).map((e) => e.data.n), [4, 6], 'after is exclusive; limit bounds the page');
+    t.same(await read(`${prefix}-acc-nobody`), [], 'an account without events reads as empty');
+    await store.deleteStreams([stream('gone')]);
+    t.same((await read(mine)).map((e) => e.data.n), [1, 2, 4, 6, 8], "a deleted stream's events are not read");
+    await store.append(stream('form-a'), [named('Deleted', mine, 10)], 2n);
+    t.same((await read(mine, all.at(-3)!.position)).map((e) => e.data.n), [8, 10], 'what comes later is read too');
+  });
+
   t.test('readFeed: the same page as readAll, with data and metadata as the JSON text stored', async (t) => {
     const start = await store.headPosition();
     await store.append(stream('f1'), [ev('A', 1), ev('B', 2)], 'no_stream');

@@ -43,10 +43,22 @@ t.test("given an endpoint, its owner rotates its secret; another account cannot,
   endpoint.given([created, deleted]).when({ type: 'RotateSecret', account_id: 'acc_1', secret_salt: 'cd', previous_until: until, at: AT }).thenThrows('webhook_not_found');
 });
 
+t.test('given a replay the dispatcher has not handled yet, another of the same endpoint is refused until it has', async (t) => {
+  const endpoint = aggregateOf(t, endpointAggregate);
+  const ask = (handled: bigint) => ({ type: 'RequestReplay' as const, account_id: 'acc_1', since: AT, at: AT, handled_through: handled });
+  // As read back from the store: with its feed position.
+  const requested = { type: 'WebhookReplayRequested', data: { endpoint_id: 'whk_1', account_id: 'acc_1', since: AT, requested_at: AT }, position: 42n } as WebhookEvent;
+  endpoint.given([created]).when(ask(0n)).then([{ type: 'WebhookReplayRequested', data: { endpoint_id: 'whk_1', account_id: 'acc_1', since: AT, requested_at: AT } }], 'the first one is taken');
+  endpoint.given([created, requested]).when(ask(41n)).thenThrows('replay_pending', 'queued: the dispatcher is before it');
+  endpoint.given([created, requested]).when(ask(42n)).then([{ type: 'WebhookReplayRequested', data: { endpoint_id: 'whk_1', account_id: 'acc_1', since: AT, requested_at: AT } }], 'handled: another may be asked for');
+  const unplaced: WebhookEvent = { type: 'WebhookReplayRequested', data: { endpoint_id: 'whk_1', account_id: 'acc_1', since: AT, requested_at: AT } };
+  endpoint.given([created, unplaced]).when(ask(1000n)).thenThrows('replay_pending', 'one whose position is not known yet is taken to be waiting');
+});
+
 t.test('given a deleted endpoint, nothing more is decided of it', async (t) => {
   const endpoint = aggregateOf(t, endpointAggregate);
   const deleted: WebhookEvent = { type: 'WebhookEndpointDeleted', data: { endpoint_id: 'whk_1', account_id: 'acc_1', deleted_at: AT } };
-  endpoint.given([created, deleted]).when({ type: 'RequestReplay', account_id: 'acc_1', since: AT, at: AT }).thenThrows('webhook_not_found');
+  endpoint.given([created, deleted]).when({ type: 'RequestReplay', account_id: 'acc_1', since: AT, at: AT, handled_through: 0n }).thenThrows('webhook_not_found');
   endpoint.given([created, deleted]).when({ type: 'DisableEndpoint', reason: 'failing', at: AT }).then([]);
   endpoint.given([created, deleted]).when({ type: 'DeleteEndpoint', account_id: 'acc_1', at: AT }).thenThrows('webhook_not_found');
 });

@@ -5,6 +5,9 @@ import { checkTarget, refusedAddress } from '../../src/webhooks/targets.js';
 import { ALL_SCOPES, owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 
+/** A time before everything a test records, as far back as a replay may reach and less. */
+const EARLY = new Date(Date.now() - 86_400_000).toISOString();
+
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
 const WEBHOOK_SCOPES = [...ALL_SCOPES, 'webhooks:read', 'webhooks:write'] as const;
 
@@ -32,6 +35,19 @@ t.test('given an address, refusedAddress tells whether a webhook may go there', 
   for (const address of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '2a00:1450:4001::1']) {
     t.notOk(refusedAddress(address), `${address} is allowed`);
   }
+});
+
+t.test('given an address in 3fff::/20 (documentation, RFC 9637) or 5f00::/16 (SRv6, RFC 9602), it is refused like the other reserved ranges', async (t) => {
+  for (const address of ['2001:db8::1', '3fff::1', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', '5f00::1', '5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff']) {
+    t.ok(refusedAddress(address), `${address} is refused`);
+  }
+  // Just outside them: 3fff::/20 ends at 3fff:0fff:…, 5f00::/16 at 5f00:ffff:….
+  for (const address of ['3fff:1000::1', '3ffe:ffff::1', '5f01::1', '5eff:ffff::1']) {
+    t.notOk(refusedAddress(address), `${address} is allowed`);
+  }
+  const resolve: Resolve = async () => [{ address: '3fff:123::1', family: 6 }];
+  t.match(await checkTarget('https://docs.example.com/hook', { allowPrivate: false, resolve }), { ok: false, reason: /reserved/ });
+  t.match(await checkTarget('http://[5f00::1]/hook', { allowPrivate: false, resolve }), { ok: false });
 });
 
 t.test('given a name that resolves to several addresses, one refused address refuses the target', async (t) => {
@@ -124,7 +140,7 @@ t.test('a response erased while its delivery waits is never sent; the log keeps 
   const dump = JSON.stringify(await services.readModels.find('webhook_deliveries', {}));
   t.notOk(dump.includes('secret complaint') || dump.includes('kept remark'), 'no answer in the delivery log');
 
-  const replay = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: '2000-01-01T00:00:00Z' } });
+  const replay = await app.inject({ method: 'POST', url: `/api/webhooks/${id}/replay`, headers: biz.headers, payload: { since: EARLY } });
   t.equal(replay.statusCode, 202);
   const sentBefore = net.sent.length;
   t.ok(await eventually(async () => (await log()).filter((d) => d.status === 'delivered').length >= 4));

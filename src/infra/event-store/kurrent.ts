@@ -32,6 +32,7 @@ import {
   StreamTombstonedError,
   UnavailableError,
   WrongExpectedVersionError,
+  binaryEvent,
   excludeSystemEvents,
   jsonEvent,
 } from '@kurrent/kurrentdb-client';
@@ -47,6 +48,7 @@ import { appendRetryWait } from './kurrent-retry.js';
 import {
   AppendTooLarge,
   appendInOrder,
+  namedAccount,
   WrongExpectedRevision,
   type AppendResult,
   type EventStore,
@@ -73,6 +75,26 @@ const UNSUBSCRIBE_WAIT_MS = 2_000;
 const DELETE_CONCURRENCY = 8;
 /** The server reports this commit position when it does not know it (stream reads before 22.6). */
 const UNKNOWN_POSITION = 0xffff_ffff_ffff_ffffn;
+
+/*
+ * The index by account (readAccount), kept without server-side projections:
+ * per account a stream of link events (`$>`, data `<revision>@<stream>`, the
+ * server's own link format, resolved by reads with resolveLinkTos), and one
+ * stream recording how far in $all the links reach. Links and checkpoints
+ * have types starting with `$`, which the feed leaves out as system events.
+ */
+/** The stream of an account's links. */
+export const accountIndexStream = (accountId: string): string => `account-index-${accountId}`;
+/** Its checkpoint: each event holds `{position}`, the last event of $all linked. */
+export const ACCOUNT_INDEX_CHECKPOINT = 'account-index';
+const CHECKPOINT_TYPE = '$account-indexed';
+const LINK_TYPE = '$>';
+/** Events of $all indexed per step (a step's links, then its checkpoint). */
+const INDEX_PAGE = 500;
+/** Links read at once from an account's stream. */
+const LINK_PAGE = 500;
+/** Streams whose first event's account is kept (it never changes), before the map is emptied. */
+const STREAM_ACCOUNTS = 10_000;
 
 /**
  * Opens the adapter and checks at once that the server answers (one read of
@@ -110,6 +132,11 @@ export class KurrentEventStore implements EventStore {
   readonly #client: KurrentDBClient;
   readonly #subscriptions = new Set<KurrentSubscription>();
   #closed = false;
+  /** Index steps run one after the other in this process (another process's are told apart by the checkpoint's revision). */
+  #indexing: Promise<void> = Promise.resolve();
+  #streamAccounts = new Map<string, string | null>();
+  /** Per account, where its last page ended in its link stream: the next page starts there rather than at the stream's start. */
+  readonly #linkHints = new Map<string, { position: bigint; next: bigint }>();
 
   constructor(client: KurrentDBClient) {
     this.#client = client;
@@ -237,6 +264,126 @@ export class KurrentEventStore implements EventStore {
       cursor = last;
     }
     return out.slice(0, limit);
+  }
+
+  /**
+   * The index is brought up to the end of $all first (in this process,
+   * one step after another; what it covered once is not read again), then
+   * the account's links are read, resolved by the server: a link to a
+   * deleted stream's event resolves to nothing and is passed over.
+   */
+  async readAccount(accountId: string, { after = 0n, limit }: ReadAllOptions): Promise<StoredEvent[]> {
+    this.#assertOpen();
+    if (limit <= 0) return [];
+    const step = this.#indexing.then(() => this.#indexToEnd());
+    this.#indexing = step.catch(() => undefined);
+    await step;
+    const stream = accountIndexStream(accountId);
+    const hint = this.#linkHints.get(accountId);
+    let from = hint !== undefined && hint.position <= after ? hint.next : 0n;
+    const out: StoredEvent[] = [];
+    // Links are in feed order, save that two processes indexing at once may both link a stretch: each
+    // writes its links in feed order after every link of the stretches before, so one already passed is a repeat.
+    let last = after;
+    for (;;) {
+      let got = 0;
+      try {
+        for await (const resolved of this.#client.readStream(stream, { direction: FORWARDS, fromRevision: from, maxCount: LINK_PAGE, resolveLinkTos: true })) {
+          got++;
+          from = (resolved.link?.revision ?? resolved.event?.revision ?? from) + 1n;
+          const event = resolved.event && resolved.event.type !== LINK_TYPE ? toStoredEvent({ event: resolved.event }) : undefined;
+          if (!event) continue;
+          const linked = (resolved.link?.metadata as { position?: unknown } | undefined)?.position;
+          if (event.position < 0n && typeof linked === 'string' && /^\d+$/.test(linked)) event.position = BigInt(linked);
+          if (event.position <= last || isSystemEvent(event)) continue;
+          last = event.position;
+          out.push(event);
+          if (out.length >= limit) break;
+        }
+      } catch (err) {
+        if (isMissingStream(err)) return [];
+        throw err;
+      }
+      if (out.length >= limit || got < LINK_PAGE) break;
+    }
+    if (out.length > 0) this.#linkHints.set(accountId, { position: out.at(-1)!.position, next: from });
+    return out;
+  }
+
+  /** Links every event of $all after the index's checkpoint to its account's stream, step by step, to the end. */
+  async #indexToEnd(): Promise<void> {
+    let { position, revision } = await this.#indexCheckpoint();
+    for (;;) {
+      const page = await this.readAll({ after: position, limit: INDEX_PAGE });
+      if (page.length === 0) return;
+      const links = new Map<string, EventData[]>();
+      for (const event of page) {
+        const account = namedAccount(event.data) ?? (event.revision === 0n ? null : await this.#streamAccount(event.streamId));
+        if (!account) continue;
+        let list = links.get(account);
+        if (!list) links.set(account, (list = []));
+        list.push(binaryEvent({ type: LINK_TYPE, data: Buffer.from(`${event.revision}@${event.streamId}`), metadata: { position: String(event.position) } }));
+      }
+      for (const [account, events] of links) await this.#appendRaw(accountIndexStream(account), events, ANY);
+      const reached = page.at(-1)!.position;
+      // Another process may have moved the checkpoint meanwhile: what both linked is linked twice, which readers pass over.
+      for (;;) {
+        try {
+          const result = await this.#appendRaw(ACCOUNT_INDEX_CHECKPOINT, [jsonEvent({ type: CHECKPOINT_TYPE, data: { position: String(reached) } })], revision);
+          revision = result.nextExpectedRevision;
+          position = reached;
+          break;
+        } catch (err) {
+          if (!isWrongExpectedVersion(err)) throw err;
+          const now = await this.#indexCheckpoint();
+          revision = now.revision;
+          if (now.position >= reached) {
+            position = now.position;
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  /** How far the index reaches, and the checkpoint stream's revision (to append the next one after it). */
+  async #indexCheckpoint(): Promise<{ position: bigint; revision: AppendStreamState }> {
+    try {
+      for await (const resolved of this.#client.readStream(ACCOUNT_INDEX_CHECKPOINT, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+        const event = resolved.event;
+        if (!event) continue;
+        const position = (event.data as { position?: unknown } | undefined)?.position;
+        return { position: typeof position === 'string' && /^\d+$/.test(position) ? BigInt(position) : 0n, revision: event.revision };
+      }
+    } catch (err) {
+      if (!isMissingStream(err)) throw err;
+    }
+    return { position: 0n, revision: NO_STREAM };
+  }
+
+  /** The account the first event of a stream names; null when it names none or the stream is gone. */
+  async #streamAccount(streamId: string): Promise<string | null> {
+    let account = this.#streamAccounts.get(streamId);
+    if (account === undefined) {
+      const [first] = await this.readStream(streamId, { fromRevision: 0n, maxCount: 1 });
+      account = (first?.revision === 0n ? namedAccount(first.data) : undefined) ?? null;
+      if (this.#streamAccounts.size >= STREAM_ACCOUNTS) this.#streamAccounts = new Map();
+      this.#streamAccounts.set(streamId, account);
+    }
+    return account;
+  }
+
+  /** An append of the index's own events, tried again after a transient failure as appends are. */
+  async #appendRaw(streamId: string, events: EventData[], streamState: AppendStreamState) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#client.appendToStream(streamId, events, { streamState });
+      } catch (err) {
+        const wait = appendRetryWait(err, attempt);
+        if (wait === undefined || this.#closed) throw err;
+        await delay(wait);
+      }
+    }
   }
 
   async readFeed(options: ReadAllOptions): Promise<FeedRecord[]> {

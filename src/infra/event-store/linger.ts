@@ -20,6 +20,7 @@ export function lingering(store: EventStore, ms: number): EventStore {
     streamState: (streamId) => store.streamState(streamId),
     readAll: (options) => store.readAll(options),
     readFeed: (options) => store.readFeed(options),
+    readAccount: (accountId, options) => store.readAccount(accountId, options),
     subscribe: (options) => resting(store.subscribe(options), options, ms),
     deleteStreams: (streamIds) => store.deleteStreams(streamIds),
     ...(store.hasRoom ? { hasRoom: () => store.hasRoom!() } : {}),

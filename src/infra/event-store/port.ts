@@ -116,6 +116,16 @@ export type StreamState = bigint | 'no_stream' | 'deleted';
  */
 export const MAX_APPEND_BYTES = 1024 * 1024;
 
+/**
+ * The account an event names in its data (see readAccount), if any: a
+ * string `account_id`.
+ */
+export function namedAccount(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const account = (data as { account_id?: unknown }).account_id;
+  return typeof account === 'string' && account !== '' ? account : undefined;
+}
+
 /** The size of an append as KurrentDB counts it: data and metadata bytes, plus the type at two bytes a character. */
 export function appendSize(events: NewEvent[]): number {
   let size = 0;
@@ -163,6 +173,17 @@ export interface EventStore {
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
   /** The same page as readAll, with each event's data and metadata as stored (see FeedRecord). */
   readFeed(options: ReadAllOptions): Promise<FeedRecord[]>;
+  /**
+   * A page of one account's events in feed order, from an index the store
+   * keeps, so that reading them costs what the account holds, however much
+   * other accounts hold. An event is the account's when its data's
+   * `account_id` names it, or, naming none, when the first event of its
+   * stream (revision 0) does: the service's streams of a form, widget or
+   * poll start with the event that names its owner. Deleted streams'
+   * events are not in it (on KurrentDB they drop out at once, as reads of
+   * their stream do, not at the next scavenge).
+   */
+  readAccount(accountId: string, options: ReadAllOptions): Promise<StoredEvent[]>;
   subscribe(options: SubscribeOptions): EventSubscription;
   /**
    * Deletes the streams for good: their events leave the store (at once on

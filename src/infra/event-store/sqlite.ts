@@ -17,6 +17,7 @@ import {
   type EventStore,
   type EventSubscription,
   type ExpectedRevision,
+  namedAccount,
   type FeedRecord,
   type NewEvent,
   type ReadAllOptions,
@@ -78,6 +79,8 @@ interface EncodedEvent {
   type: string;
   data: string;
   metadata: string;
+  /** The account the data names (see readAccount). */
+  account: string | undefined;
 }
 
 /** A row this connection committed, kept for the live feed (see `tail`); parsed on first read. */
@@ -88,6 +91,27 @@ interface TailEntry {
 
 /** The feed after a position, in order; `limited` writes its LIMIT in. */
 const FEED_PAGE = 'SELECT position, id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE position > ? ORDER BY position';
+
+/** One account's events after a position, in order, by the index; `limited` writes its LIMIT in. */
+const ACCOUNT_PAGE =
+  'SELECT e.position, e.id, e.stream_id, e.revision, e.type, e.data, e.metadata, e.recorded_at FROM account_events a JOIN events e ON e.position = a.position WHERE a.account_id = ? AND a.position > ? ORDER BY a.position';
+
+/** The account a row's data names, in SQL: a hand-edited row that is no JSON names none rather than failing the statement. */
+const namedIn = (data: string) => `CASE WHEN json_valid(${data}) THEN CASE WHEN json_type(${data}, '$.account_id') = 'text' THEN nullif(json_extract(${data}, '$.account_id'), '') END END`;
+
+/**
+ * Indexes the events between two positions (inclusive) by account, by the
+ * rule readAccount states: what was stored before the index existed, and
+ * what importFeed copies in.
+ */
+const INDEX_RANGE = `INSERT OR IGNORE INTO account_events (account_id, position)
+  SELECT account_id, position FROM (
+    SELECT e.position AS position, coalesce(${namedIn('e.data')}, (SELECT ${namedIn('f.data')} FROM events f WHERE f.stream_id = e.stream_id AND f.revision = 0)) AS account_id
+    FROM events e WHERE e.position BETWEEN ? AND ?
+  ) WHERE account_id IS NOT NULL`;
+
+/** Streams whose first event's account this connection keeps (it never changes), before the map is emptied. */
+const STREAM_ACCOUNTS = 10_000;
 
 /** Events of the live feed kept in memory, newest last. */
 const TAIL_EVENTS = 4096;
@@ -143,6 +167,24 @@ function refuseHiddenEvents(db: SqliteDatabase): void {
   if (counter) throw new Error(`the event store's counter of positions given stands at ${counter.seq}, where the next position would pass the last it can give (${Number.MAX_SAFE_INTEGER}): the file was edited`);
 }
 
+/**
+ * The index of events by account (readAccount): made, and filled from the
+ * events already stored, the first time a store of this version opens the
+ * file, in one transaction that holds the write lock, so that a second
+ * process opening it meanwhile finds it whole. One read of the history
+ * (about a second for a million events); from then on every append indexes
+ * its own events in its transaction.
+ */
+function indexAccounts(db: SqliteDatabase): void {
+  const made = () => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'account_events'").get() !== undefined;
+  if (made()) return;
+  db.transaction(() => {
+    if (made()) return;
+    db.exec('CREATE TABLE account_events (account_id TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (account_id, position)) WITHOUT ROWID');
+    db.prepare(INDEX_RANGE).run(0, Number.MAX_SAFE_INTEGER);
+  }).immediate();
+}
+
 /** Free space below this on the data directory's file system counts as full: SQLite needs room for its log and its pages. */
 const MIN_FREE_BYTES = 4 * 1024 * 1024;
 
@@ -180,6 +222,9 @@ export class SqliteEventStore implements EventStore {
     markDeleted: Statement<[string]>;
     end: Statement<[], { seq: number }>;
     insert: Statement<[string, string, number, string, string, string, string]>;
+    indexEvent: Statement<[string, number]>;
+    firstAccount: Statement<[string], { account: string | null }>;
+    unindexStream: Statement<[string]>;
     deleteStream: Statement<[string]>;
     head: Statement<[], { position: number | null }>;
   };
@@ -188,6 +233,8 @@ export class SqliteEventStore implements EventStore {
   private readonly eventId = createEventIdGenerator();
   /** Reads by their LIMIT, see `limited`. */
   private readonly byLimit = new Map<string, Statement>();
+  /** Each stream's account as its first event names it (null: none), for the events of it that name none. */
+  private streamAccounts = new Map<string, string | null>();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -209,6 +256,7 @@ export class SqliteEventStore implements EventStore {
         UNIQUE (stream_id, revision)
       );
       CREATE TABLE IF NOT EXISTS deleted_streams (stream_id TEXT PRIMARY KEY)`);
+    indexAccounts(db);
     this.statements = {
       lastRevision: db.prepare('SELECT max(revision) AS revision FROM events WHERE stream_id = ?'),
       // Both facts an append checks, in one step: every append runs it under the write lock.
@@ -221,6 +269,9 @@ export class SqliteEventStore implements EventStore {
       insert: db.prepare(
         'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
+      indexEvent: db.prepare('INSERT OR IGNORE INTO account_events (account_id, position) VALUES (?, ?)'),
+      firstAccount: db.prepare(`SELECT ${namedIn('data')} AS account FROM events WHERE stream_id = ? AND revision = 0`),
+      unindexStream: db.prepare('DELETE FROM account_events WHERE position IN (SELECT position FROM events WHERE stream_id = ?)'),
       deleteStream: db.prepare('DELETE FROM events WHERE stream_id = ?'),
       head: db.prepare('SELECT max(position) AS position FROM events'),
     };
@@ -261,11 +312,14 @@ export class SqliteEventStore implements EventStore {
       if (events.length === 0) continue;
       revision = last ?? -1;
       if (below !== undefined && BigInt(revision + events.length) >= below) throw new RevisionLimitReached(streamId, below);
+      const first = last === null ? (events[0]!.account ?? null) : undefined;
       for (const event of events) {
         revision += 1;
         const id = this.eventId();
         const info = this.statements.insert.run(id, streamId, revision, event.type, event.data, event.metadata, recordedAt);
         position = Number(info.lastInsertRowid);
+        const account = event.account ?? (first !== undefined ? first : this.streamAccount(streamId));
+        if (account !== null) this.statements.indexEvent.run(account, position);
         rows.push([position, id, streamId, revision, event.type, event.data, event.metadata, recordedAt]);
       }
     }
@@ -287,7 +341,7 @@ export class SqliteEventStore implements EventStore {
       const rows: EncodedEvent[] = [];
       let size = 0;
       for (const event of events) {
-        const row = { type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata) };
+        const row = { type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(event.metadata), account: namedAccount(event.data) };
         size += encodedSize(row);
         rows.push(row);
       }
@@ -328,6 +382,8 @@ export class SqliteEventStore implements EventStore {
         }
       }).immediate();
     } catch (error) {
+      // Streams this batch began are gone again: what was kept of their first events goes too.
+      this.streamAccounts = new Map();
       for (const item of batch) item.reject(fatal ?? error);
       return;
     }
@@ -341,6 +397,17 @@ export class SqliteEventStore implements EventStore {
     });
     this.appended.emit('append');
   };
+
+  /** The account a stream's first event names, kept once read (a rolled-back append may leave one for a stream that never came to be: no reader asks for it). */
+  private streamAccount(streamId: string): string | null {
+    let account = this.streamAccounts.get(streamId);
+    if (account === undefined) {
+      account = this.statements.firstAccount.get(streamId)?.account ?? null;
+      if (this.streamAccounts.size >= STREAM_ACCOUNTS) this.streamAccounts = new Map();
+      this.streamAccounts.set(streamId, account);
+    }
+    return account;
+  }
 
   /** Adds committed rows to the tail; a gap before them (another writer, a rolled-back append) starts it anew. */
   private keep(rows: FeedRow[]): void {
@@ -431,6 +498,11 @@ export class SqliteEventStore implements EventStore {
     return this.readAllNow(options.after ?? 0n, options.limit);
   }
 
+  async readAccount(accountId: string, options: ReadAllOptions): Promise<StoredEvent[]> {
+    const page = this.limited<[string, number]>(ACCOUNT_PAGE, options.limit) as unknown as Statement<[string, number], FeedRow>;
+    return page.raw(true).all(accountId, Number(options.after ?? 0n)).map(feedToStored);
+  }
+
   private readAllNow(after: bigint, limit: number): StoredEvent[] {
     return this.feedPage(after, limit).map(feedToStored);
   }
@@ -481,8 +553,10 @@ export class SqliteEventStore implements EventStore {
     const insert = this.db.prepare(
       'INSERT INTO events (position, id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    const index = this.db.prepare(INDEX_RANGE);
     this.db.transaction(() => {
       for (const r of records) insert.run(r.position, r.id, r.streamId, r.revision, r.type, r.data, r.metadata, r.recordedAt);
+      if (records.length > 0) index.run(Number(records[0]!.position), Number(records.at(-1)!.position));
     })();
   }
 
@@ -495,6 +569,7 @@ export class SqliteEventStore implements EventStore {
     this.tail = [];
     this.db.transaction(() => {
       for (const streamId of streamIds) {
+        this.statements.unindexStream.run(streamId);
         this.statements.deleteStream.run(streamId);
         this.statements.markDeleted.run(streamId);
       }
