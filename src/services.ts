@@ -27,6 +27,7 @@ import type { BackgroundCheckpoints } from './infra/sqlite.js';
 import { openRedis, type RedisLink } from './infra/redis.js';
 import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './http/metrics.js';
+import { requestFields } from './http/request-log.js';
 import { Projector, type LeaseTiming } from './projector.js';
 import { SealingProcess, type SealingOptions } from './seals/process.js';
 import { readPointInTime, type PointInTime } from './seals/point-in-time.js';
@@ -148,11 +149,10 @@ export function logFormat(stdout: { isTTY?: boolean }): 'pretty' | 'json' {
 }
 
 /**
- * A request as logged: never its address (D10: the request log says
- * `ip_hash`, see http/request-log.ts) nor its headers.
+ * A request is logged by requestFields: never its address (D10: the request
+ * log says `ip_hash`, see http/request-log.ts), its headers, or a credential
+ * in its URL.
  */
-const requestFields = (request: { method?: string; url?: string; host?: string }) => ({ method: request.method, url: request.url, host: request.host });
-
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: NodeJS.WritableStream): FastifyBaseLogger {
   const stream = destination ?? (logFormat(process.stdout) === 'pretty' ? pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined);
   return pino(
