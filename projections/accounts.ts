@@ -9,7 +9,8 @@ export const accountsProjection: Projection<DomainEvent> = {
   version: 1,
   collections: [
     { name: ACCOUNTS, indexes: [] },
-    { name: API_KEYS, indexes: [['key_hash'], ['account_id', 'created_at']] },
+    // account_id + revoked_at: the count of an account's unrevoked keys, which a key's creation checks.
+    { name: API_KEYS, indexes: [['key_hash'], ['account_id', 'created_at'], ['account_id', 'revoked_at']] },
   ],
   project(event) {
     switch (event.type) {

@@ -29,6 +29,7 @@ import { openRedis, type RedisLink } from './infra/redis.js';
 import { loadOrCreateSecret } from './infra/secret.js';
 import { Metrics } from './infra/metrics.js';
 import { Projector, type LeaseTiming } from './kernel/feed/lease.js';
+import { requestFields } from './http/request-log.js';
 import { SealingProcess, type SealingOptions } from './seals/process.js';
 import { readPointInTime, type PointInTime } from './seals/point-in-time.js';
 import { StateCache } from './kernel/state-cache.js';
@@ -113,11 +114,10 @@ export function logFormat(stdout: { isTTY?: boolean }): 'pretty' | 'json' {
 }
 
 /**
- * A request as logged: never its address (D10: the request log says
- * `ip_hash`, see http/request-log.ts) nor its headers.
+ * A request is logged by requestFields: never its address (D10: the request
+ * log says `ip_hash`, see http/request-log.ts), its headers, or a credential
+ * in its URL.
  */
-const requestFields = (request: { method?: string; url?: string; host?: string }) => ({ method: request.method, url: request.url, host: request.host });
-
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: NodeJS.WritableStream): FastifyBaseLogger {
   const stream = destination ?? (logFormat(process.stdout) === 'pretty' ? pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined);
   return pino(

@@ -12,9 +12,9 @@ export interface NewKey {
   scopes: Scope[];
 }
 
+/** Keys made after the account are issued in streams of their own (key.ts); the account's stream keeps those it already holds. */
 export type AccountCommand =
   | { type: 'OpenAccount'; account_id: string; name: string; plan: Plan; key: NewKey; at: string }
-  | { type: 'IssueApiKey'; key: NewKey; at: string }
   | { type: 'RevokeApiKey'; key_id: string; at: string }
   | { type: 'ChangePlan'; plan: Plan; at: string };
 
@@ -46,7 +46,6 @@ function checkName(what: string, name: string): void {
 
 export function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
   if (command.type === 'OpenAccount') checkName('account', command.name);
-  if (command.type === 'IssueApiKey') checkName('key', command.key.name);
   if (command.type === 'OpenAccount') {
     if (state.status !== 'none') throw new AppError('account_exists', `account ${command.account_id} exists already`);
     const { account_id, name, plan, key, at } = command;
@@ -58,8 +57,6 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
   if (state.status !== 'open') throw new AppError('account_not_found', 'no such account');
   const { account_id } = state;
   switch (command.type) {
-    case 'IssueApiKey':
-      return [{ type: 'ApiKeyIssued', data: { account_id, ...command.key, issued_at: command.at } }];
     case 'RevokeApiKey': {
       const key = state.keys.get(command.key_id);
       if (!key) throw new AppError('key_not_found', 'no such key');

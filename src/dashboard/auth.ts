@@ -138,12 +138,15 @@ export const cookieOptions = (services: Pick<Context, 'config'>, protocol: strin
  * The preHandler of every dashboard route but sign-in: a state-changing
  * request from another site is refused (403 `csrf_rejected`) first; then a
  * request without a live session gets 401 `session_required` (JSON routes)
- * or a 303 to the signed-out page (`page: true`); then a state-changing
- * request without the session's CSRF token is refused.
+ * or a 303 to the signed-out page (`page: true`); then a JSON request is
+ * counted against its session's and its account's rates (429
+ * `rate_limited`), one without a session against its address's; then a
+ * state-changing request without the session's CSRF token is refused.
  */
 export function requireSession(services: SessionServices, options: { page?: boolean } = {}): preHandlerAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const changes = STATE_CHANGING.has(request.method);
+    const { limits } = request.server;
     if (changes) checkOrigin(services, request);
     const found = await findSession(services, request);
     if (!found) {
@@ -152,7 +155,14 @@ export function requireSession(services: SessionServices, options: { page?: bool
         if (request.cookies[SESSION_COOKIE] !== undefined) reply.clearCookie(SESSION_COOKIE, cookieOptions(services, request.protocol));
         return reply.code(303).redirect(SIGNED_OUT_PAGE);
       }
+      // Cookies that name no session count against the address, so guessing them is throttled too.
+      await limits.take(request, reply, limits.address(request));
       throw sessionRequired();
+    }
+    if (!options.page) {
+      // One session, or many sessions of one account, cannot take more than their share of the service.
+      await limits.take(request, reply, limits.dashboardSession(found.sessionId));
+      await limits.take(request, reply, limits.dashboardAccount(found.accountId), false);
     }
     if (changes) checkCsrfToken(request, found.csrfToken);
     request.dashboardSession = found;

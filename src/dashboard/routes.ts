@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { API_KEYS } from '../../projections/accounts.js';
 import { WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
-import { createKey, listKeys, revokeKey } from '../accounts/commands.js';
+import { createKey, keyPage, revokeKey } from '../accounts/commands.js';
 import { DEFAULT_SCOPES, Scope, type Plan } from '../accounts/plans.js';
 import { deleteEmbeddable, type Author } from '../embeddables/commands.js';
 import { notFound } from '../embeddables/errors.js';
@@ -155,10 +155,15 @@ export function apiRoutes(app: App, services: Context): void {
     return pollResults(services, doc);
   });
 
-  app.get('/dashboard/api/keys', { onRequest: session, schema: { ...hide, response: { 200: z.object({ keys: z.array(KeyView) }) } } }, async (request) => ({
-    // Read-model documents: their fields are the stored ones, checked by the reply's schema.
-    keys: (await listKeys(services, sessionOf(request).accountId)) as Array<z.input<typeof KeyView>>,
-  }));
+  app.get(
+    '/dashboard/api/keys',
+    { onRequest: session, schema: { ...hide, querystring: PaginationQuery, response: { 200: z.object({ keys: z.array(KeyView), pagination: Pagination }) } } },
+    async (request) => {
+      const { keys, pagination } = await keyPage(services, sessionOf(request).accountId, request.query);
+      // Read-model documents: their fields are the stored ones, checked by the reply's schema.
+      return { keys: keys as Array<z.input<typeof KeyView>>, pagination };
+    },
+  );
 
   app.post(
     '/dashboard/api/keys',

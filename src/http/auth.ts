@@ -25,10 +25,11 @@ export const needsKey = (route: RouteOptions): boolean => [route.onRequest].flat
 
 /**
  * The onRequest hook of every K endpoint: 401 without a valid key, then 429
- * over the key's rate, then 403 `plan_required`, then 403
+ * over the account's rate, then 403 `plan_required`, then 403
  * `insufficient_scope`, in that order, all before the body is read or any
  * part of the request is validated: a caller without a key learns nothing of
- * the endpoint's schema, and a key's invalid requests count against its rate.
+ * the endpoint's schema, and a key's invalid requests count against its
+ * account's rate.
  */
 export function requireKey(services: Pick<Context, 'readModels' | 'keyUsage'>, requirement: KeyRequirement): onRequestAsyncHookHandler {
   const plans = requirement.plans ?? ['business'];
@@ -42,7 +43,8 @@ export function requireKey(services: Pick<Context, 'readModels' | 'keyUsage'>, r
       if (presented === 'several') throw severalAuthorizations();
       throw new AppError('unauthorized', 'Missing or invalid API key: send `Authorization: Bearer svc_…`');
     }
-    await limits.take(request, reply, limits.plan(`key:${caller.keyId}`, caller.plan));
+    // Counted per account, not per key: an account's keys share its plan's rate, so more keys do not make more room.
+    await limits.take(request, reply, limits.plan(`account:${caller.accountId}`, caller.plan));
     services.keyUsage.touch(caller.keyId);
     if (!plans.includes(caller.plan)) {
       throw new AppError('plan_required', `This endpoint needs the ${plans.join(' or ')} plan; the account is on ${caller.plan}`);

@@ -45,6 +45,8 @@ const EXAMPLE: Record<ErrorCode, string> = {
   webhook_not_found: 'Webhook not found',
   conflict: 'The object kept changing while this request ran; send it again',
   account_exists: 'account exists already',
+  signed_in_to_other_account: 'This browser is signed in to another account: choose on the sign-in page whether to switch',
+  key_limit_reached: 'The account has 50 active API keys, the most it may hold: revoke one to create another',
   duplicate_submission: 'This visitor has voted in this poll already',
   replay_pending: 'A replay of this webhook is queued or running; ask again once it has finished',
   payload_too_large: BODY_TOO_LARGE,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { haltMessage, haltView } from '../kernel/feed/halt.js';
 import { errorBody } from './error-body.js';
 import type { Context } from '../kernel/context.js';
+import { operatorCheck } from './metrics.js';
 
 export function healthRoutes(app: FastifyInstance, services: Context): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -15,8 +16,14 @@ export function healthRoutes(app: FastifyInstance, services: Context): void {
    * when the stores answer: it is ready to take over. Redis is reported but
    * never makes it unready: while it is away rate limits are counted in
    * memory and the API serves.
+   *
+   * The details (positions in the history, stores, role, lease) tell how busy
+   * every tenant is, so they are the operator's, as /metrics is: anyone else
+   * gets the status alone.
    */
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  const operator = operatorCheck(services.config.METRICS_TOKEN);
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    const detailed = operator(request);
     const [events, readModels, state, redis, room] = await Promise.allSettled([
       services.events.headPosition(),
       services.readModels.ping(),
@@ -46,19 +53,12 @@ export function healthRoutes(app: FastifyInstance, services: Context): void {
       lease: services.projector ? { held: holding } : null,
       storage: { full: storageFull },
     };
-    if (halted) {
-      const message = `The ${haltMessage(halted)}`;
-      return reply.code(503).send({ ...errorBody('not_ready', message), ...body, status: 'not_ready' });
-    }
-    if (storageFull) {
-      body.status = 'not_ready';
-      return reply.code(503).send({ ...errorBody('not_ready', 'The event store has no room left: writes are refused until space is freed'), ...body, status: 'not_ready' });
-    }
+    const notReady = (message: string) =>
+      reply.code(503).send(detailed ? { ...errorBody('not_ready', message), ...body, status: 'not_ready' } : { ...errorBody('not_ready', 'The service is not ready'), status: 'not_ready' });
+    if (halted) return notReady(`The ${haltMessage(halted)}`);
+    if (storageFull) return notReady('The event store has no room left: writes are refused until space is freed');
     const standby = role === 'projector' && !holding;
-    if (events.status === 'rejected' || readModels.status === 'rejected' || (!standby && !projections.caughtUp)) {
-      body.status = 'not_ready';
-      return reply.code(503).send({ ...errorBody('not_ready', 'The service is not ready'), ...body, status: 'not_ready' });
-    }
-    return body;
+    if (events.status === 'rejected' || readModels.status === 'rejected' || (!standby && !projections.caughtUp)) return notReady('The service is not ready');
+    return detailed ? body : { status: body.status };
   });
 }

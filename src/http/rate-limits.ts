@@ -10,6 +10,13 @@ import type { App } from './instance.js';
 /** D4: requests a minute by the plan of the key's account, or of the public object's owner. */
 export const PLAN_RATES: Record<Plan, number> = { free: 60, pro: 300, business: 1000 };
 
+/**
+ * The dashboard's JSON endpoints (`/dashboard/api/*`), requests a minute: per
+ * session, and per account across all its sessions. The same on every plan:
+ * the dashboard is every plan's, and a page of it makes a few requests.
+ */
+export const DASHBOARD_RATES = { session: 300, account: 600 } as const;
+
 /** One counter: what is counted, how many are allowed, over how long. */
 export interface Bucket {
   key: string;
@@ -37,6 +44,16 @@ export class Limits {
   /** The plan's bucket for a key, an owner's visitor, or (unknown caller) an address. */
   plan(key: string, plan: Plan): Bucket {
     return { key, max: PLAN_RATES[plan], windowMs: this.services.rateWindowMs };
+  }
+
+  /** A dashboard session's requests to the JSON endpoints. */
+  dashboardSession(sessionId: string): Bucket {
+    return { key: `dashboard-session:${sessionId}`, max: DASHBOARD_RATES.session, windowMs: this.services.rateWindowMs };
+  }
+
+  /** Every dashboard session of one account, together. */
+  dashboardAccount(accountId: string): Bucket {
+    return { key: `dashboard-account:${accountId}`, max: DASHBOARD_RATES.account, windowMs: this.services.rateWindowMs };
   }
 
   /** A caller we cannot tie to an account (a refused key, an unknown object): its address, at the lowest rate. */

@@ -31,6 +31,8 @@ export const STATUS = {
   webhook_not_found: 404,
   conflict: 409,
   account_exists: 409,
+  signed_in_to_other_account: 409,
+  key_limit_reached: 409,
   duplicate_submission: 409,
   replay_pending: 409,
   payload_too_large: 413,

@@ -1,6 +1,6 @@
 import type { InjectOptions } from 'fastify';
 import t from 'tap';
-import { changePlan } from '../../src/accounts/commands.js';
+import { changePlan, createKey } from '../../src/accounts/commands.js';
 import type { App } from '../../src/app.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
@@ -19,7 +19,7 @@ async function burst(app: App, n: number, request: InjectOptions) {
 
 /** The same checks against the in-memory store and, when REDIS_URL is set, against Redis. */
 for (const store of ['memory', 'redis'] as const) {
-  t.test(`plan rates per key (${store})`, { skip: store === 'redis' && !REDIS_URL ? 'REDIS_URL is not set, so there is no Redis server to share counters in' : false }, async (t) => {
+  t.test(`plan rates per account (${store})`, { skip: store === 'redis' && !REDIS_URL ? 'REDIS_URL is not set, so there is no Redis server to share counters in' : false }, async (t) => {
     const env = store === 'redis' ? { REDIS_URL: REDIS_URL!, ...PATIENT } : undefined;
     const { app, services } = await testApp(t, env ? { env } : {});
     const biz = await owner(services);
@@ -36,7 +36,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.match(over.json(), D3(429, 'rate_limited'));
     t.ok(Number(over.headers['retry-after']) > 0, 'with Retry-After');
     t.equal(over.headers['x-ratelimit-remaining'], '0');
-    t.equal((await app.inject({ ...list, headers: other.headers })).statusCode, 200, 'another key is unaffected');
+    t.equal((await app.inject({ ...list, headers: other.headers })).statusCode, 200, 'another account is unaffected');
 
     await changePlan(services, other.accountId, 'pro');
     t.match((await app.inject({ ...list, headers: other.headers })).headers, { 'x-ratelimit-limit': '300' }, 'Pro: 300 (and then plan_required)');
@@ -44,6 +44,23 @@ for (const store of ['memory', 'redis'] as const) {
     t.match((await app.inject({ ...list, headers: other.headers })).headers, { 'x-ratelimit-limit': '60' }, 'Free: 60');
   });
 }
+
+t.test('an account\'s keys share its rate: more keys make no more room', async (t) => {
+  const { app, services } = await testApp(t);
+  const free = await owner(services, 'free');
+  const keys = [free.headers, ...(await Promise.all([1, 2].map(async (i) => ({ authorization: `Bearer ${(await createKey(services, { accountId: free.accountId, name: `more ${i}`, scopes: ['forms:read'] })).api_key}` }))))];
+  // Free: 60 a minute, answered 403 plan_required on K endpoints once counted.
+  for (let i = 0; i < 60; i++) {
+    const reply = await app.inject({ method: 'GET', url: '/api/widgets', headers: keys[i % 3]! });
+    if (reply.statusCode !== 403) return t.fail(`request ${i + 1}: ${reply.body}`);
+  }
+  for (const [i, headers] of keys.entries()) {
+    const over = await app.inject({ method: 'GET', url: '/api/widgets', headers });
+    t.match({ status: over.statusCode, body: over.json() }, { status: 429, body: D3(429, 'rate_limited') }, `key ${i + 1} is refused once the account's 60 are used`);
+  }
+  const other = await owner(services, 'free');
+  t.equal((await app.inject({ method: 'GET', url: '/api/widgets', headers: other.headers })).statusCode, 403, 'another account counts on its own');
+});
 
 t.test('bad keys count against the address; the window resets', async (t) => {
   // Short, so the test can wait it out; yet the 62 requests below must fit in one window,

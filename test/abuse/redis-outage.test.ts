@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import t from 'tap';
 import { eventually } from '../support/eventually.js';
 import { freePort, startServer, type Server } from '../support/processes.js';
-import { tempDir } from '../support/services.js';
+import { METRICS_TOKEN, metricsHeaders, tempDir } from '../support/services.js';
 
 const missing = spawnSync('redis-server', ['--version']).error !== undefined;
 
@@ -103,7 +103,7 @@ const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(va
 const logged = (server: Server, msg: string) => logLines(server).filter((line) => line.msg.startsWith(msg)).length;
 
 const readyz = async (server: Server) => {
-  const reply = await fetch(`${server.url}/readyz`);
+  const reply = await fetch(`${server.url}/readyz`, { headers: metricsHeaders });
   return { status: reply.status, body: (await reply.json()) as { redis: { reachable: boolean; rate_limits: string } | null } };
 };
 
@@ -136,7 +136,7 @@ t.test('Redis stopped or killed under load: requests stay fast, limits hold in m
   probe.on('error', () => {});
   t.teardown(() => probe.disconnect());
   // At info the server logs each request with its response time.
-  const server = await startServer({ DATA_DIR: tempDir(t), REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_TIMEOUT_MS: '1000', TRUST_PROXY: 'true', LOG_LEVEL: 'info' });
+  const server = await startServer({ DATA_DIR: tempDir(t), REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_TIMEOUT_MS: '1000', TRUST_PROXY: 'true', LOG_LEVEL: 'info', METRICS_TOKEN });
   t.teardown(() => server.stop('SIGKILL'));
 
   await probe.connect();

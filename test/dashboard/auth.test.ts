@@ -1,4 +1,5 @@
 import t from 'tap';
+import { openAccount } from '../../src/accounts/commands.js';
 import { issueLoginLink } from '../../src/dashboard/commands.js';
 import { owner, manualClock, testApp } from '../support/app.js';
 import { admin, json } from '../support/processes.js';
@@ -232,6 +233,61 @@ t.test('cross-site requests: 403 csrf_rejected', async (t) => {
   const login = await postLogin(app, token, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
   t.match({ status: login.statusCode, body: login.json() }, { status: 403, body: D3(403, 'csrf_rejected') }, 'a cross-site sign-in post');
   t.equal((await postLogin(app, token)).statusCode, 303, 'the link is still unused');
+});
+
+t.test('login CSRF: the page names the account and waits for a click; another account\'s session is replaced only by choice', async (t) => {
+  const { app, services } = await testApp(t, { clock: manualClock() });
+  const mine = await owner(services, 'pro');
+  const theirs = await openAccount(services, { name: 'Attacker & Co', plan: 'free', scopes: ['forms:read'] });
+  const html = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
+  // Someone else's link, opened by a visitor who is signed in nowhere: a page that names the account and does nothing by itself.
+  const lure = await linkToken(services, theirs.account_id);
+  const page = await app.inject({ method: 'GET', url: `/dashboard/login?t=${encodeURIComponent(lure)}`, headers: { accept: html } });
+  t.equal(page.statusCode, 200);
+  t.match(page.body, /signs you in to the account <strong>Attacker &#38; Co<\/strong> \(acc_/, 'the account is named (escaped)');
+  t.match(page.body, /<button type="submit">Sign in to Attacker &#38; Co<\/button>/, 'the button says where it signs in');
+  t.notMatch(page.body, /<script/, 'no script: nothing submits the form but the visitor');
+  t.equal((await app.inject({ method: 'GET', url: '/dashboard/sign-in.js' })).statusCode, 404, 'the script that submitted it is gone');
+
+  // The visitor is signed in to their own account, and is sent the lure.
+  const browser = await signIn(app, services, mine.accountId);
+  const warned = await app.inject({ method: 'GET', url: `/dashboard/login?t=${encodeURIComponent(lure)}`, headers: { accept: html, cookie: browser.cookie } });
+  t.match(warned.body, /This browser is signed in to the account <strong>pro owner<\/strong>/, 'the page says which account the browser is in');
+  t.match(warned.body, /<input type="hidden" name="replace" value="acc_/);
+  t.match(warned.body, /<a href="\/dashboard">Stay signed in to pro owner<\/a>/, 'and lets them stay');
+
+  // A post without that choice (a form of the old page, a script of another kind): refused, nothing changes.
+  const silent = await postLogin(app, lure, { cookie: browser.cookie });
+  t.match({ status: silent.statusCode, body: silent.json() }, { status: 409, body: D3(409, 'signed_in_to_other_account') });
+  t.notOk(silent.cookies.some((c) => c.name === 'fs_session'), 'the cookie is not replaced');
+  const onPage = await postLogin(app, lure, { cookie: browser.cookie, accept: html });
+  t.equal(onPage.statusCode, 409);
+  t.match(onPage.body, /This browser is signed in to the account <strong>pro owner<\/strong>/, 'a browser is shown the choice');
+  const wrongChoice = await app.inject({
+    method: 'POST',
+    url: '/dashboard/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', cookie: browser.cookie },
+    payload: new URLSearchParams({ t: lure, replace: theirs.account_id }).toString(),
+  });
+  t.equal(wrongChoice.statusCode, 409, 'the choice must name the session it replaces');
+  t.equal((await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie: browser.cookie } })).json().account.id, mine.accountId, 'the session is still the visitor\'s own');
+
+  // Chosen on purpose: the link still works, and the session it replaces ends.
+  const chosen = await app.inject({
+    method: 'POST',
+    url: '/dashboard/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', cookie: browser.cookie },
+    payload: new URLSearchParams({ t: lure, replace: mine.accountId }).toString(),
+  });
+  t.equal(chosen.statusCode, 303, 'the link was not used up by the refusals');
+  const cookie = `fs_session=${chosen.cookies.find((c) => c.name === 'fs_session')!.value}`;
+  t.equal((await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie } })).json().account.id, theirs.account_id);
+  t.equal((await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie: browser.cookie } })).statusCode, 401, 'the replaced session ended');
+
+  // Signing in again to the same account needs no choice.
+  const again = await postLogin(app, await linkToken(services, theirs.account_id), { cookie });
+  t.equal(again.statusCode, 303);
 });
 
 t.test('the cookie is Secure when the service is published over https or the request came over it', async (t) => {

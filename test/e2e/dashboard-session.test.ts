@@ -33,7 +33,21 @@ if (!existsSync(CHROMIUM)) {
     const errors: string[] = [];
     tab.on('pageerror', (error) => errors.push(error.message));
     await tab.goto(await loginLink());
+    // The sign-in page waits for the visitor's click, and names the account it signs in to.
+    await tab.getByText(/signs you in to the account business owner/).waitFor();
+    await tab.screenshot({ path: `${SHOTS}sign-in.png` });
+    await tab.getByRole('button', { name: 'Sign in to business owner' }).click();
     await tab.waitForURL(`${server.url}/dashboard`);
+
+    // A link of another account, sent by someone else: the page says the browser is signed in elsewhere, and staying is one click.
+    const { account_id: lureAccount } = json(await admin(['create-account', '--name', 'Someone else', '--plan', 'free'], { DATA_DIR: dir })) as { account_id: string };
+    const lure = json(await admin(['login-link', '--account', lureAccount, '--base', server.url], { DATA_DIR: dir })).url as string;
+    await tab.goto(lure);
+    await tab.getByText(/This browser is signed in to the account business owner/).waitFor();
+    await tab.screenshot({ path: `${SHOTS}sign-in-other-account.png` });
+    await tab.getByRole('link', { name: 'Stay signed in to business owner' }).click();
+    await tab.waitForURL(`${server.url}/dashboard`);
+    t.equal(await tab.evaluate(`fetch('/dashboard/api/session').then((r) => r.json()).then((s) => s.account.name)`), 'business owner', 'still signed in to their own account');
     await tab.goto(`${server.url}/dashboard/widgets/new`);
     await tab.getByLabel('Title', { exact: true }).fill('Typed before the session ended');
 
@@ -51,6 +65,7 @@ if (!existsSync(CHROMIUM)) {
 
     // Signed in again in the other tab: the editor's page holds the old session's CSRF token, and its Save still goes through.
     await other.goto(await loginLink());
+    await other.getByRole('button', { name: /^Sign in to / }).click();
     await other.waitForURL(`${server.url}/dashboard`);
     await tab.getByRole('button', { name: 'Create widget' }).click();
     await tab.getByRole('link', { name: 'View widget and responses' }).waitFor();

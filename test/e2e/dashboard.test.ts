@@ -150,6 +150,7 @@ if (!existsSync(CHROMIUM)) {
       const tab = await context.newPage();
       watch(tab);
       await tab.goto(await loginLink(accountId));
+      await tab.getByRole('button', { name: /^Sign in to / }).click();
       await tab.waitForURL(`${server.url}/dashboard`);
       await settled(tab);
       return { tab, context };

@@ -127,6 +127,7 @@ if (!existsSync(CHROMIUM)) {
       const link = json(await admin(['login-link', '--account', biz.accountId, '--base', server.url], { DATA_DIR: dir }));
       const tab = await open(1280);
       await tab.goto(link.url as string);
+      await tab.getByRole('button', { name: /^Sign in to / }).click();
       await tab.waitForURL(`${server.url}/dashboard`);
       for (const [name, path] of [['poll', `/dashboard/polls/${poll.id}`], ['form', `/dashboard/forms/${form.id}`]] as const) {
         for (const width of [1280, 390]) {

@@ -4,6 +4,7 @@ import { catalog } from '../../src/domain-events.js';
 import { createLogger } from '../../src/services.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 import { fixture } from '../support/fixtures.js';
+import { metricsHeaders } from '../support/services.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
 
@@ -27,7 +28,7 @@ t.test('a stored event this version cannot read: projections halt before it, rea
   const listed = (await app.inject({ method: 'GET', url: '/api/widgets', headers: biz.headers })).json().widgets;
   t.same(listed.map((w: { title: string }) => w.title), ['Before'], 'what came before it is read; nothing after it is applied');
 
-  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  const ready = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
   t.equal(ready.statusCode, 503);
   t.match(ready.json(), {
     ...D3(503, 'not_ready'),

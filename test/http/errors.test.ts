@@ -7,6 +7,7 @@ import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import { createLogger } from '../../src/services.js';
 import { owner, publishedWidget, testApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
+import { METRICS_TOKEN, metricsHeaders } from '../support/services.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });
 
@@ -100,9 +101,29 @@ t.test('request ids, health and readiness', async (t) => {
   t.match(String((await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-123' } })).headers['x-request-id']), /^req_/, 'ours, whatever the caller sent (its own goes to the log)');
   // Ready once the projections have caught up since the start: wait for that, not for a time.
   t.ok(await eventually(() => services.projections.caughtUp), 'the projections caught up');
-  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  const ready = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
   t.equal(ready.statusCode, 200);
   t.match(ready.json(), { status: 'ready', event_store: { kind: 'sqlite', reachable: true }, read_models: { kind: 'sqlite', reachable: true }, projections: { caught_up: true }, redis: null });
+});
+
+t.test('readiness tells anyone the status, and the operator (METRICS_TOKEN) where the history stands', async (t) => {
+  const { app, services } = await testApp(t);
+  await owner(services);
+  t.ok(await eventually(() => services.projections.caughtUp), 'the projections caught up');
+  const anonymous = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(anonymous.statusCode, 200);
+  t.strictSame(anonymous.json(), { status: 'ready' }, 'the status alone: no head, no position, no stores');
+  const operator = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
+  t.match(operator.json(), { status: 'ready', role: 'all', projections: { caught_up: true, position: /^[1-9]\d*$/, head: /^[1-9]\d*$/, behind: false } });
+  const wrong = await app.inject({ method: 'GET', url: '/readyz', headers: { authorization: `Bearer ${METRICS_TOKEN}x` } });
+  t.match({ status: wrong.statusCode, body: wrong.json() }, { status: 401, body: D3(401, 'unauthorized') }, 'a wrong token is told so, not served less');
+  t.notMatch(wrong.body, /position|head/);
+
+  await services.readModels.close();
+  const unready = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(unready.statusCode, 503);
+  t.match(unready.json(), { ...D3(503, 'not_ready'), message: 'The service is not ready', status: 'not_ready' });
+  t.strictSame(Object.keys(unready.json()).sort(), ['code', 'error', 'message', 'status', 'statusCode'], 'unready: the status alone too');
 });
 
 t.test('a store failure is a 500 that tells nothing of the store; readiness goes 503', async (t) => {
@@ -113,7 +134,7 @@ t.test('a store failure is a 500 that tells nothing of the store; readiness goes
   t.equal(reply.statusCode, 500);
   t.match(reply.json(), D3(500, 'internal_error'));
   t.notMatch(reply.body, /database|sqlite|connection|stack/i);
-  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  const ready = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
   t.equal(ready.statusCode, 503);
   t.match(ready.json(), { code: 'not_ready', read_models: { reachable: false } });
 });

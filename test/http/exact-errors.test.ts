@@ -265,14 +265,14 @@ t.test('a full disk is 507 storage_full and unready until there is room; nothing
   // 25 KB, more than the pages read models free up between two probes can take.
   const update = await app.inject({ method: 'PUT', url: `/api/widgets/${widget}`, headers: biz.headers, payload: { questions: Array.from({ length: 50 }, (_, i) => ({ id: `q${i}`, type: 'long_text', title: `${i} ${'y'.repeat(490)}` })) } });
   t.match(update.json(), D3(507, 'storage_full'), 'a command too');
-  const unready = await app.inject({ method: 'GET', url: '/readyz' });
+  const unready = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
   t.equal(unready.statusCode, 503, 'not ready while there is no room');
   t.match(unready.json(), { code: 'not_ready', storage: { full: true } });
   t.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503, 'still not, as long as there is none');
 
   services.events = roomy;
   services.commands.events = roomy;
-  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  const ready = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
   t.equal(ready.statusCode, 200, 'ready again once there is room');
   t.match(ready.json(), { status: 'ready', storage: { full: false } });
   t.equal((await submit('after')).statusCode, 200);

@@ -30,7 +30,7 @@ t.test('a K endpoint checks the key before it reads or validates anything of the
   }
 });
 
-t.test("a key's invalid requests count against its rate", async (t) => {
+t.test("a key's invalid requests count against its account's rate", async (t) => {
   const { app, services } = await testApp(t);
   const business = await owner(services);
   const remaining = async (payload: InjectOptions['payload']) => {
@@ -42,5 +42,5 @@ t.test("a key's invalid requests count against its rate", async (t) => {
   t.equal(first.status, 400);
   t.equal(second.status, 400);
   t.ok(Number.isInteger(first.left), 'the refusal carries the rate headers');
-  t.equal(second.left, first.left - 1, 'each refused request took one from the key');
+  t.equal(second.left, first.left - 1, 'each refused request took one from the account');
 });

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
+import { issueLoginLink } from '../../src/dashboard/commands.js';
 import { createLogger } from '../../src/services.js';
 import { issueEmbedToken, verifyEmbedToken } from '../../src/embeddables/embed-token.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
@@ -175,4 +176,29 @@ t.test('a reply lists at most 100 details, then how many more there are: a small
   t.equal(schema.statusCode, 400);
   t.equal(schema.json().details.length, 101);
   t.same(schema.json().details.at(-1), { path: 'body.questions.100.type', message: 'and 50 more problems, not listed' });
+});
+
+t.test('no log line holds a login link’s token, an API key or a credential named in a query', async (t) => {
+  const log = capture();
+  const { app, services } = await testApp(t, { logger: log.logger });
+  const biz = await owner(services);
+  const { url } = await issueLoginLink(services, { accountId: biz.accountId });
+  const token = new URL(url).searchParams.get('t')!;
+  const page = await app.inject({ method: 'GET', url: `/dashboard/login?t=${encodeURIComponent(token)}`, headers: { accept: 'text/html' } });
+  t.equal(page.statusCode, 200, 'the link’s page was served');
+  await app.inject({ method: 'GET', url: `/dashboard/login?t=${token}&x=1` });
+  await app.inject({ method: 'GET', url: `/api/widgets?page=1&api_key=${biz.key}&access_token=hunter2-access&limit=5` });
+  await app.inject({ method: 'GET', url: `/nowhere/${biz.key}?token=hunter2-token` });
+  await app.inject({ method: 'GET', url: `/elsewhere/${token}` });
+  const signature = token.split('.').pop()!;
+  const all = log.lines.join('');
+  for (const secret of [signature, biz.key, 'hunter2-access', 'hunter2-token']) t.notOk(all.includes(secret), `${secret.slice(0, 8)}… is in no line`);
+  const urls = log.parsed().filter((line) => line.msg === 'incoming request').map((line) => line.req.url as string);
+  t.same(urls, [
+    '/dashboard/login?[redacted]',
+    '/dashboard/login?[redacted]',
+    '/api/widgets?page=1&api_key=[redacted]&access_token=[redacted]&limit=5',
+    '/nowhere/[redacted]?token=[redacted]',
+    '/elsewhere/[redacted]',
+  ], 'what the operator needs stays: the path and the harmless parameters');
 });

@@ -9,7 +9,7 @@ import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { createLogger, openServices } from '../../src/services.js';
 import { eventually } from '../support/eventually.js';
 import { admin, json } from '../support/processes.js';
-import { tempDir } from '../support/services.js';
+import { METRICS_TOKEN, metricsHeaders, tempDir } from '../support/services.js';
 
 const first = { id: 'e-1', position: 1n };
 
@@ -28,11 +28,11 @@ async function start(dir: string) {
   const lines: string[] = [];
   const sink = new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
   const logger = createLogger({ LOG_LEVEL: 'warn' }, sink);
-  const services = await openServices(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'warn' }), { logger });
+  const services = await openServices(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'warn', METRICS_TOKEN }), { logger });
   services.start();
   const app = await buildApp(services);
   const readyz = async () => {
-    const reply = await app.inject({ method: 'GET', url: '/readyz' });
+    const reply = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
     return { status: reply.statusCode, body: reply.json() };
   };
   const logged = () => lines.map((line) => JSON.parse(line) as { level: number; msg: string });

@@ -129,8 +129,8 @@ t.test('a projector process serves only health, readiness and metrics', async (t
   const dir = tempDir(t);
   const holder = await serve(t, dir, 'projector');
   const standby = await serve(t, dir, 'projector');
-  t.match((await holder.app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready', role: 'projector', lease: { held: true }, projections: { caught_up: true } });
-  t.match((await standby.app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready', role: 'projector', lease: { held: false } }, 'a standby is ready: ready to take over');
+  t.match((await holder.app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders })).json(), { status: 'ready', role: 'projector', lease: { held: true }, projections: { caught_up: true } });
+  t.match((await standby.app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders })).json(), { status: 'ready', role: 'projector', lease: { held: false } }, 'a standby is ready: ready to take over');
   t.same((await holder.app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' });
   t.equal((await holder.app.inject({ method: 'GET', url: '/metrics', headers: metricsHeaders })).statusCode, 200);
   for (const [method, url] of [['GET', '/api/widgets'], ['POST', '/api/widgets'], ['GET', '/api/openapi.json'], ['GET', '/embed.js']] as const) {
@@ -144,9 +144,9 @@ t.test('an api process is ready once the stored checkpoints have reached the hea
   const writer = await serve(t, dir, 'api', { projectionWaitMs: 0 });
   await openAccount(writer.services, { name: 'Unapplied', plan: 'free', scopes: ['forms:read'] });
   const { app } = await serve(t, dir, 'api');
-  const before = await app.inject({ method: 'GET', url: '/readyz' });
+  const before = await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders });
   t.match({ status: before.statusCode, body: before.json() }, { status: 503, body: { code: 'not_ready', role: 'api', lease: null, projections: { caught_up: false, position: '0', behind: true } } });
   await serve(t, dir, 'projector');
   t.ok(await eventually(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200), 'ready once a projector applied it');
-  t.match((await app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready', projections: { caught_up: true, behind: false } });
+  t.match((await app.inject({ method: 'GET', url: '/readyz', headers: metricsHeaders })).json(), { status: 'ready', projections: { caught_up: true, behind: false } });
 });

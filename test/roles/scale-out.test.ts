@@ -14,7 +14,7 @@ import { PROJECTOR_LEASE } from '../../src/kernel/feed/lease.js';
 import { owner, publishedWidget } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 import { startServer, type Server } from '../support/processes.js';
-import { snapshotReadModels, tempDir, testServices } from '../support/services.js';
+import { METRICS_TOKEN, metricsHeaders, snapshotReadModels, tempDir, testServices } from '../support/services.js';
 
 const SECRET = 'scale-out-test-secret-0123456789abcdef';
 const REDIS_URL = process.env.REDIS_URL;
@@ -60,7 +60,7 @@ t.test('1 projector (and 1 standing by) + 3 api processes on one DATA_DIR', asyn
   await setupApp.close();
   await setup.close();
 
-  const env = { DATA_DIR: dir, SECRET, TRUST_PROXY: 'true', ...(REDIS_URL ? { REDIS_URL, REDIS_TIMEOUT_MS: '2000' } : {}) };
+  const env = { DATA_DIR: dir, SECRET, TRUST_PROXY: 'true', METRICS_TOKEN, ...(REDIS_URL ? { REDIS_URL, REDIS_TIMEOUT_MS: '2000' } : {}) };
   const servers: Server[] = [];
   t.teardown(() => Promise.all(servers.map((server) => server.stop())));
   const start = async (role: string) => {
@@ -69,10 +69,10 @@ t.test('1 projector (and 1 standing by) + 3 api processes on one DATA_DIR', asyn
     return server;
   };
   const projector = await start('projector');
-  t.ok(await eventually(async () => (await call(projector, 'GET', '/readyz')).body.lease?.held === true), 'the first projector holds the lease');
+  t.ok(await eventually(async () => (await call(projector, 'GET', '/readyz', { headers: metricsHeaders })).body.lease?.held === true), 'the first projector holds the lease');
   const standby = await start('projector');
   const apis = await Promise.all([start('api'), start('api'), start('api')]);
-  t.match((await call(standby, 'GET', '/readyz')).body, { role: 'projector', lease: { held: false } }, 'the second one stands by');
+  t.match((await call(standby, 'GET', '/readyz', { headers: metricsHeaders })).body, { role: 'projector', lease: { held: false } }, 'the second one stands by');
   for (const api of apis) t.ok(await eventually(async () => (await call(api, 'GET', '/readyz')).status === 200), 'an api process is ready');
 
   t.test('a token from one instance is accepted by another', async (t) => {
@@ -136,7 +136,7 @@ t.test('1 projector (and 1 standing by) + 3 api processes on one DATA_DIR', asyn
     t.ok(await eventually(async () => (await shared(dir)).lease?.holder !== killedHolder, { everyMs: 20, deadlineMs: TAKEOVER_MS * 3 }), 'another projector took the lease');
     const takeoverMs = Date.now() - killedAt;
     t.ok(takeoverMs <= TAKEOVER_MS, `the standby took over ${takeoverMs} ms after the kill`);
-    t.match((await call(standby, 'GET', '/readyz')).body, { lease: { held: true } }, 'the standby is the holder now');
+    t.match((await call(standby, 'GET', '/readyz', { headers: metricsHeaders })).body, { lease: { held: true } }, 'the standby is the holder now');
     t.ok(await eventually(() => acked.length >= ackedBefore + 60, { everyMs: 5 }), 'submissions go on being acknowledged');
     stop = true;
     await Promise.all(workers);

@@ -11,10 +11,21 @@ const SCOPES = [
   ['webhooks:write', 'Manage webhook endpoints'],
 ];
 const DEFAULT_SCOPES = new Set(['forms:read', 'responses:read']);
+/** Keys a page of the list holds; the list is paged newest first, and more pages are shown on request. */
+const KEYS_PAGE = 50;
+
+/** The first `pages` pages of the account's keys, and how many there are in all. */
+async function loadKeys(pages) {
+  const first = await api(`/keys?page=1&limit=${KEYS_PAGE}`);
+  let list = first.keys;
+  for (let page = 2; page <= Math.min(pages, first.pagination.totalPages); page++) list = list.concat((await api(`/keys?page=${page}&limit=${KEYS_PAGE}`)).keys);
+  return { list, total: first.pagination.total };
+}
 
 export async function render(container, { session, isCurrent }) {
   document.title = 'Developers · Settings · Feedback';
-  const [keys, webhooks] = await Promise.all([api('/keys'), api('/webhooks').catch(() => ({ endpoints: [] }))]);
+  let pages = 1;
+  const [keys, webhooks] = await Promise.all([loadKeys(pages), api('/webhooks').catch(() => ({ endpoints: [] }))]);
   if (!isCurrent()) return;
 
   const header = pageHeader('Developers', { eyebrow: 'Settings', meta: 'API keys for the REST API, and where webhooks go' });
@@ -24,7 +35,7 @@ export async function render(container, { session, isCurrent }) {
 
   const keysArea = h('div');
   const created = h('div', { class: 'created-key', 'aria-live': 'polite' });
-  const drawKeys = (list) => {
+  const drawKeys = ({ list, total }) => {
     if (list.length === 0) {
       clear(keysArea, emptyState('No API keys yet', 'Create one above to call the REST API from your own code.'));
       return;
@@ -51,9 +62,24 @@ export async function render(container, { session, isCurrent }) {
           },
         ],
       }),
+      list.length < total ? moreButton(total - list.length) : null,
     );
   };
-  const reload = async () => drawKeys((await api('/keys')).keys);
+  const reload = async () => drawKeys(await loadKeys(pages));
+  const moreButton = (left) => {
+    const button = h('button', { type: 'button', class: 'btn btn-secondary btn-small' }, `Show more keys (${left} older)`);
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      pages += 1;
+      try {
+        await reload();
+      } catch (error) {
+        button.disabled = false;
+        clear(created, notice(errorMessage(error), 'danger'));
+      }
+    });
+    return button;
+  };
   const revokeButton = (key) => {
     const button = h('button', { type: 'button', class: 'btn btn-danger-ghost btn-small', 'aria-label': `Revoke ${key.name || key.prefix}` }, 'Revoke');
     button.addEventListener('click', async () => {
@@ -76,7 +102,7 @@ export async function render(container, { session, isCurrent }) {
     });
     return button;
   };
-  drawKeys(keys.keys);
+  drawKeys(keys);
 
   const nameInput = h('input', { type: 'text', id: 'key-name', name: 'name', required: true, maxlength: '100', placeholder: 'e.g. CRM sync', autocomplete: 'off' });
   const scopeBoxes = SCOPES.map(([scope, text]) =>
