@@ -99,8 +99,8 @@ export async function* csvChunks(store: ReadModelStore, parentId: string, questi
 
 /** A response as the API shows it (spec 2.6), without the read model's own fields. */
 function record(doc: Doc): Record<string, unknown> {
-  const { id, widget_id, form_id, answers, submitted_at, metadata, consent_record } = doc;
-  return { id, widget_id, form_id, answers, submitted_at, metadata, consent_record };
+  const { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record } = doc;
+  return { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record };
 }
 
 /** The NDJSON download: one response per line, as the API shows it. */

@@ -23,20 +23,46 @@ export const Settings = z.object({
   prevent_duplicates: z.boolean(),
 });
 
-const question = { id: z.string(), title: z.string(), required: z.boolean() };
+const question = { id: z.string(), title: z.string(), required: z.boolean(), description: z.string().optional() };
+const options = z.array(z.object({ id: z.string(), label: z.string() }));
 
-/** The question types widgets and forms both store; forms add `consent`. */
+/**
+ * The question types widgets and forms both store; forms add `consent`.
+ * Version 4 of their events added `description` to every question, settings
+ * to the text types and single choice, and the types from `phone` to
+ * `statement`: a superset, so every question stored before reads as it was.
+ */
 export const questionTypes = [
   z.object({ ...question, type: z.literal('star_rating'), starRatingSettings: z.object({ maxStars: z.number().int() }) }),
   z.object({ ...question, type: z.literal('nps') }),
-  z.object({ ...question, type: z.literal('long_text') }),
-  z.object({ ...question, type: z.literal('short_text') }),
+  z.object({ ...question, type: z.literal('long_text'), max_length: z.number().int().optional() }),
+  z.object({ ...question, type: z.literal('short_text'), max_length: z.number().int().optional() }),
   z.object({ ...question, type: z.literal('email') }),
-  z.object({ ...question, type: z.literal('single_choice'), choices: z.array(z.object({ id: z.string(), label: z.string() })) }),
+  z.object({ ...question, type: z.literal('phone'), default_country: z.string().optional() }),
+  z.object({ ...question, type: z.literal('url') }),
+  z.object({ ...question, type: z.literal('number'), min: z.number().optional(), max: z.number().optional(), integer: z.boolean().optional() }),
+  z.object({ ...question, type: z.literal('date'), min: z.string().optional(), max: z.string().optional() }),
+  z.object({ ...question, type: z.literal('single_choice'), choices: options, display: z.enum(['radio', 'dropdown']).optional() }),
+  z.object({ ...question, type: z.literal('multiple_choice'), choices: options, min_selected: z.number().int().optional(), max_selected: z.number().int().optional() }),
+  z.object({
+    ...question,
+    type: z.literal('opinion_scale'),
+    start: z.number().int(),
+    end: z.number().int(),
+    start_label: z.string().optional(),
+    end_label: z.string().optional(),
+  }),
+  z.object({ ...question, type: z.literal('yes_no') }),
+  z.object({ ...question, type: z.literal('ranking'), choices: options }),
+  z.object({ ...question, type: z.literal('matrix'), rows: options, columns: options }),
+  z.object({ ...question, type: z.literal('statement') }),
   z.object({ ...question, type: z.literal('severity') }),
 ] as const;
 
 export const ConsentQuestion = z.object({ ...question, type: z.literal('consent'), text: z.string() });
+
+/** Version 4: the names of hidden fields a submission may carry, and where the visitor goes after submitting (null: nowhere). */
+export const Followups = { hidden_fields: z.array(z.string()), redirect_url: z.string().nullable() };
 
 /**
  * Settings grew `rate_limit`, `honeypot` and `prevent_duplicates` after
@@ -80,4 +106,16 @@ export const themedUpdatedHistory = {
       return changes?.theme === undefined ? data : { ...data, changes: { ...changes, theme: themeOfVersion2(changes.theme) } };
     },
   },
+};
+
+/** The versions of a `*Created` event that stores questions (widgets, forms): version 4 added hidden fields and the redirect, none and null before. */
+export const questionedCreatedHistory = {
+  version: 4,
+  upcasters: { ...themedCreatedHistory.upcasters, 3: (data: JsonObject) => ({ ...data, hidden_fields: [], redirect_url: null }) },
+};
+
+/** The versions of an `*Updated` event that may change questions: version 3's changes read as they were. */
+export const questionedUpdatedHistory = {
+  version: 4,
+  upcasters: { ...themedUpdatedHistory.upcasters, 3: (data: JsonObject) => data },
 };

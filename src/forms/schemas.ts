@@ -18,6 +18,8 @@ export const CreateFormBody = z.strictObject({ ...PresentationPatch, questions: 
         { id: 'consent', type: 'consent', title: 'Consent', text: 'I agree that Example Ltd may send me its monthly newsletter. I can unsubscribe at any time.', required: true },
       ],
       settings: { closes_at: '2027-01-31T23:59:59Z' },
+      hidden_fields: ['utm_source'],
+      redirect_url: 'https://example.com/welcome?email={{email}}&from={{utm_source}}',
     },
   ],
 });
