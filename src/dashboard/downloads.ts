@@ -52,33 +52,52 @@ export interface Column {
 interface StoredQuestion {
   id: string;
   title: string;
+  type?: string;
+  rows?: Array<{ id: string; label: string }>;
 }
 
 /** Metadata fields in the order the stored shape names them (spec 2.7); a field the plan did not record is an empty cell. */
 export const METADATA_FIELDS = Object.keys(ResponseMetadata.shape);
 
+/** A list answer (multiple choice, ranking) in one cell: its choice ids in order, joined by `; `. */
+export const LIST_SEPARATOR = '; ';
+
 /**
  * The CSV's columns: `id`, `submitted_at`, one per current question headed
- * by its title, then `metadata.<field>` for each metadata field. A title two
+ * by its title (a matrix one per row, headed `<title> [<row label>]`; a
+ * statement, which takes no answer, none), `hidden.<name>` for each declared
+ * hidden field, then `metadata.<field>` for each metadata field. A title two
  * columns share (two questions, or a question named like another column) is
  * followed by its question id in parentheses, so every header names one
  * column. Answers to questions the object no longer has are in the NDJSON
  * download, which holds every answer as stored.
  */
-export function csvColumns(questions: StoredQuestion[]): Column[] {
-  const fixed = ['id', 'submitted_at', ...METADATA_FIELDS.map((field) => `metadata.${field}`)];
+export function csvColumns(questions: StoredQuestion[], hiddenFields: readonly string[] = []): Column[] {
+  const hiddenHeaders = hiddenFields.map((name) => `hidden.${name}`);
+  const fixed = ['id', 'submitted_at', ...hiddenHeaders, ...METADATA_FIELDS.map((field) => `metadata.${field}`)];
+  const answered = questions.filter((q) => q.type !== 'statement');
   const uses = new Map<string, number>();
-  for (const title of [...fixed, ...questions.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
+  for (const title of [...fixed, ...answered.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
   // Own answers only: a question id may be the name of something every object inherits (toString, constructor).
+  const own = (record: unknown, id: string) => {
+    const values = (record ?? {}) as Record<string, unknown>;
+    return typeof values === 'object' && Object.hasOwn(values, id) ? values[id] : undefined;
+  };
   const answerTo = (response: Doc, id: string) => {
-    const answers = (response.answers ?? {}) as Record<string, unknown>;
-    return Object.hasOwn(answers, id) ? answers[id] : undefined;
+    const answer = own(response.answers, id);
+    return Array.isArray(answer) ? answer.join(LIST_SEPARATOR) : answer;
   };
   const metadata = (response: Doc) => (response.metadata ?? {}) as Record<string, unknown>;
+  const questionColumns = (q: StoredQuestion): Column[] => {
+    const header = uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title;
+    if (q.type === 'matrix') return (q.rows ?? []).map((row) => ({ header: `${header} [${row.label}]`, cell: (r) => own(own(r.answers, q.id), row.id) }));
+    return [{ header, cell: (r) => answerTo(r, q.id) }];
+  };
   return [
     { header: 'id', cell: (r) => r.id },
     { header: 'submitted_at', cell: (r) => r.submitted_at },
-    ...questions.map((q): Column => ({ header: uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title, cell: (r) => answerTo(r, q.id) })),
+    ...answered.flatMap(questionColumns),
+    ...hiddenFields.map((name, i): Column => ({ header: hiddenHeaders[i]!, cell: (r) => own(r.hidden, name) })),
     ...METADATA_FIELDS.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
   ];
 }
@@ -89,8 +108,8 @@ const CSV = { record_delimiter: 'windows', quoted_match: /[\r\n]/ } as const;
 const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(cell)));
 
 /** The CSV download, as text chunks: the header, then one chunk per page of responses. */
-export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery): AsyncGenerator<string> {
-  const columns = csvColumns(questions);
+export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery, hiddenFields: readonly string[] = []): AsyncGenerator<string> {
+  const columns = csvColumns(questions, hiddenFields);
   yield stringify([row(columns.map((c) => c.header))], CSV);
   for await (const page of responsePages(store, parentId, query)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
