@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import type { App } from '../../src/http/app.js';
-import { owner, testApp, tokenFor, type Owner } from '../support/app.js';
+import { ALL_SCOPES, owner, testApp, tokenFor, type Owner } from '../support/app.js';
+import { eventually } from '../support/eventually.js';
 import { EVERY_TYPE, SENT, STORED } from '../support/every-type.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
@@ -148,4 +151,29 @@ t.test('settings are checked when a form or widget is created or updated', async
   t.strictSame(response.hidden, { user_id: 'u-42' });
   const withConsent = await app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'custom', title: 'W', questions: EVERY_TYPE } });
   t.equal(withConsent.statusCode, 400, 'but not consent');
+});
+
+t.test('the response.created webhook carries every answer as stored and the hidden values', async (t) => {
+  const received: string[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      received.push(body);
+      response.statusCode = 204;
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { app, services } = await testApp(t, { env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  const biz = await owner(services, 'business', [...ALL_SCOPES, 'webhooks:write']);
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  t.equal((await app.inject({ method: 'POST', url: '/api/webhooks', headers: biz.headers, payload: { url, events: ['response.created'] } })).statusCode, 201);
+  const id = await publishedForm(app, biz, { hidden_fields: ['utm_source'] });
+  t.equal((await submit(app, id, { answers: SENT, hidden: { utm_source: 'ads' } })).statusCode, 200);
+  t.ok(await eventually(() => received.length > 0, { deadlineMs: 10_000 }), 'delivered');
+  const payload = JSON.parse(received[0]!);
+  t.strictSame(payload.data.answers, STORED);
+  t.strictSame(payload.data.hidden, { utm_source: 'ads' });
 });
