@@ -15,7 +15,8 @@ export type FormDoc = EmbeddableDocOf<FormCreated, 'form_id'>;
 export const formsProjection: Projection<DomainEvent> = withSummaries(FORM_SUMMARIES, FORMS, {
   name: 'forms',
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
-  version: 2,
+  // 3: hidden fields and the redirect.
+  version: 3,
   collections: [{ name: FORMS, indexes: [] }],
   project(event) {
     switch (event.type) {

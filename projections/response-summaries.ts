@@ -29,7 +29,7 @@ export const countersCollection = (name: string): CollectionSpec => ({ name, ind
 
 export type ParentKind = 'widget' | 'form' | 'poll';
 /** What a counter counts, within its scope (an object, or an account for the overview). */
-export type Dimension = 'total' | 'day' | 'answer' | 'option' | 'device' | 'browser' | 'country';
+export type Dimension = 'total' | 'day' | 'answer' | 'answered' | 'rank' | 'option' | 'device' | 'browser' | 'country';
 /** The metadata fields broken down, as stored (src/submissions/metadata.ts). */
 export const BREAKDOWNS = ['device', 'browser', 'country'] as const;
 
@@ -131,6 +131,8 @@ export const utcDay = (iso: string): string => (UTC_TIME.test(iso) ? iso.slice(0
  * text a visitor wrote is copied here.
  */
 const TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+/** A calendar day as a date question stores it. */
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const counted = (value: unknown): value is string | number | boolean =>
   typeof value === 'number' ? Number.isFinite(value) : typeof value === 'boolean' || (typeof value === 'string' && TOKEN.test(value));
 
@@ -179,7 +181,23 @@ export function responseCounted(
   const counters: Contribution['counters'] = [];
   for (const [question, answer] of Object.entries(response.answers)) {
     // Summaries read an answer's counter by the id of a value the question allows, never by its stored value: a text one is not kept.
-    if (counted(answer)) counters.push({ dim: 'answer', key: question, value: answer, stored: typeof answer === 'string' ? null : answer });
+    // A day (a date answer) is no one's words, and is kept, for the counts per day to be read by range.
+    if (counted(answer)) counters.push({ dim: 'answer', key: question, value: answer, stored: typeof answer === 'string' && !DAY.test(answer) ? null : answer });
+    else if (Array.isArray(answer)) {
+      // Choices picked (multiple choice) or ranked (ranking): each choice once, and each at its place, counted from 1 (kept: a place is a number).
+      counters.push({ dim: 'answered', key: question, value: null });
+      answer.forEach((choice, place) => {
+        if (!counted(choice)) return;
+        counters.push({ dim: 'answer', key: question, value: choice, stored: null });
+        counters.push({ dim: 'rank', key: `${question}.${String(choice)}`, value: place + 1 });
+      });
+    } else if (isObject(answer)) {
+      // A matrix: each row's column, under `<question>.<row>` (ids hold no dot, so no key of another question's).
+      counters.push({ dim: 'answered', key: question, value: null });
+      for (const [row, column] of Object.entries(answer)) {
+        if (counted(column) && TOKEN.test(row)) counters.push({ dim: 'answer', key: `${question}.${row}`, value: column, stored: null });
+      }
+    }
   }
   // A field the owner's plan did not record is absent and not counted; one recorded but not known is null, counted as unknown.
   const recorded = response.metadata as Record<string, unknown>;

@@ -15,7 +15,8 @@ export type WidgetDoc = EmbeddableDocOf<WidgetCreated, 'widget_id'>;
 export const widgetsProjection: Projection<DomainEvent> = withSummaries(WIDGET_SUMMARIES, WIDGETS, {
   name: 'widgets',
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
-  version: 2,
+  // 3: hidden fields and the redirect.
+  version: 3,
   collections: [{ name: WIDGETS, indexes: [] }],
   project(event) {
     switch (event.type) {

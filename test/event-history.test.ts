@@ -111,3 +111,11 @@ t.test('a version 1 event written after settings grew keeps the settings it carr
     t.same(catalog.parse(stored(asVersion1, 1n))!.data, catalog.parse(stored(current, 1n))!.data, type);
   }
 });
+
+t.test('widgets and forms stored before hidden fields and redirects read as having none', async (t) => {
+  for (const type of ['WidgetCreated', 'FormCreated']) {
+    const old = fixtures.find((f) => f.file === `${type}.v3.json`)!;
+    const event = catalog.parse(stored(old, 1n))!;
+    t.match(event.data, { hidden_fields: [], redirect_url: null, questions: old.data.questions }, type);
+  }
+});

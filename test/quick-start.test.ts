@@ -60,7 +60,7 @@ t.test('the Quick start runs top to bottom against a fresh server', async (t) =>
 
   const replies = outputs.flatMap((output) => output.split('\n')).filter((line) => line.startsWith('{'));
   const published = replies.map((line) => JSON.parse(line)).filter((reply) => reply.published === true);
-  t.equal(published.length, 3, 'the widget, the form and the poll are published');
+  t.equal(published.length, 4, 'the widget, the two forms and the poll are published');
   t.match(outputs.join('\n'), /<script src="http:\/\/127\.0\.0\.1:\d+\/embed\.js" data-widget="wgt_\w+" async><\/script>/, 'the embed tag is printed with the widget id');
   const responses = replies.map((line) => JSON.parse(line)).find((reply) => Array.isArray(reply.responses));
   t.match(responses?.responses, [{ answers: { email: 'ada@example.com', consent: true }, consent_record: { consent_given: true, consent_text: /^I agree that Acme/ } }], 'the submitted response is read back with its consent record');

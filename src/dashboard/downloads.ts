@@ -58,11 +58,18 @@ export interface Column {
 interface StoredQuestion {
   id: string;
   title: string;
+  type?: string;
+  rows?: Array<{ id: string; label: string }>;
 }
+
+/** A list answer (multiple choice, ranking) in one cell: its choice ids in order, joined by `; `. */
+export const LIST_SEPARATOR = '; ';
 
 /**
  * The CSV's columns: `id`, `submitted_at`, one per current question headed
- * by its title, then `metadata.<field>` for each metadata field the
+ * by its title (a matrix one per row, headed `<title> [<row label>]`; a
+ * statement, which takes no answer, none), `hidden.<name>` for each declared
+ * hidden field, then `metadata.<field>` for each metadata field the
  * account's plan records (a field of a higher plan would be a column empty in
  * every row; a response kept from a time on a higher plan has those fields in
  * the NDJSON download). A title two
@@ -71,21 +78,33 @@ interface StoredQuestion {
  * column. Answers to questions the object no longer has are in the NDJSON
  * download, which holds every answer as stored.
  */
-export function csvColumns(questions: StoredQuestion[], plan: Plan): Column[] {
+export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = []): Column[] {
   const fields = RECORDED_FIELDS[plan];
-  const fixed = ['id', 'submitted_at', ...fields.map((field) => `metadata.${field}`)];
+  const hiddenHeaders = hiddenFields.map((name) => `hidden.${name}`);
+  const fixed = ['id', 'submitted_at', ...hiddenHeaders, ...fields.map((field) => `metadata.${field}`)];
+  const answered = questions.filter((q) => q.type !== 'statement');
   const uses = new Map<string, number>();
-  for (const title of [...fixed, ...questions.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
+  for (const title of [...fixed, ...answered.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
   // Own answers only: a question id may be the name of something every object inherits (toString, constructor).
+  const own = (record: unknown, id: string) => {
+    const values = (record ?? {}) as Record<string, unknown>;
+    return typeof values === 'object' && Object.hasOwn(values, id) ? values[id] : undefined;
+  };
   const answerTo = (response: Doc, id: string) => {
-    const answers = (response.answers ?? {}) as Record<string, unknown>;
-    return Object.hasOwn(answers, id) ? answers[id] : undefined;
+    const answer = own(response.answers, id);
+    return Array.isArray(answer) ? answer.join(LIST_SEPARATOR) : answer;
   };
   const metadata = (response: Doc) => (response.metadata ?? {}) as Record<string, unknown>;
+  const questionColumns = (q: StoredQuestion): Column[] => {
+    const header = uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title;
+    if (q.type === 'matrix') return (q.rows ?? []).map((row) => ({ header: `${header} [${row.label}]`, cell: (r) => own(own(r.answers, q.id), row.id) }));
+    return [{ header, cell: (r) => answerTo(r, q.id) }];
+  };
   return [
     { header: 'id', cell: (r) => r.id },
     { header: 'submitted_at', cell: (r) => r.submitted_at },
-    ...questions.map((q): Column => ({ header: uses.get(q.title)! > 1 ? `${q.title} (${q.id})` : q.title, cell: (r) => answerTo(r, q.id) })),
+    ...answered.flatMap(questionColumns),
+    ...hiddenFields.map((name, i): Column => ({ header: hiddenHeaders[i]!, cell: (r) => own(r.hidden, name) })),
     ...fields.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
   ];
 }
@@ -100,8 +119,8 @@ const CSV = { record_delimiter: 'windows', quoted: true, quoted_empty: true } as
 const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(cell)));
 
 /** The CSV download, as text chunks: the header, then one chunk per page of responses. */
-export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery, plan: Plan): AsyncGenerator<string> {
-  const columns = csvColumns(questions, plan);
+export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery, plan: Plan, hiddenFields: readonly string[] = []): AsyncGenerator<string> {
+  const columns = csvColumns(questions, plan, hiddenFields);
   yield stringify([row(columns.map((c) => c.header))], CSV);
   for await (const page of responsePages(store, parentId, query)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
@@ -110,8 +129,8 @@ export async function* csvChunks(store: ReadModelStore, parentId: string, questi
 
 /** A response as the API shows it (spec 2.6), without the read model's own fields. */
 function record(doc: Doc): Record<string, unknown> {
-  const { id, widget_id, form_id, answers, submitted_at, metadata, consent_record } = doc;
-  return { id, widget_id, form_id, answers, submitted_at, metadata, consent_record };
+  const { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record } = doc;
+  return { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record };
 }
 
 /** The NDJSON download: one response per line, as the API shows it. */

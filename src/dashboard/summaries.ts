@@ -21,6 +21,14 @@ export const QuestionSummary = z.object({
   nps: z.object({ score: z.number().int().nullable(), promoters: z.number().int(), passives: z.number().int(), detractors: z.number().int() }).optional(),
   rating: z.object({ average: z.number().nullable(), distribution: z.array(ValueCount) }).optional(),
   choices: z.array(ValueCount).optional(),
+  /** Numbers: the mean of the answers, and how many gave each value, ascending. */
+  number: z.object({ average: z.number().nullable(), distribution: z.array(ValueCount) }).optional(),
+  /** Ranking: each choice's mean place (1 = top), best first. */
+  ranking: z.array(z.object({ value: z.string(), label: z.string(), average_rank: z.number().nullable(), count: z.number().int() })).optional(),
+  /** Matrix: per row, how many picked each column. */
+  matrix: z.array(z.object({ row: z.string(), label: z.string(), answered: z.number().int(), columns: z.array(ValueCount) })).optional(),
+  /** Dates: how many answers name each day, oldest first. */
+  dates: z.array(Day).optional(),
 });
 
 export const ObjectSummary = z.object({
@@ -90,8 +98,15 @@ interface StoredQuestion {
   title: string;
   type: string;
   choices?: Array<{ id: string; label: string }>;
+  rows?: Array<{ id: string; label: string }>;
+  columns?: Array<{ id: string; label: string }>;
   starRatingSettings?: { maxStars: number };
+  start?: number;
+  end?: number;
 }
+
+/** Distinct values read for a number's or a date's summary: each is one counter. */
+const DISTINCT_VALUES = 10_000;
 
 async function questionSummary(store: ReadModelStore, scope: string, question: StoredQuestion): Promise<z.infer<typeof QuestionSummary>> {
   const base = { question_id: question.id, title: question.title, type: question.type };
@@ -99,6 +114,16 @@ async function questionSummary(store: ReadModelStore, scope: string, question: S
   const counts = async (values: Array<string | number | boolean>) =>
     Promise.all(values.map(async (value) => ({ value, count: await counter(store, RESPONSE_SUMMARIES, scope, 'answer', question.id, value) })));
   const answered = (rows: Array<{ count: number }>) => rows.reduce((sum, row) => sum + row.count, 0);
+  const labelled = (options: Array<{ id: string; label: string }>, rows: Array<{ value: string | number | boolean; count: number }>) => rows.map((row, i) => ({ ...row, label: options[i]!.label }));
+  /** Every counter of a key, with the values they keep (numbers, days, places). */
+  const kept = async (dim: Dimension, key: string) =>
+    ((await store.find(RESPONSE_SUMMARIES, { scope, dim, key }, { limit: DISTINCT_VALUES })) as unknown as Counter[]).filter((c) => c.value !== null);
+  const scale = async (from: number, to: number) => {
+    const rows = await counts(Array.from({ length: to - from + 1 }, (_, i) => i + from));
+    const n = answered(rows);
+    const sum = rows.reduce((s, r) => s + (r.value as number) * r.count, 0);
+    return { answered: n, rating: { average: average(sum, n), distribution: rows } };
+  };
   switch (question.type) {
     case 'nps': {
       const rows = await counts(Array.from({ length: 11 }, (_, i) => i));
@@ -109,17 +134,62 @@ async function questionSummary(store: ReadModelStore, scope: string, question: S
       const n = answered(rows);
       return { ...base, answered: n, nps: { score: npsScore(promoters, detractors, n), promoters, passives, detractors } };
     }
-    case 'star_rating': {
-      const max = question.starRatingSettings?.maxStars ?? 5;
-      const rows = await counts(Array.from({ length: max }, (_, i) => i + 1));
-      const n = answered(rows);
-      const sum = rows.reduce((s, r) => s + (r.value as number) * r.count, 0);
-      return { ...base, answered: n, rating: { average: average(sum, n), distribution: rows } };
-    }
+    case 'star_rating':
+      return { ...base, ...(await scale(1, question.starRatingSettings?.maxStars ?? 5)) };
+    case 'opinion_scale':
+      return { ...base, ...(await scale(question.start ?? 1, question.end ?? 5)) };
     case 'single_choice': {
       const choices = question.choices ?? [];
       const rows = await counts(choices.map((c) => c.id));
-      return { ...base, answered: answered(rows), choices: rows.map((row, i) => ({ ...row, label: choices[i]!.label })) };
+      return { ...base, answered: answered(rows), choices: labelled(choices, rows) };
+    }
+    case 'yes_no': {
+      const rows = await counts([true, false]);
+      return { ...base, answered: answered(rows), choices: rows };
+    }
+    case 'multiple_choice': {
+      const choices = question.choices ?? [];
+      const [n, rows] = await Promise.all([counter(store, RESPONSE_SUMMARIES, scope, 'answered', question.id), counts(choices.map((c) => c.id))]);
+      return { ...base, answered: n, choices: labelled(choices, rows) };
+    }
+    case 'ranking': {
+      const choices = question.choices ?? [];
+      const [n, places] = await Promise.all([
+        counter(store, RESPONSE_SUMMARIES, scope, 'answered', question.id),
+        Promise.all(choices.map((c) => kept('rank', `${question.id}.${c.id}`))),
+      ]);
+      const ranking = choices.map((c, i) => {
+        const found = places[i]!;
+        const count = found.reduce((sum, p) => sum + p.count, 0);
+        return { value: c.id, label: c.label, average_rank: average(found.reduce((sum, p) => sum + Number(p.value) * p.count, 0), count), count };
+      });
+      ranking.sort((a, b) => (a.average_rank ?? Infinity) - (b.average_rank ?? Infinity));
+      return { ...base, answered: n, ranking };
+    }
+    case 'matrix': {
+      const columns = question.columns ?? [];
+      const [n, matrix] = await Promise.all([
+        counter(store, RESPONSE_SUMMARIES, scope, 'answered', question.id),
+        Promise.all(
+          (question.rows ?? []).map(async (row) => {
+            const cells = await Promise.all(columns.map(async (c) => ({ value: c.id, label: c.label, count: await counter(store, RESPONSE_SUMMARIES, scope, 'answer', `${question.id}.${row.id}`, c.id) })));
+            return { row: row.id, label: row.label, answered: answered(cells), columns: cells };
+          }),
+        ),
+      ]);
+      return { ...base, answered: n, matrix };
+    }
+    case 'number': {
+      const values = (await kept('answer', question.id)).filter((c) => typeof c.value === 'number');
+      values.sort((a, b) => (a.value as number) - (b.value as number));
+      const n = answered(values);
+      const sum = values.reduce((s, c) => s + (c.value as number) * c.count, 0);
+      return { ...base, answered: n, number: { average: average(sum, n), distribution: values.map((c) => ({ value: c.value, count: c.count })) } };
+    }
+    case 'date': {
+      const days = (await kept('answer', question.id)).filter((c) => typeof c.value === 'string');
+      days.sort((a, b) => String(a.value).localeCompare(String(b.value)));
+      return { ...base, answered: answered(days), dates: days.map((c) => ({ day: String(c.value), count: c.count })) };
     }
     case 'severity': {
       const rows = await counts([...SEVERITIES]);
@@ -130,7 +200,7 @@ async function questionSummary(store: ReadModelStore, scope: string, question: S
       return { ...base, answered: answered(rows), choices: rows };
     }
     default:
-      // Text and email answers are read in the responses, not counted per value.
+      // Text, email, phone and URL answers are read in the responses, not counted per value; a statement takes none.
       return base;
   }
 }

@@ -175,14 +175,14 @@
     '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(var(--visible-width,100vw) - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
     '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;margin:10px 0 4px}' +
     '.body{overflow-y:auto;overscroll-behavior:contain;padding:0 18px 18px}.inline .body{padding-top:18px}' +
-    'h2{font-size:18px;line-height:1.3;margin:0 0 4px}p{margin:0 0 12px}' +
+    'h2{font-size:18px;line-height:1.3;margin:0 0 4px}h3{font-size:16px}p{margin:0 0 12px}' +
     'button{font:inherit;color:inherit;cursor:pointer;border-radius:8px;border:1px solid var(--line);background:transparent;min-height:44px;padding:8px 14px}' +
     ':focus-visible,input:focus-visible+span{outline:3px solid var(--primary);outline-offset:2px}' +
     '.launcher{background:var(--primary);color:var(--on-primary);border:0;border-radius:24px;min-height:48px;min-width:48px;display:flex;gap:6px;align-items:center;justify-content:center;box-shadow:0 4px 14px rgba(0,0,0,.25)}' +
     '.primary{background:var(--primary);color:var(--on-primary);border-color:var(--primary);width:100%;font-weight:600}' +
     '.close{border:0;width:44px;height:44px;padding:10px;flex:none}' +
     '.q{margin:0 0 16px;border:0;padding:0;min-width:0}.label{display:block;font-weight:600;margin:0 0 6px;padding:0}.req{color:var(--err);padding-left:2px}' +
-    'input[type=text],input[type=email],textarea,select{display:block;width:100%;font:inherit;font-size:16px;color:inherit;background:transparent;min-height:44px;padding:9px 12px;border:1px solid var(--line);border-radius:8px;margin:0}' +
+    'input:not([type=radio]):not([type=checkbox]),textarea,select{display:block;width:100%;font:inherit;font-size:16px;color:inherit;background:transparent;min-height:44px;padding:9px 12px;border:1px solid var(--line);border-radius:8px;margin:0}' +
     'select option{color:#111827;background:#fff}' +
     '[aria-invalid=true]{border:2px solid var(--err)!important}' +
     '.scale{display:flex;gap:4px}.scale label{flex:1 1 0;min-width:0;position:relative;max-width:56px}.stars label{flex:0 1 44px}' +
@@ -194,6 +194,10 @@
     '.ends{display:flex;justify-content:space-between;font-size:14px;margin-top:4px}' +
     '.check{display:flex;gap:10px;align-items:flex-start;min-height:44px;padding:10px 0;cursor:pointer}' +
     '.check input{width:24px;height:24px;margin:0;flex:none;accent-color:var(--primary)}' +
+    '.desc{margin:0 0 8px;font-size:14px}.opts{display:flex;flex-direction:column}.row{border:0;padding:0;margin:0 0 8px;min-width:0}.row legend{padding:0;margin-bottom:4px}' +
+    '.pills{flex-direction:row;flex-wrap:wrap;gap:6px}.pills label{position:relative;flex:1 1 auto}.pills input{position:absolute;inset:0;opacity:0;margin:0;width:100%;height:100%;cursor:pointer}' +
+    '.pills span{display:flex;align-items:center;justify-content:center;min-height:44px;padding:0 12px;border:1px solid var(--line);border-radius:8px}.pills input:checked+span{background:var(--primary);color:var(--on-primary);border-color:var(--primary)}' +
+    '.rank{list-style:none;margin:0;padding:0}.rank li{display:flex;align-items:center;gap:6px;border:1px solid var(--line);border-radius:8px;padding:4px 4px 4px 12px;margin-bottom:6px;cursor:grab}.rank .grow{flex:1}.rank button{min-width:44px;padding:0}' +
     '.error{color:var(--err);font-size:14px;margin-top:4px}.error:empty{display:none}' +
     '.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
     '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
@@ -264,74 +268,190 @@
   /** The asterisk of a required question, joined to its last word (U+2060) so it never wraps alone; `required` tells assistive technology. */
   var REQUIRED = function () { return h('span', { class: 'req', 'aria-hidden': 'true', text: '\u2060*' }); };
 
-  /** A row of radios (stars, NPS): arrow keys move the choice, as in any radio group. */
-  function scale(q, qid, from, to, name, stars) {
-    var chosen;
-    var labels = [];
-    var radios = [];
-    for (var n = from; n <= to; n++) (function (n) {
-      var radio = h('input', { type: 'radio', name: qid, value: String(n), 'aria-label': name(n), required: q.required, onchange: function () {
-        chosen = n;
-        labels.forEach(function (l, i) { l.lastChild.className = stars && i < n ? 'lit' : ''; });
-      } });
-      radios.push(radio);
-      labels.push(h('label', {}, [radio, h('span', { 'aria-hidden': 'true' }, [stars ? icon('star', '28') : String(n)])]));
-    })(n);
-    var ends = q.type === 'nps' ? h('div', { class: 'ends', id: qid + '-ends' }, [h('span', { text: '0 · Not likely' }), h('span', { text: 'Very likely · 10' })]) : null;
+  /** A question's title (with its asterisk) and description, the id its description goes by. */
+  function titled(q, qid, tag, attrs) {
+    return [h(tag, Object.assign({ class: 'label' }, attrs), [q.title, q.required ? REQUIRED() : null]), q.description ? h('p', { class: 'desc', id: qid + '-desc', text: q.description }) : null];
+  }
+  /** A fieldset of radios or checkboxes, one per option, each a real input inside its label. */
+  function group(q, qid, options, type, cls) {
+    var inputs = options.map(function (o) { return h('input', { type: type, name: qid, value: String(o.id) }); });
     return {
-      el: h('fieldset', { class: 'q', 'aria-describedby': (ends ? qid + '-ends ' : '') + qid + '-error' }, [
-        h('legend', { class: 'label' }, [q.title, q.required ? REQUIRED() : null]),
-        h('div', { class: 'scale' + (stars ? ' stars' : '') }, labels),
-        ends,
-      ]),
-      controls: radios,
-      value: function () { return chosen; },
+      el: h('fieldset', { class: 'q' }, titled(q, qid, 'legend').concat([h('div', { class: cls || 'opts' }, options.map(function (o, i) {
+        return h('label', { class: cls ? null : 'check' }, [inputs[i], h('span', { text: o.label })]);
+      }))])),
+      controls: inputs,
+      picked: function () { return inputs.filter(function (i) { return i.checked; }).map(function (i) { return options[inputs.indexOf(i)].id; }); },
     };
   }
+  /** A row of radios (stars, NPS, scales, yes/no): arrow keys move the choice, as in any radio group. */
+  function scale(q, qid, values, name, stars, ends) {
+    var f = group(q, qid, values.map(function (v) { return { id: v, label: name(v) }; }), 'radio', 'scale' + (stars ? ' stars' : ''));
+    f.controls.forEach(function (radio, i) {
+      var span = radio.nextSibling;
+      radio.setAttribute('aria-label', span.textContent);
+      span.setAttribute('aria-hidden', 'true');
+      if (stars) fill(span, [icon('star', '28')]);
+      else span.textContent = String(values[i]);
+      radio.addEventListener('change', function () { f.controls.forEach(function (r, j) { r.nextSibling.className = stars && j <= i ? 'lit' : ''; }); });
+    });
+    if (ends) f.el.appendChild(h('div', { class: 'ends', 'aria-hidden': 'true' }, [h('span', { text: ends[0] }), h('span', { text: ends[1] })]));
+    f.value = function () { var p = f.picked(); return p.length ? p[0] : undefined; };
+    return f;
+  }
+  var range = function (from, to) { var out = []; for (var n = from; n <= to; n++) out.push(n); return out; };
+
+  /** A ranking: an ordered list; each item moves by its buttons (keyboard) or by dragging. */
+  function ranking(q, qid) {
+    var order = (q.choices || []).slice();
+    var touched = false;
+    var list = h('ol', { class: 'rank' });
+    var live = h('div', { class: 'hp', 'aria-live': 'polite' });
+    var dragged = null;
+    function move(from, to, focusDir) {
+      if (to < 0 || to >= order.length) return;
+      order.splice(to, 0, order.splice(from, 1)[0]);
+      touched = true;
+      draw();
+      live.textContent = order[to].label + ', ' + (to + 1) + ' of ' + order.length;
+      var b = list.children[to].querySelector(focusDir < 0 && to > 0 || to === order.length - 1 ? '.up' : '.down') || list.children[to].querySelector('button');
+      b.focus();
+      list.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+    function draw() {
+      fill(list, order.map(function (c, i) {
+        return h('li', { draggable: 'true', ondragstart: function () { dragged = i; }, ondragover: function (e) { e.preventDefault(); }, ondrop: function (e) { e.preventDefault(); if (dragged !== null) move(dragged, i, 0); dragged = null; } }, [
+          h('span', { class: 'n', text: (i + 1) + '.' }), h('span', { class: 'grow', text: c.label }),
+          h('button', { type: 'button', class: 'up', 'aria-label': 'Move ' + c.label + ' up', disabled: i === 0, text: '\u2191', onclick: function () { move(i, i - 1, -1); } }),
+          h('button', { type: 'button', class: 'down', 'aria-label': 'Move ' + c.label + ' down', disabled: i === order.length - 1, text: '\u2193', onclick: function () { move(i, i + 1, 1); } }),
+        ]);
+      }));
+    }
+    draw();
+    return {
+      el: h('fieldset', { class: 'q' }, titled(q, qid, 'legend').concat([list, live])),
+      controls: [],
+      focus: function () { list.querySelector('button:not([disabled])').focus(); },
+      value: function () { return touched || q.required ? order.map(function (c) { return c.id; }) : undefined; },
+    };
+  }
+
+  /** A matrix: one radio group per row, its columns wrapping as a phone needs. */
+  function matrix(q, qid) {
+    var rows = (q.rows || []).map(function (r, i) { return { r: r, f: group({ title: r.label }, qid + 'r' + i, q.columns || [], 'radio', 'opts pills') }; });
+    return {
+      el: h('fieldset', { class: 'q' }, titled(q, qid, 'legend').concat(rows.map(function (x) { x.f.el.className = 'row'; return x.f.el; }))),
+      controls: [].concat.apply([], rows.map(function (x) { return x.f.controls; })),
+      value: function () {
+        var out = {};
+        rows.forEach(function (x) { var p = x.f.picked(); if (p.length) out[x.r.id] = p[0]; });
+        return Object.keys(out).length ? out : undefined;
+      },
+      missing: function () { return rows.some(function (x) { return !x.f.picked().length; }); },
+    };
+  }
+
+  /** A text-like input: its type, keyboard, autocomplete, and how its text becomes an answer. */
+  var INPUTS = {
+    email: { type: 'email', autocomplete: 'email' },
+    phone: { type: 'tel', autocomplete: 'tel' },
+    url: { type: 'url', inputmode: 'url', placeholder: 'https://' },
+    number: { type: 'number', inputmode: 'decimal', read: function (v) { return v === '' ? undefined : Number(v); } },
+    date: { type: 'date' },
+  };
+
+  /** How each question type is drawn; every other type is a text input. */
+  var RENDER = {
+    star_rating: function (q, qid) {
+      var max = (q.starRatingSettings || {}).maxStars || 5;
+      return scale(q, qid, range(1, max), function (n) { return n + ' of ' + max + ' stars'; }, true);
+    },
+    nps: function (q, qid) { return scale(q, qid, range(0, 10), function (n) { return n + ' out of 10'; }, false, ['0 · Not likely', 'Very likely · 10']); },
+    opinion_scale: function (q, qid) {
+      return scale(q, qid, range(q.start, q.end), function (n) { return n + ' of ' + q.end + (n === q.start && q.start_label ? ', ' + q.start_label : n === q.end && q.end_label ? ', ' + q.end_label : ''); }, false,
+        q.start_label || q.end_label ? [q.start + ' · ' + (q.start_label || ''), (q.end_label || '') + ' · ' + q.end] : null);
+    },
+    yes_no: function (q, qid) {
+      var f = group(q, qid, [{ id: 'y', label: 'Yes' }, { id: 'n', label: 'No' }], 'radio', 'opts pills');
+      f.value = function () { var p = f.picked(); return p.length ? p[0] === 'y' : undefined; };
+      return f;
+    },
+    multiple_choice: function (q, qid) {
+      var f = group(q, qid, q.choices || [], 'checkbox');
+      f.value = function () { var p = f.picked(); return p.length ? p : undefined; };
+      return f;
+    },
+    ranking: ranking,
+    matrix: matrix,
+    statement: function (q, qid) { return { el: h('div', { class: 'q' }, [h('h3', { class: 'label', text: q.title }), q.description ? h('p', { class: 'desc', text: q.description }) : null]), controls: [], value: function () {} }; },
+    consent: function (q, qid) {
+      var box = h('input', { type: 'checkbox', id: qid, required: q.required });
+      return {
+        el: h('div', { class: 'q' }, [h('span', { class: 'label', text: q.title }), h('label', { class: 'check', for: qid }, [box, h('span', {}, [q.text, q.required ? REQUIRED() : null])])]),
+        controls: [box],
+        value: function () { return box.checked; },
+      };
+    },
+  };
 
   /** One question: its element, its controls, a way to read its answer, and where its error goes. */
   function question(q, index) {
     var qid = 'q' + index;
     var field;
-    if (q.type === 'star_rating') {
-      var max = (q.starRatingSettings || {}).maxStars || 5;
-      field = scale(q, qid, 1, max, function (n) { return n + ' of ' + max + ' stars'; }, true);
-    } else if (q.type === 'nps') {
-      field = scale(q, qid, 0, 10, function (n) { return n + ' out of 10'; }, false);
-    } else if (q.type === 'consent') {
-      var box = h('input', { type: 'checkbox', id: qid, required: q.required, 'aria-describedby': qid + '-error' });
-      field = {
-        el: h('div', { class: 'q' }, [h('span', { class: 'label', text: q.title }), h('label', { class: 'check', for: qid }, [box, h('span', {}, [q.text, q.required ? REQUIRED() : null])])]),
-        controls: [box],
-        value: function () { return box.checked; },
-      };
+    var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: c[0].toUpperCase() + c.slice(1) }; }) : q.choices || [];
+    if (RENDER[q.type]) field = RENDER[q.type](q, qid);
+    else if (q.type === 'single_choice' && (q.display === 'radio' || (!q.display && choices.length <= 6))) {
+      field = group(q, qid, choices, 'radio');
+      field.value = function () { return field.picked()[0]; };
     } else {
       var control;
+      var kind = INPUTS[q.type] || {};
       if (q.type === 'single_choice' || q.type === 'severity') {
-        var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: c[0].toUpperCase() + c.slice(1) }; }) : q.choices || [];
         control = h('select', { id: qid }, [h('option', { value: '', text: '—' })].concat(choices.map(function (c) { return h('option', { value: c.id, text: c.label }); })));
       } else if (q.type === 'long_text') {
-        control = h('textarea', { id: qid, rows: '3', maxlength: '10000' });
+        control = h('textarea', { id: qid, rows: '3', maxlength: q.max_length || '10000' });
       } else {
-        control = h('input', { id: qid, type: q.type === 'email' ? 'email' : 'text', maxlength: '10000', autocomplete: q.type === 'email' ? 'email' : null });
+        control = h('input', { id: qid, type: kind.type || 'text', inputmode: kind.inputmode, placeholder: kind.placeholder, autocomplete: kind.autocomplete, maxlength: kind.type ? null : q.max_length || '10000', min: q.min, max: q.max, step: q.type === 'number' ? (q.integer ? '1' : 'any') : null });
       }
       control.required = q.required;
-      control.setAttribute('aria-describedby', qid + '-error');
       field = {
-        el: h('div', { class: 'q' }, [h('label', { class: 'label', for: qid }, [q.title, q.required ? REQUIRED() : null]), control]),
+        el: h('div', { class: 'q' }, titled(q, qid, 'label', { for: qid }).concat([control])),
         controls: [control],
-        value: function () { return control.value.trim() || undefined; },
+        value: function () { var v = control.value.trim(); return kind.read ? kind.read(v) : v || undefined; },
       };
     }
     field.q = q;
     field.error = h('div', { class: 'error', id: qid + '-error' });
     field.el.appendChild(field.error);
+    // The description and the error describe the group (fieldset) or the one control.
+    var described = (q.description ? qid + '-desc ' : '') + qid + '-error';
+    (field.el.tagName === 'FIELDSET' ? [field.el] : field.controls).forEach(function (c) { c.setAttribute('aria-describedby', described); });
     /** A message at the field, or none; the controls say whether they are invalid. */
     field.show = function (message) {
       field.error.textContent = message || '';
       field.controls.forEach(function (c) { if (message) c.setAttribute('aria-invalid', 'true'); else c.removeAttribute('aria-invalid'); });
     };
     return field;
+  }
+
+  /** The declared hidden fields' values: the tag's `data-hidden-<name>` wins over the host page's `?<name>=`. */
+  function hiddenValues(object) {
+    var out = {};
+    var query = new URLSearchParams(location.search);
+    (object.hidden_fields || []).forEach(function (name) {
+      var v = script.getAttribute('data-hidden-' + name);
+      if (v === null) v = query.get(name);
+      if (v) out[name] = v.slice(0, 500);
+    });
+    return out;
+  }
+
+  /** The redirect with `{{question id}}` and `{{hidden name}}` filled in, URL-encoded (empty when absent); only http(s). */
+  function redirectTo(object, answers, hidden) {
+    var url = (object.redirect_url || '').replace(/\{\{([A-Za-z0-9_-]+)\}\}/g, function (_, name) {
+      var v = Object.prototype.hasOwnProperty.call(answers, name) ? answers[name] : hidden[name];
+      return encodeURIComponent(v == null || typeof v === 'object' && !Array.isArray(v) ? '' : String(v));
+    });
+    if (/^https?:\/\//i.test(url)) location.assign(url);
   }
 
   /** The server says `answers.<id>: <message>`; visitors read it at the question, in their words. */
@@ -383,7 +503,7 @@
     var submit = h('button', { type: 'submit', class: 'primary', text: 'Send' });
     function focusFirstInvalid() {
       for (var i = 0; i < fields.length; i++) {
-        if (fields[i].error.textContent) return fields[i].controls[0].focus();
+        if (fields[i].error.textContent) return (fields[i].focus || fields[i].controls[0].focus).call(fields[i].focus ? fields[i] : fields[i].controls[0]);
       }
     }
     // An answer clears its question's error at once.
@@ -397,7 +517,7 @@
       status.textContent = '';
       fields.forEach(function (f) {
         var v = f.value();
-        var absent = f.q.required && (v === undefined || v === false);
+        var absent = f.q.required && (v === undefined || (v === false && f.q.type === 'consent') || (f.missing && f.missing()));
         f.show(absent ? serverMessage(f, 'required') : '');
         missing = missing || absent;
         if (v !== undefined && !(f.q.type === 'consent' && v === false && !f.q.required)) answers[f.q.id] = v;
@@ -405,13 +525,15 @@
       if (missing) return focusFirstInvalid();
       if (previewing) return done();
       submit.disabled = true;
+      var hidden = hiddenValues(object);
       send('/submit', {
         answers: answers,
+        hidden: hidden,
         _hp: honeypot.value,
         metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
       }).then(function (r) {
         submit.disabled = false;
-        if (r.ok) return done();
+        if (r.ok) return object.redirect_url ? redirectTo(object, answers, hidden) : done();
         var unplaced = [];
         (r.body.details || []).forEach(function (d) {
           var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path; })[0];

@@ -24,23 +24,50 @@ export const Settings = z.object({
   network_limit_per_hour: z.number().int().nullable(),
 });
 
-/** The settings of forms and polls from version 4 and 3 of their events: they have a hosted page. */
+const question = { id: z.string(), title: z.string(), required: z.boolean(), description: z.string().optional() };
+const options = z.array(z.object({ id: z.string(), label: z.string() }));
+
+/** The settings of forms and polls from versions 5 and 4 of their events: they have a hosted page. */
 export const PageSettings = Settings.extend({ indexable: z.boolean() });
 
-const question = { id: z.string(), title: z.string(), required: z.boolean() };
 
-/** The question types widgets and forms both store; forms add `consent`. */
+/**
+ * The question types widgets and forms both store; forms add `consent`.
+ * Version 4 of their events added `description` to every question, settings
+ * to the text types and single choice, and the types from `phone` to
+ * `statement`: a superset, so every question stored before reads as it was.
+ */
 export const questionTypes = [
   z.object({ ...question, type: z.literal('star_rating'), starRatingSettings: z.object({ maxStars: z.number().int() }) }),
   z.object({ ...question, type: z.literal('nps') }),
-  z.object({ ...question, type: z.literal('long_text') }),
-  z.object({ ...question, type: z.literal('short_text') }),
+  z.object({ ...question, type: z.literal('long_text'), max_length: z.number().int().optional() }),
+  z.object({ ...question, type: z.literal('short_text'), max_length: z.number().int().optional() }),
   z.object({ ...question, type: z.literal('email') }),
-  z.object({ ...question, type: z.literal('single_choice'), choices: z.array(z.object({ id: z.string(), label: z.string() })) }),
+  z.object({ ...question, type: z.literal('phone'), default_country: z.string().optional() }),
+  z.object({ ...question, type: z.literal('url') }),
+  z.object({ ...question, type: z.literal('number'), min: z.number().optional(), max: z.number().optional(), integer: z.boolean().optional() }),
+  z.object({ ...question, type: z.literal('date'), min: z.string().optional(), max: z.string().optional() }),
+  z.object({ ...question, type: z.literal('single_choice'), choices: options, display: z.enum(['radio', 'dropdown']).optional() }),
+  z.object({ ...question, type: z.literal('multiple_choice'), choices: options, min_selected: z.number().int().optional(), max_selected: z.number().int().optional() }),
+  z.object({
+    ...question,
+    type: z.literal('opinion_scale'),
+    start: z.number().int(),
+    end: z.number().int(),
+    start_label: z.string().optional(),
+    end_label: z.string().optional(),
+  }),
+  z.object({ ...question, type: z.literal('yes_no') }),
+  z.object({ ...question, type: z.literal('ranking'), choices: options }),
+  z.object({ ...question, type: z.literal('matrix'), rows: options, columns: options }),
+  z.object({ ...question, type: z.literal('statement') }),
   z.object({ ...question, type: z.literal('severity') }),
 ] as const;
 
 export const ConsentQuestion = z.object({ ...question, type: z.literal('consent'), text: z.string() });
+
+/** Version 4: the names of hidden fields a submission may carry, and where the visitor goes after submitting (null: nowhere). */
+export const Followups = { hidden_fields: z.array(z.string()), redirect_url: z.string().nullable() };
 
 /**
  * Settings grew `rate_limit`, `honeypot` and `prevent_duplicates` after
@@ -114,4 +141,14 @@ export function pageUpdatedHistory(history: { version: number; upcasters: Record
       },
     },
   };
+}
+
+/** The history of a `*Created` event that stores questions (widgets, forms), and one more version that added hidden fields and the redirect: none and null before. */
+export function questionedCreatedHistory(history: { version: number; upcasters: Record<number, (data: JsonObject) => JsonObject> }) {
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => ({ ...data, hidden_fields: [], redirect_url: null }) } };
+}
+
+/** The history of an `*Updated` event that may change questions, and one more version: the changes of the one before read as they were. */
+export function questionedUpdatedHistory(history: { version: number; upcasters: Record<number, (data: JsonObject) => JsonObject> }) {
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => data } };
 }

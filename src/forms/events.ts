@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
-import { ConsentQuestion, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory, PageSettings, pageCreatedHistory, pageUpdatedHistory } from '../embeddables/stored.js';
+import { ConsentQuestion, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory, PageSettings, pageCreatedHistory, pageUpdatedHistory, Followups, questionedCreatedHistory, questionedUpdatedHistory } from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */
 const Configurable = {
@@ -22,6 +22,7 @@ const Configurable = {
   thank_you_title: z.string(),
   thank_you_message: z.string(),
   settings: PageSettings,
+  ...Followups,
   questions: z.array(z.discriminatedUnion('type', [...questionTypes, ConsentQuestion])),
 };
 
@@ -30,14 +31,14 @@ const FormVersion = z.number().int();
 export const FormCreated = defineEvent(
   'FormCreated',
   z.object({ form_id: z.string(), account_id: z.string(), ...Configurable, version: FormVersion, created_at: z.string() }),
-  pageCreatedHistory(themedCreatedHistory),
+  questionedCreatedHistory(pageCreatedHistory(themedCreatedHistory)),
 );
 
 /** `version` is the form's version after the change: it grows when the questions change (D7). */
 export const FormUpdated = defineEvent(
   'FormUpdated',
   z.object({ form_id: z.string(), changes: z.object(Configurable).partial(), version: FormVersion, updated_at: z.string() }),
-  pageUpdatedHistory(themedUpdatedHistory),
+  questionedUpdatedHistory(pageUpdatedHistory(themedUpdatedHistory)),
 );
 
 export const FormPublished = defineEvent('FormPublished', z.object({ form_id: z.string(), published_at: z.string() }));

@@ -67,6 +67,8 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         thank_you_title: body.thank_you_title ?? DEFAULT_THANK_YOU.title,
         thank_you_message: body.thank_you_message ?? DEFAULT_THANK_YOU.message,
         settings: body.settings ?? {},
+        hidden_fields: body.hidden_fields ?? [],
+        redirect_url: body.redirect_url ?? null,
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);

@@ -37,6 +37,8 @@ export const FormView = z.object({
   thank_you_title: stored.thank_you_title,
   thank_you_message: stored.thank_you_message,
   questions: stored.questions,
+  hidden_fields: stored.hidden_fields,
+  redirect_url: stored.redirect_url,
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
@@ -51,6 +53,8 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   title: doc.title,
   description: doc.description,
   questions: doc.questions,
+  hidden_fields: doc.hidden_fields,
+  redirect_url: doc.redirect_url,
   theme: doc.theme,
   thank_you_title: doc.thank_you_title,
   thank_you_message: doc.thank_you_message,
@@ -117,7 +121,7 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
   submitRoute(app, services, FORM, form, (state) => {
     if (state.status !== 'active') return null;
     const f = state.form;
-    return { kind: 'form', id: f.id, accountId: f.account_id, published: f.published, questions: f.questions, settings: f.settings, version: f.version };
+    return { kind: 'form', id: f.id, accountId: f.account_id, published: f.published, questions: f.questions, hiddenFields: f.hidden_fields, settings: f.settings, version: f.version };
   });
   responsesRoute(app, services, FORM);
 };

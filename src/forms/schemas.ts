@@ -11,6 +11,35 @@ const Questions = FormQuestions.refine((questions) => questions.filter((q) => q.
 export const FormConfig = z.object({ ...Presentation, settings: PageSettings, questions: Questions });
 export type FormConfig = z.infer<typeof FormConfig>;
 
+const options = (...labels: string[]) => labels.map((label) => ({ id: label.toLowerCase().replace(/\W+/g, '_'), label }));
+
+/** One question of every type with its settings, for the API reference. */
+const EVERY_TYPE_EXAMPLE = {
+  title: 'Your stay',
+  hidden_fields: ['utm_source', 'user_id'],
+  redirect_url: 'https://example.com/thanks?guest={{name}}&from={{utm_source}}',
+  questions: [
+    { id: 'intro', type: 'statement', title: 'A few questions about your stay', description: 'It takes two minutes.' },
+    { id: 'name', type: 'short_text', title: 'Your name', required: true, max_length: 100 },
+    { id: 'story', type: 'long_text', title: 'Tell us about it' },
+    { id: 'email', type: 'email', title: 'Email' },
+    { id: 'phone', type: 'phone', title: 'Phone', default_country: 'GB' },
+    { id: 'site', type: 'url', title: 'Your website' },
+    { id: 'guests', type: 'number', title: 'Guests', min: 1, max: 12, integer: true },
+    { id: 'arrival', type: 'date', title: 'Arrival', min: '2026-01-01' },
+    { id: 'room', type: 'single_choice', title: 'Room', choices: options('Single', 'Double', 'Suite'), display: 'radio' },
+    { id: 'extras', type: 'multiple_choice', title: 'Extras', choices: options('Breakfast', 'Parking', 'Late check-out'), max_selected: 2 },
+    { id: 'stars', type: 'star_rating', title: 'Stars', starRatingSettings: { maxStars: 5 } },
+    { id: 'nps', type: 'nps', title: 'How likely are you to recommend us?' },
+    { id: 'calm', type: 'opinion_scale', title: 'How calm was it?', start: 1, end: 7, start_label: 'Noisy', end_label: 'Calm' },
+    { id: 'again', type: 'yes_no', title: 'Would you stay again?' },
+    { id: 'order', type: 'ranking', title: 'Rank what matters most', choices: options('Price', 'Location', 'Quiet') },
+    { id: 'grid', type: 'matrix', title: 'Rate each', rows: options('Staff', 'Food'), columns: options('Poor', 'Fine', 'Great') },
+    { id: 'bug', type: 'severity', title: 'How bad was the worst problem?' },
+    { id: 'consent', type: 'consent', title: 'Consent', text: 'I agree that Example Ltd may keep my answers for a year.', required: true },
+  ],
+};
+
 export const CreateFormBody = z.strictObject({ ...PresentationPatch, settings: patchOf(PageSettings).optional(), questions: Questions.optional() }).meta({
   examples: [
     {
@@ -20,7 +49,10 @@ export const CreateFormBody = z.strictObject({ ...PresentationPatch, settings: p
         { id: 'consent', type: 'consent', title: 'Consent', text: 'I agree that Example Ltd may send me its monthly newsletter. I can unsubscribe at any time.', required: true },
       ],
       settings: { closes_at: '2027-01-31T23:59:59Z' },
+      hidden_fields: ['utm_source'],
+      redirect_url: 'https://example.com/welcome?email={{email}}&from={{utm_source}}',
     },
+    EVERY_TYPE_EXAMPLE,
   ],
 });
 export type CreateFormBody = z.infer<typeof CreateFormBody>;

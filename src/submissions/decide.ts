@@ -1,7 +1,7 @@
 import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../kernel/event-catalog.js';
-import { AppError } from '../kernel/errors.js';
-import { validateAnswers, type Answers, type FormQuestion } from '../embeddables/questions.js';
+import { AppError, type ErrorDetail } from '../kernel/errors.js';
+import { validateAnswers, type Answers, type FormQuestion, characters } from '../embeddables/questions.js';
 import { hostAllowed } from '../embeddables/domains.js';
 import type { EmbedTarget as Kind } from '../embeddables/embed-token.js';
 import type { ConsentRecord, NetworkSubmissionCounted, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
@@ -31,6 +31,8 @@ export interface SubmissionTarget extends Gate {
   questions: FormQuestion[];
   /** Forms: copied into the consent record. */
   version?: number;
+  /** The names a submission's `hidden` may hold; none when absent. */
+  hiddenFields?: readonly string[];
 }
 
 export interface AccessFacts {
@@ -44,6 +46,30 @@ export interface AccessFacts {
 
 export interface SubmissionFacts extends AccessFacts {
   answers: Record<string, unknown>;
+  hidden?: Record<string, unknown> | undefined;
+}
+
+/** A hidden field's value: text of at most this many characters. */
+export const MAX_HIDDEN_VALUE = 500;
+
+/**
+ * The hidden values a submission carries, checked against the names the
+ * object declares: an undeclared name or a value that is not text of at most
+ * 500 characters is a detail at `hidden.<name>`; empty values are left out.
+ */
+export function checkHidden(declared: readonly string[], hidden: Record<string, unknown>): { hidden: Record<string, string>; details: ErrorDetail[] } {
+  const details: ErrorDetail[] = [];
+  const kept: Record<string, string> = {};
+  const names = new Set(declared);
+  for (const [name, value] of Object.entries(hidden)) {
+    const path = `hidden.${name}`;
+    if (!names.has(name)) details.push({ path, message: `is not a hidden field of this object${declared.length ? ` (${declared.join(', ')})` : ''}` });
+    else if (value === null || value === undefined || value === '') continue;
+    else if (typeof value !== 'string') details.push({ path, message: 'must be text' });
+    else if (characters(value) > MAX_HIDDEN_VALUE) details.push({ path, message: `must be at most ${MAX_HIDDEN_VALUE} characters` });
+    else kept[name] = value;
+  }
+  return { hidden: kept, details };
 }
 
 /**
@@ -62,11 +88,13 @@ export function checkAccess(target: Gate, facts: AccessFacts): Date {
 }
 
 /** checkAccess, then the answers against the questions. */
-export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts): { answers: Answers; issuedAt: Date } {
+export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts): { answers: Answers; hidden: Record<string, string>; issuedAt: Date } {
   const issuedAt = checkAccess(target, facts);
   const { answers, details } = validateAnswers(target.questions, facts.answers);
-  if (details.length > 0) throw new AppError('validation_error', 'Some answers are invalid', details);
-  return { answers, issuedAt };
+  const hidden = checkHidden(target.hiddenFields ?? [], facts.hidden ?? {});
+  details.push(...hidden.details);
+  if (details.length > 0) throw new AppError('validation_error', hidden.details.length === details.length ? 'Some hidden fields are invalid' : 'Some answers are invalid', details);
+  return { answers, hidden: hidden.hidden, issuedAt };
 }
 
 /** Pro and Business: a filled honeypot is a bot, answered as a success with nothing kept. */
@@ -140,6 +168,8 @@ export interface SubmitResponse {
   /** The owner's plan now: the honeypot follows it (its metadata already did). */
   plan: Plan;
   answers: Record<string, unknown>;
+  /** The hidden fields' values as sent. */
+  hidden?: Record<string, unknown> | undefined;
   /** The honeypot field as sent. */
   honeypot?: string | undefined;
   now: Date;
@@ -185,7 +215,14 @@ function consentRecord(target: SubmissionTarget, answers: Answers, command: Subm
  */
 export function decideSubmission(command: SubmitResponse, state: SubmissionState): SubmissionDecision {
   const { target } = state;
-  const { answers } = checkSubmission(target, { now: command.now, issuedAt: command.issuedAt, host: command.host, full: state.full, answers: command.answers });
+  const { answers, hidden } = checkSubmission(target, {
+    now: command.now,
+    issuedAt: command.issuedAt,
+    host: command.host,
+    full: state.full,
+    answers: command.answers,
+    hidden: command.hidden,
+  });
   if (caughtByHoneypot(target.settings, command.plan, command.honeypot)) return [];
   const guarded = guardsDuplicates(target.settings);
   const guards: Guards = { visitor: guarded, network: networkLimit(target.settings) };
@@ -196,6 +233,7 @@ export function decideSubmission(command: SubmitResponse, state: SubmissionState
     response_id: command.responseId,
     account_id: target.accountId,
     answers,
+    ...(Object.keys(hidden).length > 0 ? { hidden } : {}),
     metadata: command.metadata,
     submitted_at: command.now.toISOString(),
   };

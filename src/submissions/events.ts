@@ -58,18 +58,27 @@ export const ResponseSubmitted = defineEvent(
     widget_id: z.string().optional(),
     form_id: z.string().optional(),
     /**
-     * By question id: text, a number or a boolean, as the question takes. The
-     * shape of a record of those, stated as an object of any keys: zod checks
-     * it in half the time of its record, and every response of a rebuild is
-     * checked here.
+     * By question id: text, a number, a boolean, a list of choice ids
+     * (multiple choice, ranking) or an object of column ids by row id (a
+     * matrix), as the question takes; version 1 held the first three only.
+     * Stated as an object of any keys: zod checks it in half the time of its
+     * record, and every response of a rebuild is checked here.
      */
-    answers: z.object({}).catchall(z.union([z.string(), z.number(), z.boolean()])),
+    answers: z.object({}).catchall(z.union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.object({}).catchall(z.string())])),
+    /**
+     * Version 2: the values of the object's hidden fields the submission
+     * carried, by name; absent when none. Before the metadata, so the
+     * response's `submitted_at` stays the last of that name in the text.
+     */
+    hidden: z.object({}).catchall(z.string()).optional(),
     metadata: ResponseMetadata,
     submitted_at: z.string(),
     consent_record: ConsentRecord.optional(),
     /** With `prevent_duplicates`: the visitor's guard stream, erased with the response. */
     duplicate_guard: z.string().optional(),
   }),
+  // Version 1's answers and data are version 2's as they are.
+  { version: 2, upcasters: { 1: (data) => data } },
 );
 
 /**

@@ -14,6 +14,8 @@ export const ResponseRecord = z.object({
   widget_id: z.string().optional(),
   form_id: z.string().optional(),
   answers: Answers,
+  /** The hidden fields' values the submission carried, by name; absent when it carried none. */
+  hidden: z.record(z.string(), z.string()).optional(),
   submitted_at: z.string(),
   metadata: ResponseMetadata,
   consent_record: ConsentRecord.optional(),

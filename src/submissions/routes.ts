@@ -22,6 +22,11 @@ export const SubmitBody = z.object({
     .record(z.string().max(64), z.unknown())
     .refine((answers) => Object.keys(answers).length <= 200, 'at most 200 answers')
     .default({}),
+  /** The object's hidden fields by name (a UTM tag, a user id); each name must be declared in its `hidden_fields`. */
+  hidden: z
+    .record(z.string().max(64), z.unknown())
+    .refine((hidden) => Object.keys(hidden).length <= 20, 'at most 20 hidden fields')
+    .optional(),
   _token: z.string().max(1000).optional(),
   /** The honeypot: a hidden input only bots fill. */
   _hp: z.string().max(1000).optional(),
@@ -47,6 +52,7 @@ export const SubmitBodyOf = {
     examples: [
       {
         answers: { email: 'ada@example.com', consent: true },
+        hidden: { utm_source: 'newsletter' },
         _token: 'v1.form.frm_01JD3Q5V8K2M4N6P8R0S2T4V6Z.m3u9x0a1.Xb8…',
         metadata: { pageUrl: 'https://example.com/newsletter', pageTitle: 'Newsletter', fingerprint: '5c1f9e0d2b7a4e63' },
       },
@@ -81,14 +87,14 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
       },
     },
     async (request, reply) => {
-      const { _token, _hp, answers, metadata } = request.body;
+      const { _token, _hp, answers, hidden, metadata } = request.body;
       // Rate, publication and token on the summary first: the whole definition is loaded for a request that passed them.
       const summary = await recentSummary(services, what, request.params.id);
       const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
       const tokenIssuedAt = gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
-      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
+      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, hidden, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
       const { result: submitted, conditioned } = await onObjectAsDecided(services, aggregate, summary.id, targetOf, () => notFound(what.kind), (target, unchanged) =>
         submitResponse(services, target, { ...input, ...(unchanged ? { unchanged } : {}) }, request.id),
       );

@@ -29,6 +29,8 @@ export interface SubmissionInput {
   /** The honeypot field as sent. */
   honeypot?: string | undefined;
   answers: Record<string, unknown>;
+  /** The hidden fields' values as sent. */
+  hidden?: Record<string, unknown> | undefined;
   request: SubmissionRequest;
   /** The object's stream as the decision saw it: the store refuses the append (ObjectChanged) if it moved on since. */
   unchanged?: ObjectAt;
@@ -82,6 +84,7 @@ export async function submitResponse(
       responseId,
       plan,
       answers: input.answers,
+      hidden: input.hidden,
       honeypot: input.honeypot,
       now,
       issuedAt: facts.issuedAt,

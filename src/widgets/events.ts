@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
-import { Settings, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory } from '../embeddables/stored.js';
+import { Settings, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory, Followups, questionedCreatedHistory, questionedUpdatedHistory } from '../embeddables/stored.js';
 
 const TriggerConfig = z.object({
   position: z.enum(['bottom-right', 'bottom-left', 'top-right', 'top-left']),
@@ -29,6 +29,7 @@ const Configurable = {
   thank_you_title: z.string(),
   thank_you_message: z.string(),
   settings: Settings,
+  ...Followups,
   questions: z.array(z.discriminatedUnion('type', [...questionTypes])),
   trigger_config: TriggerConfig,
 };
@@ -42,14 +43,14 @@ export const WidgetCreated = defineEvent(
     ...Configurable,
     created_at: z.string(),
   }),
-  themedCreatedHistory,
+  questionedCreatedHistory(themedCreatedHistory),
 );
 
 /** `changes` holds the new value of every top-level field that changed (nested objects already merged). */
 export const WidgetUpdated = defineEvent(
   'WidgetUpdated',
   z.object({ widget_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  themedUpdatedHistory,
+  questionedUpdatedHistory(themedUpdatedHistory),
 );
 
 export const WidgetPublished = defineEvent('WidgetPublished', z.object({ widget_id: z.string(), published_at: z.string() }));

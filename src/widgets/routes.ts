@@ -38,6 +38,8 @@ export const WidgetView = z.object({
   thank_you_message: stored.thank_you_message,
   widget_type: stored.widget_type,
   questions: stored.questions,
+  hidden_fields: stored.hidden_fields,
+  redirect_url: stored.redirect_url,
   trigger_config: stored.trigger_config,
   published: z.boolean(),
   closed: z.boolean(),
@@ -54,6 +56,8 @@ export function widgetView(doc: WidgetDoc, owner: boolean, now: Date): z.output<
     description: doc.description,
     widget_type: doc.widget_type,
     questions: doc.questions,
+    hidden_fields: doc.hidden_fields,
+    redirect_url: doc.redirect_url,
     trigger_config: doc.trigger_config,
     theme: doc.theme,
     thank_you_title: doc.thank_you_title,
@@ -122,7 +126,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async 
   submitRoute(app, services, WIDGET, widget, (state) => {
     if (state.status !== 'active') return null;
     const w = state.widget;
-    return { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, settings: w.settings };
+    return { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, hiddenFields: w.hidden_fields, settings: w.settings };
   });
   responsesRoute(app, services, WIDGET);
 };

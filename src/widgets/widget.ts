@@ -80,6 +80,8 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
         thank_you_title: body.thank_you_title ?? DEFAULT_THANK_YOU.title,
         thank_you_message: body.thank_you_message ?? DEFAULT_THANK_YOU.message,
         settings: body.settings ?? {},
+        hidden_fields: body.hidden_fields ?? [],
+        redirect_url: body.redirect_url ?? null,
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);

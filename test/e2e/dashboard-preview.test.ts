@@ -143,7 +143,8 @@ if (!existsSync(CHROMIUM)) {
       await tab.keyboard.type('Which plan are you on?');
       await preview.getByText('Which plan are you on?').waitFor();
       await tab.getByLabel('Choice 1', { exact: true }).fill('Starter');
-      await preview.getByRole('option', { name: 'Starter' }).waitFor({ state: 'attached' });
+      // Two choices: radio buttons (a dropdown past six).
+      await preview.getByRole('radio', { name: 'Starter' }).waitFor();
       t.pass('a new question and its choices show as typed');
       await tab.getByLabel('Button text').fill('Rate us');
       await tab.getByLabel('Corner').selectOption('bottom-left');
@@ -180,7 +181,7 @@ if (!existsSync(CHROMIUM)) {
 
       // The preview's Send shows the thank-you card and sends nothing.
       await preview.getByRole('radio', { name: '8 out of 10' }).check();
-      await preview.getByRole('combobox').selectOption({ label: 'Starter' });
+      await preview.getByRole('radio', { name: 'Starter' }).check();
       await preview.getByRole('button', { name: 'Send' }).click();
       await preview.getByRole('heading', { name: 'Thank you!' }).waitFor();
       t.ok(await preview.getByText('Preview — responses are not recorded').isVisible(), 'the thank-you card says so too');
@@ -246,6 +247,49 @@ if (!existsSync(CHROMIUM)) {
       await tab.getByRole('button', { name: 'Publish' }).waitFor();
       const id = (await tab.evaluate('window.saved[0].id')) as string;
       t.match((await stored(`/api/forms/${id}`)).questions, [{ type: 'consent', title: 'Privacy', text: 'I agree that my answers are stored.' }]);
+      await close();
+    });
+
+    t.test('a form of the newer types: each with its settings, hidden fields and a redirect, the preview following', async (t) => {
+      const { tab, preview, close } = await open('form');
+      await tab.getByLabel('Title', { exact: true }).fill('Your stay');
+      const add = async (type: string, title: string) => {
+        await tab.getByLabel('New question type').selectOption(type);
+        await tab.getByRole('button', { name: 'Add question' }).click();
+        await tab.keyboard.type(title);
+      };
+      await add('opinion_scale', 'How calm was it?');
+      await tab.getByLabel('To', { exact: true }).fill('7');
+      await tab.getByLabel('Label at the end').fill('Calm');
+      await preview.getByRole('radio', { name: '7 of 7, Calm' }).waitFor();
+      await add('ranking', 'What matters most?');
+      await preview.getByRole('button', { name: 'Move No up' }).waitFor();
+      await add('matrix', 'Rate each');
+      await tab.locator('#ed-questions-2-rows-0-label').fill('Staff');
+      await preview.getByRole('group', { name: 'Staff' }).getByRole('radio', { name: 'Good' }).waitFor();
+      await add('number', 'Guests');
+      await tab.getByLabel('Largest').fill('12');
+      await tab.getByLabel('Whole numbers only').check();
+      await add('multiple_choice', 'Extras');
+      await tab.getByLabel('At most').fill('1');
+      await preview.getByRole('checkbox', { name: 'Yes' }).waitFor();
+      await tab.getByLabel('Hidden fields').fill('utm_source');
+      await tab.getByLabel('After sending, go to').fill('https://example.com/thanks?c={{calm}}');
+      t.same(await axe(tab), [], 'axe: nothing serious or critical');
+      await tab.screenshot({ path: `${SHOTS}editor-new-types-1280.png`, fullPage: true });
+      await tab.getByRole('button', { name: 'Create form' }).click();
+      await tab.getByRole('button', { name: 'Publish' }).waitFor();
+      const id = (await tab.evaluate('window.saved[0].id')) as string;
+      const form = await stored(`/api/forms/${id}`);
+      t.match(form.questions, [
+        { type: 'opinion_scale', title: 'How calm was it?', start: 1, end: 7, end_label: 'Calm' },
+        { type: 'ranking', title: 'What matters most?', choices: [{ label: 'Yes' }, { label: 'No' }] },
+        { type: 'matrix', title: 'Rate each', rows: [{ label: 'Staff' }], columns: [{ label: 'Poor' }, { label: 'Good' }] },
+        { type: 'number', title: 'Guests', max: 12, integer: true },
+        { type: 'multiple_choice', title: 'Extras', max_selected: 1 },
+      ]);
+      t.same(form.hidden_fields, ['utm_source']);
+      t.equal(form.redirect_url, 'https://example.com/thanks?c={{calm}}');
       await close();
     });
 

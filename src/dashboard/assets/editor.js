@@ -22,10 +22,33 @@ const QUESTION_TYPES = [
   ['short_text', 'Short text'],
   ['long_text', 'Long text'],
   ['email', 'Email address'],
+  ['phone', 'Phone number'],
+  ['url', 'Web address (URL)'],
+  ['number', 'Number'],
+  ['date', 'Date'],
   ['single_choice', 'Single choice'],
+  ['multiple_choice', 'Multiple choice (checkboxes)'],
+  ['opinion_scale', 'Opinion scale'],
+  ['yes_no', 'Yes or no'],
+  ['ranking', 'Ranking'],
+  ['matrix', 'Matrix (rows × columns)'],
+  ['statement', 'Statement (text, no answer)'],
   ['severity', 'Severity (low to critical)'],
   ['consent', 'Consent (forms only)'],
 ];
+const TWO = [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
+
+/** The settings a question of `type` starts with, keeping what `q` has that the type also takes. */
+function typeDefaults(type, q = {}) {
+  const out = {};
+  if (type === 'star_rating') out.starRatingSettings = { maxStars: 5 };
+  if (['single_choice', 'multiple_choice', 'ranking'].includes(type)) out.choices = q.choices || copy(TWO);
+  if (type === 'consent') out.text = q.text || 'I agree that my answers are stored.';
+  if (type === 'opinion_scale') Object.assign(out, { start: 1, end: 5 });
+  if (type === 'matrix') Object.assign(out, { rows: q.rows || [{ id: 'row_1', label: 'Row 1' }], columns: q.columns || [{ id: 'poor', label: 'Poor' }, { id: 'good', label: 'Good' }] });
+  if (q.description) out.description = q.description;
+  return out;
+}
 const THEME = { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' };
 const TRIGGER = { position: 'bottom-right', icon: 'feedback', text: 'Feedback', showText: true, triggerMode: 'click_toggle', scrollPercentage: 50, timeDelay: 5 };
 const SETTINGS = { allowed_domains: [], closes_at: null, max_responses: null, rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null };
@@ -61,6 +84,8 @@ function draftOf(kind, object) {
     thank_you_title: o.thank_you_title ?? THANKS.title,
     thank_you_message: o.thank_you_message ?? THANKS.message,
     settings: { ...SETTINGS, ...copy(o.settings || {}) },
+    hidden_fields: copy(o.hidden_fields || []),
+    redirect_url: o.redirect_url ?? null,
   };
   if (kind === 'widget') {
     draft.widget_type = o.widget_type || 'feedback';
@@ -163,13 +188,11 @@ export function mountEditor(container, options) {
   const follow = (questions) => {
     for (const q of questions) {
       following.add(q);
-      for (const c of q.choices || []) following.add(c);
+      for (const c of [...(q.choices || []), ...(q.rows || []), ...(q.columns || [])]) following.add(c);
     }
     return questions;
   };
   if (!object && kind !== 'poll') follow(draft.questions);
-  /** The choices a new single-choice question starts with. */
-  const newChoices = () => follow([{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }]);
   // Questions whose type changed since the last save, with the key they were saved under.
   const retyped = new WeakMap();
   const savedQuestion = (id) => ((object && object.questions) || []).find((x) => x.id === id);
@@ -285,6 +308,60 @@ export function mountEditor(container, options) {
     schedule();
   }
 
+  /** Choices, rows or columns of a question: `{id, label}` rows to add, remove and reorder. */
+  function optionsEditor(q, path, key, legend, noun, min, max) {
+    const items = q[key];
+    /** Ids a new option must differ from: its siblings', and for choices those its question was saved with (answers name them). */
+    const taken = (except) => (key === 'choices' ? choicesTaken(q, except) : items.filter((o) => o !== except).map((o) => o.id));
+    return listEditor({
+      legend,
+      path: `${path}.${key}`,
+      items,
+      label: (k) => `${noun} ${k + 1}`,
+      get: (c) => c.label,
+      set: (c, v) => { c.label = v; },
+      field: 'label',
+      make: () => ({ id: freshId('', taken(), `${noun.toLowerCase()}_${items.length + 1}`), label: '' }),
+      min,
+      max,
+      // A new option's id follows its label until saved; a saved one keeps its id so its answers keep meaning.
+      onText: (c, k) => { if (following.has(c)) c.id = freshId(c.label, taken(c), `${noun.toLowerCase()}_${k + 1}`); },
+    });
+  }
+
+  /** The settings of one question type, beyond its choices: each optional one is absent when left empty. */
+  function typeSettings(q, path) {
+    const optional = (name) => (v) => { if (v === null || v === '') delete q[name]; else q[name] = v; };
+    const num = (label, name, attrs, hint) => number(label, `${path}.${name}`, () => q[name], optional(name), attrs, hint);
+    switch (q.type) {
+      case 'short_text':
+      case 'long_text':
+        return [num('Longest answer (characters)', 'max_length', { min: '1', max: '10000' }, 'Empty: 10,000.')];
+      case 'phone':
+        return [text('Default country', `${path}.default_country`, () => q.default_country, (v) => optional('default_country')(v.trim().toUpperCase()), { maxlength: '2', spellcheck: 'false', autocomplete: 'off' }, 'Two letters, such as GB or US: numbers may then be typed without the country code.')];
+      case 'number':
+        return [num('Smallest', 'min', { step: 'any', inputmode: 'decimal' }), num('Largest', 'max', { step: 'any', inputmode: 'decimal' }), check('Whole numbers only', `${path}.integer`, () => q.integer, (v) => { if (v) q.integer = true; else delete q.integer; })];
+      case 'date':
+        return [
+          text('Earliest', `${path}.min`, () => q.min, optional('min'), { type: 'date' }),
+          text('Latest', `${path}.max`, () => q.max, optional('max'), { type: 'date' }),
+        ];
+      case 'single_choice':
+        return [select('Shown as', `${path}.display`, [['', 'Buttons up to 6 choices, else a list'], ['radio', 'Buttons'], ['dropdown', 'A dropdown list']], () => q.display || '', optional('display'))];
+      case 'multiple_choice':
+        return [num('At least', 'min_selected', { min: '1' }, 'Empty: any number.'), num('At most', 'max_selected', { min: '1' })];
+      case 'opinion_scale':
+        return [
+          select('From', `${path}.start`, [['0', '0'], ['1', '1']], () => String(q.start), (v) => { q.start = Number(v); }),
+          number('To', `${path}.end`, () => q.end, (v) => { q.end = v ?? 5; }, { min: '2', max: '10' }),
+          text('Label at the start', `${path}.start_label`, () => q.start_label, optional('start_label'), { maxlength: '100' }),
+          text('Label at the end', `${path}.end_label`, () => q.end_label, optional('end_label'), { maxlength: '100' }),
+        ];
+      default:
+        return [];
+    }
+  }
+
   function questionEditor(q, i, questions) {
     const path = `questions.${i}`;
     const n = i + 1;
@@ -295,12 +372,11 @@ export function mountEditor(container, options) {
         const key = retyped.get(q) ?? q.id;
         const saved = following.has(q) ? undefined : savedQuestion(key);
         const id = !saved || saved.type === type ? key : freshId(`${key}_${type}`, keysTaken(questions, q));
-        const next = { id, type, title: q.title, required: q.required };
+        const next = { id, type, title: q.title, required: type === 'statement' ? false : q.required, ...typeDefaults(type, q) };
+        // Options the new type starts with follow their labels until saved, as a new question's do.
+        for (const list of ['choices', 'rows', 'columns']) if (next[list] && next[list] !== q[list]) for (const c of next[list]) following.add(c);
         if (following.has(q)) following.add(next);
         else retyped.set(next, key);
-        if (type === 'star_rating') next.starRatingSettings = { maxStars: 5 };
-        if (type === 'single_choice') next.choices = q.choices || newChoices();
-        if (type === 'consent') next.text = q.text || 'I agree that my answers are stored.';
         questions[i] = next;
       }, { 'data-rebuild': '1' }),
       text('Question', `${path}.title`, () => q.title, (v) => {
@@ -311,26 +387,16 @@ export function mountEditor(container, options) {
         if (key) key.value = q.id;
       }, { maxlength: '500', required: true }),
       text('Answer key', `${path}.id`, () => q.id, (v) => { q.id = v; following.delete(q); }, { maxlength: '64', spellcheck: 'false', autocomplete: 'off' }, 'Names the answer in responses and downloads: letters, digits, _ or -. A new question\'s key follows its title until saved.'),
-      check('Required', `${path}.required`, () => q.required, (v) => { q.required = v; }),
-    ];
+      q.type === 'statement' ? null : check('Required', `${path}.required`, () => q.required, (v) => { q.required = v; }),
+      text('Description', `${path}.description`, () => q.description, (v) => { if (v) q.description = v; else delete q.description; }, { rows: '2', maxlength: '2000' }, 'Shown under the question. Optional.'),
+      ...typeSettings(q, path),
+    ].filter(Boolean);
     if (q.type === 'star_rating') {
       parts.push(number('Number of stars', `${path}.starRatingSettings.maxStars`, () => q.starRatingSettings.maxStars, (v) => { q.starRatingSettings = { maxStars: v || 5 }; }, { min: '1', max: '10' }));
     }
     if (q.type === 'consent') parts.push(text('Consent text', `${path}.text`, () => q.text, (v) => { q.text = v; }, { rows: '3', maxlength: '5000' }));
-    if (q.type === 'single_choice') parts.push(listEditor({
-      legend: 'Choices',
-      path: `${path}.choices`,
-      items: q.choices,
-      label: (k) => `Choice ${k + 1}`,
-      get: (c) => c.label,
-      set: (c, v) => { c.label = v; },
-      field: 'label',
-      make: () => ({ id: freshId('', choicesTaken(q), `choice_${q.choices.length + 1}`), label: '' }),
-      min: 2,
-      max: 50,
-      // A new choice's id follows its label until saved; a saved one keeps its id so its answers keep meaning.
-      onText: (c, k) => { if (following.has(c)) c.id = freshId(c.label, choicesTaken(q, c), `choice_${k + 1}`); },
-    }));
+    if (['single_choice', 'multiple_choice', 'ranking'].includes(q.type)) parts.push(optionsEditor(q, path, 'choices', 'Choices', 'Choice', 2, q.type === 'ranking' ? 20 : 50));
+    if (q.type === 'matrix') parts.push(optionsEditor(q, path, 'rows', 'Rows', 'Row', 1, 20), optionsEditor(q, path, 'columns', 'Columns', 'Column', 2, 10));
     const moves = h('div', { class: 'editor-row' }, [
       button('Move up', () => move(questions, i, -1, 'question'), { disabled: i === 0, 'aria-label': `Move up: question ${n}`, id: `ed-question-${i}-up` }),
       button('Move down', () => move(questions, i, 1, 'question'), { disabled: i === questions.length - 1, 'aria-label': `Move down: question ${n}`, id: `ed-question-${i}-down` }),
@@ -384,11 +450,8 @@ export function mountEditor(container, options) {
     typeSelect.value = 'short_text';
     const add = button('Add question', () => {
       const type = typeSelect.value;
-      const q = { id: freshId('', keysTaken(questions), `question_${questions.length + 1}`), type, title: '', required: false };
-      following.add(q);
-      if (type === 'star_rating') q.starRatingSettings = { maxStars: 5 };
-      if (type === 'single_choice') q.choices = newChoices();
-      if (type === 'consent') q.text = 'I agree that my answers are stored.';
+      const q = { id: freshId('', keysTaken(questions), `question_${questions.length + 1}`), type, title: '', required: false, ...typeDefaults(type) };
+      follow([q]);
       questions.push(q);
       render(idOf(`questions.${questions.length - 1}.title`));
       schedule();
@@ -418,6 +481,8 @@ export function mountEditor(container, options) {
       text('Allowed sites', 'settings.allowed_domains', () => s.allowed_domains.join('\n'), (v) => { s.allowed_domains = v.split(/[\s,]+/).filter(Boolean); }, { rows: '3', spellcheck: 'false' }, 'One host name a line, such as example.com or *.example.com. Empty: any site may embed it.'),
       number('Most responses', 'settings.max_responses', () => s.max_responses, (v) => { s.max_responses = v; }, { min: '1' }, 'Closes after this many. Empty: no limit.'),
       text('Closes at', 'settings.closes_at', () => localOf(s.closes_at), (v) => { s.closes_at = instantOf(v); }, { type: 'datetime-local' }, 'In your time zone. Empty: stays open.'),
+      kind === 'poll' ? null : text('Hidden fields', 'hidden_fields', () => draft.hidden_fields.join('\n'), (v) => { draft.hidden_fields = v.split(/[\s,]+/).filter(Boolean); }, { rows: '2', spellcheck: 'false' }, 'One name a line, such as utm_source: taken from the page address (?utm_source=…) or the tag\'s data-hidden-utm_source, and kept with each response.'),
+      kind === 'poll' ? null : text('After sending, go to', 'redirect_url', () => draft.redirect_url, (v) => { draft.redirect_url = v.trim() || null; }, { type: 'url', spellcheck: 'false', placeholder: 'https://' }, 'Empty: the thank-you message. {{answer key}} or {{hidden field}} in it is replaced by the answer or value.'),
       check('One response per visitor', 'settings.prevent_duplicates', () => s.prevent_duplicates, (v) => { s.prevent_duplicates = v; }),
       number('Most per hour from one address and browser', 'settings.network_limit_per_hour', () => s.network_limit_per_hour, (v) => { s.network_limit_per_hour = v; }, { min: '1' }, 'Empty: no limit. Visitors behind one office or mobile network often share an address and a browser, so a low figure turns them away.'),
       check('Honeypot against bots', 'settings.honeypot', () => s.honeypot && allowHoneypot, (v) => { s.honeypot = v; }, { disabled: !allowHoneypot }, planNote(allowHoneypot, 'The honeypot')),
