@@ -1,6 +1,7 @@
 import { addressesAt } from './http/about.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
+import { forgetAddress, recordAddress } from './infra/address.js';
 import { createLogger, openServices } from './services.js';
 
 /** D2: a listen that fails because of HOST or PORT says which, in one line. */
@@ -29,11 +30,13 @@ async function main(): Promise<void> {
   const app = await buildApp(services);
 
   let closing = false;
+  let recorded: string | undefined;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
     try {
+      if (recorded) forgetAddress(config.DATA_DIR, recorded);
       await app.close();
       await services.close();
     } finally {
@@ -54,6 +57,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const base = config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? listening;
+  // The admin CLI reads it for the links it prints (its own environment may lack this PORT).
+  if (recordAddress(config.DATA_DIR, base)) recorded = base;
   const at = addressesAt(base);
   // The line a newcomer reads first: where each part of the service is.
   const where =

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { testApp } from '../support/app.js';
-import { eventually } from '../support/eventually.js';
-import { startServer } from '../support/processes.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const PACKAGE = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { version: string };
@@ -69,13 +67,3 @@ t.test('/docs: titled with the service name, without a logo or inline code, unde
   t.match(initializer.body, /"layout":"BaseLayout"/, 'the layout without the top bar and its logo');
 });
 
-t.test('the start-up log line says where the docs, the OpenAPI document, the embed script, the dashboard and health are', async (t) => {
-  const server = await startServer({ DATA_DIR: t.testdirName, LOG_LEVEL: 'info' });
-  t.teardown(() => server.stop());
-  const readyLine = () => server.log().split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => /^feedback service ready/.test(line.msg));
-  // The server may answer /healthz a moment before that line reaches us.
-  t.ok(await eventually(() => readyLine() !== undefined), 'one line says the service is ready');
-  const ready = readyLine();
-  t.equal(ready.msg, `feedback service ready at ${server.url}: API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz`);
-  t.match(ready, { url: server.url, docs: `${server.url}/docs`, openapi: `${server.url}/api/openapi.json`, embed_script: `${server.url}/embed.js`, health: `${server.url}/healthz` });
-});

@@ -1,7 +1,7 @@
 /**
  * ROLE in one test process: services of each role on one DATA_DIR, each with
  * its own connections, as separate processes would have them. (The same with
- * real processes, kill -9 included: scale-out.test.ts.)
+ * real processes, kill -9 included: scale-out.system.test.ts.)
  */
 import t, { type Test } from 'tap';
 import { checkpointKey } from '../../src/kernel/feed/projection.js';

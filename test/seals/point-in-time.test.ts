@@ -8,8 +8,7 @@ import { rebuildAt } from '../../src/cli/point-in-time.js';
 import { POINT_IN_TIME_FILE } from '../../src/seals/point-in-time.js';
 import { publishedWidget } from '../support/app.js';
 import { signIn } from '../dashboard/support.js';
-import { admin, json, startServer } from '../support/processes.js';
-import { eventually } from '../support/eventually.js';
+import { admin, json } from '../support/processes.js';
 import { silent, tempDir, testServices } from '../support/services.js';
 import { catalog } from '../../src/domain-events.js';
 import { ErasureProcess } from '../../src/erasure/process.js';
@@ -103,18 +102,6 @@ async function source(t: Test): Promise<string> {
   t.equal((await admin(['create-account', '--name', 'Source', '--plan', 'free'], { DATA_DIR: dir })).code, 0);
   return dir;
 }
-
-t.test('a copy served says at start that it is a read-only copy, and of which moment', async (t) => {
-  const dir = await source(t);
-  const until = new Date().toISOString();
-  const out = join(tempDir(t, 'served'), 'store');
-  t.equal((await admin(['rebuild', '--until', until, '--out', out], { DATA_DIR: dir })).code, 0);
-  const server = await startServer({ DATA_DIR: out, LOG_LEVEL: 'info' });
-  t.teardown(() => server.stop());
-  const readyLine = () => server.log().split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => /^feedback service ready/.test(line.msg));
-  t.ok(await eventually(() => readyLine() !== undefined));
-  t.match(readyLine(), { msg: `feedback service ready at ${server.url}: a read-only copy as of ${until}, API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz`, read_only_as_of: until });
-});
 
 /** A link to the directory, from a directory of its own. */
 function linkTo(t: Test, dir: string): string {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { run } from '../../src/cli/program.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -16,6 +17,13 @@ export interface Programs {
 
 /** The sources, as `npm start` and `npm run admin` run them. */
 export const SOURCES: Programs = { server: `${ROOT}src/main.ts`, admin: `${ROOT}src/cli/admin.ts`, tsx: true };
+
+/**
+ * The admin CLI exactly as `npm run admin` starts it: the launcher, which
+ * compiles the sources into dist/ when they changed and runs the compiled CLI
+ * with plain node.
+ */
+export const LAUNCHED: Programs = { ...SOURCES, admin: `${ROOT}scripts/admin.js`, tsx: false };
 
 /** A build laid out as the image holds it: `dir` with package.json, node_modules and dist/. */
 export const built = (dir: string): Programs => ({
@@ -46,8 +54,27 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs the admin CLI as `npm run admin` does, with the given environment. */
-export function admin(args: string[], env: Record<string, string>, programs = SOURCES): Promise<Run> {
+/**
+ * Runs the admin CLI with the given environment (and no other): in this
+ * process, through the entry its own process runs, or given `programs`, as a
+ * process of those programs (see `adminProcess`).
+ */
+export async function admin(args: string[], env: Record<string, string>, programs?: Programs): Promise<Run> {
+  if (programs) return adminProcess(args, env, programs);
+  let stdout = '';
+  let stderr = '';
+  try {
+    // As childEnv: no seal appears in a test's history unless it asks for seals.
+    const code = await run(args, { env: { SEALS: 'off', ...env }, stdout: (line) => (stdout += `${line}\n`), stderr: (line) => (stderr += `${line}\n`) });
+    return { code, stdout, stderr };
+  } catch (error) {
+    // What the process would have done: the stack on stderr, exit 1.
+    return { code: 1, stdout, stderr: `${stderr}${(error as Error).stack ?? String(error)}\n` };
+  }
+}
+
+/** Runs the admin CLI as its own process, as `npm run admin` does, with the given environment. */
+export function adminProcess(args: string[], env: Record<string, string>, programs = SOURCES): Promise<Run> {
   return startAdmin(args, env, programs).finished;
 }
 

@@ -1,0 +1,23 @@
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { admin, startServer } from '../support/processes.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/services.js';
+
+async function source(t: Test): Promise<string> {
+  const dir = tempDir(t);
+  t.equal((await admin(['create-account', '--name', 'Source', '--plan', 'free'], { DATA_DIR: dir })).code, 0);
+  return dir;
+}
+
+t.test('a copy served says at start that it is a read-only copy, and of which moment', async (t) => {
+  const dir = await source(t);
+  const until = new Date().toISOString();
+  const out = join(tempDir(t, 'served'), 'store');
+  t.equal((await admin(['rebuild', '--until', until, '--out', out], { DATA_DIR: dir })).code, 0);
+  const server = await startServer({ DATA_DIR: out, LOG_LEVEL: 'info' });
+  t.teardown(() => server.stop());
+  const readyLine = () => server.log().split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => /^feedback service ready/.test(line.msg));
+  t.ok(await eventually(() => readyLine() !== undefined));
+  t.match(readyLine(), { msg: `feedback service ready at ${server.url}: a read-only copy as of ${until}, API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz`, read_only_as_of: until });
+});
