@@ -34,7 +34,7 @@ copyFileSync(join(root, 'docs/api.md'), join(outDir, 'docs/api.md'));
 // The document from the sources as the server builds it (run by tsx, as `npm start` runs them).
 const clientDir = join(outDir, 'client');
 mkdirSync(clientDir, { recursive: true });
-const documentText = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'src/http/openapi-document.ts')], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+const documentText = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/openapi-document.ts')], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 writeFileSync(join(clientDir, 'openapi.json'), documentText);
 const { default: openapiTS, astToString } = await import('openapi-typescript');
 const types = astToString(await openapiTS(JSON.parse(documentText)));

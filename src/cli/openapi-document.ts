@@ -34,7 +34,7 @@ export async function openApiDocument(): Promise<unknown> {
   }
 }
 
-// `node --import tsx src/http/openapi-document.ts`: the document on stdout.
+// `node --import tsx src/cli/openapi-document.ts`: the document on stdout.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
 }
