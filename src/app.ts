@@ -24,7 +24,7 @@ import { registerRateLimits } from './http/rate-limits.js';
 import { widgetRoutes } from './widgets/index.js';
 import { formRoutes } from './forms/index.js';
 import { pollRoutes } from './polls/index.js';
-import { erasureRoutes } from './erasure/index.js';
+import { erasureRoutes } from './submissions/erasure-routes.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
 import { hostedRoutes } from './hosted/index.js';

@@ -2,7 +2,7 @@ import { execute, type CommandMeta } from '../kernel/aggregate.js';
 import { AppError } from '../kernel/errors.js';
 import type { Context } from '../kernel/context.js';
 import { API_KEYS, ACCOUNTS } from '../../projections/accounts.js';
-import { pagination, window, type PaginationQuery } from '../http/pagination.js';
+import { pagination, window, type PaginationQuery } from '../kernel/pagination.js';
 import { account, type NewKey } from './account.js';
 import { generateApiKey } from './api-keys.js';
 import { apiKey } from './key.js';

@@ -13,7 +13,7 @@ import { createForm, deleteForm, updateForm } from '../forms/commands.js';
 import { FormListItem, FormView, formView } from '../forms/routes.js';
 import { CreateFormBody, FormCreatedReply, FormUpdatedReply, UpdateFormBody } from '../forms/schemas.js';
 import type { App } from '../http/instance.js';
-import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
+import { Pagination, PaginationQuery, pagination, window } from '../kernel/pagination.js';
 import { createPoll, deletePoll, updatePoll } from '../polls/commands.js';
 import { PollListItem, PollView, Results, pollResults, pollView } from '../polls/routes.js';
 import { CreatePollBody, PollCreatedReply, PollUpdatedReply, UpdatePollBody } from '../polls/schemas.js';

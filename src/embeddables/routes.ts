@@ -7,7 +7,7 @@ import { bearerOf } from '../http/bearer.js';
 import { preflight } from '../http/cors.js';
 import { titled } from '../http/operations.js';
 import type { App } from '../http/instance.js';
-import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
+import { Pagination, PaginationQuery, pagination, window } from '../kernel/pagination.js';
 import type { Context } from '../kernel/context.js';
 import { issueEmbedToken, TOKEN_TTL_SECONDS } from './embed-token.js';
 import { embeddingHost, hostAllowed } from './domains.js';

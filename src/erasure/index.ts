@@ -1,2 +1,2 @@
-/** What the app wires of erasure; the services build its process from process.ts. */
-export { erasureRoutes } from './routes.js';
+/** Erasure is a process, not a route: the services build it from process.ts; the routes that ask for it record its events. */
+export { ErasureProcess } from './process.js';

@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import type { Context } from '../kernel/context.js';
-import type { Recorded } from '../kernel/event-catalog.js';
-import type { SubmissionEvent } from '../submissions/events.js';
 import { erasureStream } from './process.js';
 
 /**
@@ -14,10 +12,10 @@ export async function awaitErasure(services: Context, stream: string, position: 
   let erased = 0;
   let last = 0n;
   for (const stored of await services.events.readStream(stream)) {
-    // An erasure stream holds what the erasure process records: ResponsesErased.
-    const event = services.catalog.parse(stored) as Recorded<SubmissionEvent> | undefined;
+    const event = services.catalog.parse(stored);
     if (event?.type !== 'ResponsesErased') continue;
-    erased += event.data.response_ids.length;
+    // The shape of ResponsesErased (submissions/events.ts), which the erasure process records here.
+    erased += (event.data as { response_ids: string[] }).response_ids.length;
     last = stored.position;
   }
   await services.commands.awaitProjections(last);

@@ -7,7 +7,7 @@ import { ADDRESSES, SERVICE, LICENSE } from './about.js';
 import type { Context } from '../kernel/context.js';
 import type { App } from './instance.js';
 import { needsKey } from './auth.js';
-import { DIGITS } from './pagination.js';
+import { DIGITS } from '../kernel/pagination.js';
 
 export interface RegisteredRoute {
   method: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RESPONSES } from '../../projections/responses.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import { Pagination, PaginationQuery, pagination, window } from '../http/pagination.js';
+import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
+import { Pagination, PaginationQuery, pagination, window } from '../kernel/pagination.js';
 import { isoInstant } from '../kernel/instant.js';
 import { Answers } from '../embeddables/questions.js';
 import type { Context } from '../kernel/context.js';

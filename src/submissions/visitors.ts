@@ -1,9 +1,9 @@
-import type { DomainEvent } from '../domain-events.js';
 import { AppError } from '../kernel/errors.js';
 import type { EventMetadata } from '../kernel/event-catalog.js';
 import { PartlyAppended, RevisionLimitReached, WrongExpectedRevision, type ExpectedRevision, type StreamAppend } from '../infra/event-store/port.js';
 import { keyedHash } from '../infra/keys.js';
 import type { Context } from '../kernel/context.js';
+import type { FeedEvent } from '../kernel/feed/projection.js';
 import { embeddingHost } from '../embeddables/domains.js';
 import { duplicate, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
 import { verifyEmbedToken, withinLifetime, type EmbedTarget as Kind } from '../embeddables/embed-token.js';
@@ -176,7 +176,7 @@ export class ObjectChanged extends Error {
  * the events before a refused one (a slot, a guard): they count nothing
  * that was not tried.
  */
-export async function record<E extends DomainEvent>(
+export async function record<E extends FeedEvent>(
   services: Context,
   events: E[],
   place: (event: E) => Placement,

@@ -8,7 +8,7 @@ import { ID } from '../embeddables/schemas.js';
 import { AppError } from '../kernel/errors.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { idParams } from '../http/operations.js';
-import { PaginationQuery, pagination, window } from '../http/pagination.js';
+import { PaginationQuery, pagination, window } from '../kernel/pagination.js';
 import type { Context } from '../kernel/context.js';
 import { endpointAggregate } from './endpoint.js';
 import { CreatedWebhook, CreateWebhookBody, DeliveryList, ReplayAccepted, ReplayBody, RotatedSecret, UpdateWebhookBody, WebhookList, WebhookView } from './schemas.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Pagination } from '../http/pagination.js';
+import { Pagination } from '../kernel/pagination.js';
 import { isoInstant } from '../kernel/instant.js';
 import { WebhookUrl } from './targets.js';
 import { WebhookTypePattern } from './types.js';

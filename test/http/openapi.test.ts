@@ -9,7 +9,7 @@ import { buildApp } from '../../src/app.js';
 import { CreateFormBody, UpdateFormBody } from '../../src/forms/schemas.js';
 import { CreatePollBody, UpdatePollBody } from '../../src/polls/schemas.js';
 import { VoteBody } from '../../src/polls/votes.js';
-import { BulkDeleteBody } from '../../src/erasure/routes.js';
+import { BulkDeleteBody } from '../../src/submissions/erasure-routes.js';
 import { SubmitBodyOf } from '../../src/submissions/routes.js';
 import { CreateWidgetBody, UpdateWidgetBody } from '../../src/widgets/schemas.js';
 import { manualClock, owner, testApp } from '../support/app.js';

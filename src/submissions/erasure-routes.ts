@@ -4,8 +4,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
-import { awaitErasure, ErasurePending } from './outcome.js';
-import { erasureStream } from './process.js';
+import { awaitErasure, ErasurePending } from '../erasure/outcome.js';
+import { erasureStream } from '../erasure/process.js';
 
 const Id = z.string().regex(ID, 'must be an id');
 
@@ -23,7 +23,7 @@ export const BulkDeleteBody = z
   })
   .meta({ examples: [{ widgetId: 'wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', ids: ['rsp_01JD3Q6A1B2C3D4E5F6G7H8J9K', 'rsp_01JD3Q6A1B2C3D4E5F6G7H8J9M'] }] });
 
-/** Bulk erasure: a plugin the app registers with its services. */
+/** Bulk erasure of responses and votes (DELETE /api/responses): a plugin the app registers with its services. */
 export const erasureRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (app, { services }) => {
   app.delete(
     '/api/responses',

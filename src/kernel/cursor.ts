@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { AppError } from '../kernel/errors.js';
+import { AppError } from './errors.js';
 
 /**
  * An opaque page cursor: the sort key of the last item a page held, signed
