@@ -37,8 +37,8 @@ const STATED_NUMBER_FORMATS = new Set(['safeint']);
 /**
  * Whether zod's JSON Schema of this schema's output says all it checks.
  * Refinements, transforms, pipes and formats are not, or not exactly, in
- * it. A union of objects is left out too: zod takes the first option that
- * parses, which may be one that drops the fields another option has.
+ * it. A union of two objects or more is left out too: zod takes the first
+ * option that parses, which may be one that drops the fields another has.
  */
 function faithful(schema: z.ZodType): boolean {
   const def = schema._zod.def as unknown as Record<string, unknown> & { type: string; checks?: Array<{ _zod: { def: { check: string; format?: string } } }> };
@@ -59,8 +59,12 @@ function faithful(schema: z.ZodType): boolean {
       return faithful(def.innerType as z.ZodType);
     case 'array':
       return faithful(def.element as z.ZodType);
-    case 'union':
-      return (def.options as z.ZodType[]).every((option) => PLAIN.has(option._zod.def.type) && faithful(option));
+    case 'union': {
+      // Zod takes the first option that parses. Values of one JSON type meet at most one object option, so no
+      // option is chosen over another that would keep more of it; arrays and plain values drop nothing.
+      const options = def.options as z.ZodType[];
+      return options.filter((option) => option._zod.def.type === 'object').length <= 1 && options.every(faithful);
+    }
     default:
       return PLAIN.has(def.type);
   }

@@ -222,7 +222,7 @@ if (!existsSync(CHROMIUM)) {
       t.equal(await background(), 'rgb(17, 24, 39)', 'the dark palette, painted under the preview page\'s strict style policy');
       await tab.screenshot({ path: `${SHOTS}editor-edit-widget-thanks-1280.png` });
       await tab.getByRole('button', { name: 'Save changes' }).click();
-      await tab.getByText('Saved.').waitFor();
+      await tab.getByText('Saved.', { exact: true }).waitFor();
       t.match(await stored(`/api/widgets/${widgetId}`), { thank_you_title: 'Much appreciated', theme: { mode: 'dark' } });
       await close();
     });
@@ -320,7 +320,7 @@ if (!existsSync(CHROMIUM)) {
       t.same(poll.theme, { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'dark' }, 'created with its theme');
       await tab.getByRole('button', { name: 'Move up: option 3' }).click();
       await tab.getByRole('button', { name: 'Save changes' }).click();
-      await tab.getByText('Saved.').waitFor();
+      await tab.getByText('Saved.', { exact: true }).waitFor();
       const moved = await stored(`/api/polls/${id}`);
       t.same(moved.options.map((o: any) => o.text), ['Dark mode', 'Webhooks', 'Exports'], 'reordered');
       t.same(moved.options.map((o: any) => o.id).sort(), poll.options.map((o: any) => o.id).sort(), 'the options keep their ids (and votes)');
@@ -371,8 +371,9 @@ if (!existsSync(CHROMIUM)) {
       t.match((await stored(`/api/forms/${id}/responses`)).responses, [{ answers: { how_did_you_hear_about_us: 'a_friend', referrer: 'Ada' } }], 'the API');
       const download = (format: string) => tab.evaluate(`fetch('/dashboard/api/forms/${id}/responses.${format}').then((r) => r.text())`) as Promise<string>;
       const csv = (await download('csv')).split('\r\n');
-      t.match(csv[0], /^id,submitted_at,Where did you first hear of us\?,Who sent you\?,/, 'the CSV heads the answers by their questions');
-      t.match(csv[1], /^[^,]+,[^,]+,a_friend,Ada,/, 'and holds the chosen id');
+      // Every field is quoted (see the downloads' formula guard).
+      t.match(csv[0], /^"id","submitted_at","Where did you first hear of us\?","Who sent you\?",/, 'the CSV heads the answers by their questions');
+      t.match(csv[1], /^"[^"]+","[^"]+","a_friend","Ada",/, 'and holds the chosen id');
       t.match(JSON.parse((await download('ndjson')).trim()), { answers: { how_did_you_hear_about_us: 'a_friend', referrer: 'Ada' } }, 'the NDJSON download');
       await close();
     });

@@ -175,7 +175,7 @@ t.test('webhooks are a Business feature with scopes of their own; another accoun
     ['PUT', `/api/webhooks/${id}`, { enabled: false }],
     ['DELETE', `/api/webhooks/${id}`],
     ['GET', `/api/webhooks/${id}/deliveries`],
-    ['POST', `/api/webhooks/${id}/replay`, { since: '2026-01-01T00:00:00Z' }],
+    ['POST', `/api/webhooks/${id}/replay`, { since: EARLY }],
     ['GET', '/api/webhooks/whk_missing'],
   ] as const) {
     t.match((await app.inject({ method, url, headers: stranger.headers, ...(body ? { payload: body } : {}) })).json(), D3(404, 'webhook_not_found'), `${method} ${url}`);

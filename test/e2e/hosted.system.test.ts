@@ -34,7 +34,7 @@ if (!existsSync(CHROMIUM)) {
           { id: 'name', type: 'short_text', title: 'Your name', required: true },
           { id: 'email', type: 'email', title: 'Your email address', required: true },
           { id: 'rating', type: 'star_rating', title: 'How much do you want it?', required: false, starRatingSettings: { maxStars: 5 } },
-          { id: 'plan', type: 'single_choice', title: 'Your plan', required: false, choices: [{ id: 'free', label: 'Free' }, { id: 'pro', label: 'Pro' }] },
+          { id: 'plan', type: 'single_choice', title: 'Your plan', required: false, choices: [{ id: 'free', label: 'Free' }, { id: 'pro', label: 'Pro' }], display: 'dropdown' },
           { id: 'notes', type: 'long_text', title: 'Anything else?', required: false },
           { id: 'consent', type: 'consent', title: 'Privacy', text: 'I agree that Acme stores my answers.', required: true },
         ],
