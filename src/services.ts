@@ -12,7 +12,7 @@ import { preparedInWorker } from './kernel/feed/replay.js';
 import { ProjectionRunner } from './kernel/feed/runner.js';
 import { CheckpointWatch } from './kernel/feed/watch.js';
 import { KeyUsage } from './accounts/key-usage.js';
-import { ErasureProcess } from './erasure/process.js';
+import { ErasureProcess } from './erasure/index.js';
 import type { CommandContext } from './kernel/aggregate.js';
 import type { Context, ProjectionState } from './kernel/context.js';
 import type { Config } from './config.js';
