@@ -1,4 +1,4 @@
-import { TRANSIENT } from './event-store/kurrent-retry.js';
+import { TRANSIENT, clientErrorType } from './event-store/kurrent-retry.js';
 
 /**
  * Whether an error, or one it wraps, says a store could not be reached, was
@@ -20,7 +20,8 @@ import { TRANSIENT } from './event-store/kurrent-retry.js';
  */
 export function isStoreUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
-    const { code, type, name, message } = current as { code?: unknown; type?: unknown; name?: unknown; message?: unknown };
+    const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown };
+    const type = clientErrorType(current);
     if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) return true;
     if (typeof type === 'string' && (TRANSIENT.has(type) || type === 'cancelled')) return true;
     // The client reports a node's "not ready" and "too busy" answers as unknown errors that name them.
