@@ -7,6 +7,7 @@ const optional = <T extends z.ZodType>(schema: T) =>
 
 const PORT_RANGE = 'must be a whole number from 1 to 65535';
 const TIMEOUT_RANGE = 'must be a whole number of milliseconds from 10 to 5000';
+const STORE_TIMEOUT_RANGE = 'must be a whole number of milliseconds from 100 to 120000';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -43,6 +44,14 @@ export const ConfigSchema = z.object({
     z.string().regex(/^(esdb|kurrentdb|kurrent)(\+discover)?:\/\/\S+$/, 'must be an esdb:// or kurrentdb:// connection string'),
   ),
   MONGODB_URL: optional(z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'must be a mongodb:// connection string')),
+  /**
+   * How long one call to KurrentDB or MongoDB may take before it fails (and
+   * the request answers 503 store_unavailable): KurrentDB's deadline per call,
+   * MongoDB's server selection, connection, pool wait and time limit per read;
+   * a MongoDB write transaction, its retries included, gets four times this.
+   * A connection string's own option of the same kind wins.
+   */
+  STORE_TIMEOUT_MS: optional(z.coerce.number(STORE_TIMEOUT_RANGE).int(STORE_TIMEOUT_RANGE).min(100, STORE_TIMEOUT_RANGE).max(120_000, STORE_TIMEOUT_RANGE)).default(5000),
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')),
   SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   TRUST_PROXY: optional(TrustProxy),

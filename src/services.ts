@@ -133,7 +133,7 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: No
 async function openEventStore(config: Config, logger: FastifyBaseLogger): Promise<EventStore> {
   if (config.EVENTSTORE_URL) {
     const { openKurrentEventStore } = await import('./infra/event-store/kurrent.js');
-    return openKurrentEventStore(config.EVENTSTORE_URL);
+    return openKurrentEventStore(config.EVENTSTORE_URL, { deadlineMs: config.STORE_TIMEOUT_MS });
   }
   const { openSqliteEventStore } = await import('./infra/event-store/sqlite.js');
   return openSqliteEventStore(config.DATA_DIR, logger);
@@ -142,7 +142,7 @@ async function openEventStore(config: Config, logger: FastifyBaseLogger): Promis
 async function openReadModels(config: Config, logger: FastifyBaseLogger): Promise<ReadModelStore> {
   if (config.MONGODB_URL) {
     const { openMongoReadModels } = await import('./infra/read-models/mongo.js');
-    return openMongoReadModels(config.MONGODB_URL);
+    return openMongoReadModels(config.MONGODB_URL, { timeoutMs: config.STORE_TIMEOUT_MS });
   }
   const { openSqliteReadModels } = await import('./infra/read-models/sqlite.js');
   return openSqliteReadModels(config.DATA_DIR, logger);
