@@ -61,3 +61,82 @@ t.test('a server out of reach: opening gives up after the bound, as a store unav
   );
   t.ok(error instanceof Error && isStoreUnavailable(error), 'the server selection error is kept as the cause');
 });
+
+t.test('the bounded transaction loop: runs again, commits again, returns a manual abort\'s value, and gives up at its bound', async (t) => {
+  const { transact } = await import('../../src/infra/read-models/mongo-transaction.js');
+  const labelled = (label: string) => {
+    const error = new MongoServerError({ message: label, code: 112 });
+    error.addErrorLabel(label);
+    return error;
+  };
+  /** The session's transaction states as the loop drives them; `commits` fail with the errors given, in order. */
+  const session = (commits: unknown[] = []) => {
+    const log: string[] = [];
+    let active = false;
+    const s = {
+      log,
+      startTransaction: () => {
+        active = true;
+        log.push('start');
+      },
+      inTransaction: () => active,
+      abortTransaction: async () => {
+        active = false;
+        log.push('abort');
+      },
+      commitTransaction: async () => {
+        const failure = commits.shift();
+        log.push(failure ? 'commit failed' : 'commit');
+        if (failure) throw failure;
+        active = false;
+      },
+    };
+    return s;
+  };
+  const run = <T>(s: ReturnType<typeof session>, fn: () => Promise<T>, boundMs = 60_000, now = Date.now) => transact(s as never, fn, {}, boundMs, now);
+
+  const conflicted = session();
+  let calls = 0;
+  t.equal(await run(conflicted, async () => (++calls < 3 ? Promise.reject(labelled('TransientTransactionError')) : 'done')), 'done', 'a write conflict: the callback runs again');
+  t.same(conflicted.log, ['start', 'abort', 'start', 'abort', 'start', 'commit']);
+
+  const unknown = session([labelled('UnknownTransactionCommitResult')]);
+  t.equal(await run(unknown, async () => 1), 1);
+  t.same(unknown.log, ['start', 'commit failed', 'commit'], 'a commit of unknown outcome is committed again, not run again');
+
+  const commitConflict = session([labelled('TransientTransactionError')]);
+  t.equal(await run(commitConflict, async () => 2), 2);
+  t.same(commitConflict.log, ['start', 'commit failed', 'start', 'commit'], 'a commit that conflicted runs the whole transaction again');
+
+  const aborted = session();
+  t.equal(
+    await run(aborted, async () => {
+      await aborted.abortTransaction();
+      return false;
+    }),
+    false,
+    'a callback that aborts has its value returned, uncommitted',
+  );
+  t.same(aborted.log, ['start', 'abort']);
+
+  const own = session();
+  await t.rejects(run(own, async () => Promise.reject(new Error('lease lost'))), /lease lost/, 'an error of the callback\'s own is thrown at once');
+  t.same(own.log, ['start', 'abort']);
+
+  let clock = 0;
+  const bounded = session();
+  await t.rejects(
+    run(
+      bounded,
+      async () => {
+        clock += 40;
+        throw labelled('TransientTransactionError');
+      },
+      100,
+      () => clock,
+    ),
+    { errorLabels: ['TransientTransactionError'] },
+    'past its bound, the last error is thrown, its label kept (a 503)',
+  );
+  t.same(bounded.log, ['start', 'abort', 'start', 'abort', 'start', 'abort'], 'three attempts fit in the bound');
+});
