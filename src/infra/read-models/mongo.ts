@@ -10,8 +10,9 @@
  *   client sends can become an operator. `id` maps to `_id`.
  * - Every index ends with `_id`, the tie-break of every sort (./mongo-plan.ts),
  *   so a sort on an index's fields is read from the index.
- * - `write` runs in one multi-document transaction (`withTransaction`) that
- *   first compare-and-sets the projection checkpoints, kept in the
+ * - `write` runs in one multi-document transaction (`transact`, the driver's
+ *   retry rules under a bound of this store's own) that first passes its
+ *   fence (see FENCES) and compare-and-sets the projection checkpoints, kept in the
  *   `projection_checkpoints` collection as `{ _id: name, position: Int64 }`,
  *   then sends each collection's operations as one ordered `bulkWrite`: a
  *   handful of round trips whatever the number of operations. A transaction
@@ -25,7 +26,8 @@
  *   outgrow it. See `MongoShadow` for how the renames stay safe without one
  *   transaction.
  * - Every majority write gives up after MAJORITY_WAIT_MS instead of waiting
- *   for a majority that is away.
+ *   for a majority that is away; server selection, connecting, pool waits and
+ *   each read give up after the store's `timeoutMs` (see MongoTimeouts).
  */
 import { summed } from './pending-counts.js';
 import { randomBytes } from 'node:crypto';
@@ -66,7 +68,7 @@ import {
 
 const DEFAULT_DB = 'feedback';
 const CHECKPOINTS = 'projection_checkpoints';
-/** Leases by name: `{ _id: name, holder, expires_at: Date, fenced }` (the holder's clock; `fenced` counts fenced writes, which write it so that a takeover conflicts with them). */
+/** Leases by name: `{ _id: name, holder, expires_at: Date, fenced }` (the holder's clock; `fenced` counts the first fenced write of each consumer under a holder, which writes it so that a takeover conflicts with it). */
 const LEASES = 'leases';
 type LeaseDoc = { _id: string; holder: string; expires_at: Date; fenced?: number };
 /**
@@ -114,9 +116,9 @@ const EVENTS_PER_WRITE = 500;
  * concern's `wtimeout`). Without one, a write waits as long as the majority
  * is away; with it, the write answers a write-concern error, while staying
  * applied on the primary (and kept or rolled back as the replica set
- * decides). A commit that times out so is retried by `withTransaction`
- * (UnknownTransactionCommitResult, 120 s in all) before the error reaches the
- * caller; a projection runner then learns from its next compare-and-set
+ * decides). A commit that times out so is committed again by `transact`
+ * (UnknownTransactionCommitResult) within the write's bound before the error
+ * reaches the caller (as a 503 on a request); a projection runner then learns from its next compare-and-set
  * whether the write landed.
  */
 const MAJORITY_WAIT_MS = 10_000;
@@ -445,13 +447,13 @@ class MongoReadModels implements ReadModelStore {
     const session = this.client.startSession();
     try {
       // The callback may run more than once: on a TransientTransactionError
-      // (e.g. a WriteConflict with a concurrent writer) withTransaction aborts
+      // (e.g. a WriteConflict with a concurrent writer) transact aborts
       // and calls it again, so the compare-and-set is re-evaluated each time,
       // and what a ranked collection looked up is looked up again.
       return await transact(session, async (s) => {
         if (fence) await this.passFence(fence, s);
         if (!(await this.moveCheckpoints(moves, s))) {
-          // A manual abort makes withTransaction return the callback's value as is.
+          // A manual abort makes transact return the callback's value as is.
           await s.abortTransaction();
           return false;
         }
@@ -542,7 +544,7 @@ class MongoReadModels implements ReadModelStore {
     } catch (err) {
       // Another writer's checkpoint doc is already there: the expectation is stale.
       // (An uncommitted concurrent insert shows up as a WriteConflict instead,
-      // which is left to propagate so withTransaction retries and re-reads.)
+      // which is left to propagate so transact retries and re-reads.)
       if (hasCode(err, DUPLICATE_KEY)) return false;
       throw err;
     }
