@@ -125,18 +125,18 @@ t.test('the bounded transaction loop: runs again, commits again, returns a manua
 
   let clock = 0;
   const bounded = session();
-  await t.rejects(
-    run(
-      bounded,
-      async () => {
-        clock += 40;
-        throw labelled('TransientTransactionError');
-      },
-      100,
-      () => clock,
-    ),
-    { errorLabels: ['TransientTransactionError'] },
-    'past its bound, the last error is thrown, its label kept (a 503)',
+  const last = await run(
+    bounded,
+    async () => {
+      clock += 40;
+      throw labelled('TransientTransactionError');
+    },
+    100,
+    () => clock,
+  ).then(
+    () => undefined,
+    (error: unknown) => error,
   );
+  t.ok(last instanceof MongoServerError && last.hasErrorLabel('TransientTransactionError'), 'past its bound, the last error is thrown, its label kept (a 503)');
   t.same(bounded.log, ['start', 'abort', 'start', 'abort', 'start', 'abort'], 'three attempts fit in the bound');
 });
