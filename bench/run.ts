@@ -13,6 +13,8 @@
  * processes and a `projector` on one DATA_DIR. `npm run bench -- auditors`
  * only the auditors' figures: rebuild, seal and verify of BENCH_EVENTS
  * events, and the service beside the CRUD peer on submit and list-100;
+ * `npm run bench -- rebuild` only the rebuild of a store written through the
+ * service at two sizes, and its cost at the margin and fixed (bench/rebuild.ts);
  * `npm run bench -- tenant-flood` only another tenant's public reads while
  * one tenant floods; `npm run bench -- crud-peer` only the service beside
  * the CRUD peer, their runs alternating (see `beside`); `npm run bench --
@@ -36,6 +38,7 @@ import { catalog } from '../src/domain-events.js';
 import { buildApp } from '../src/app.js';
 import { openServices, type Services } from '../src/services.js';
 import { rebuildThrice, sealAndVerify, startPeer } from './auditors.js';
+import { rebuildOnly } from './rebuild.js';
 import { calibrate, describeCalibration } from './calibration.js';
 import { downloadOnly } from './download.js';
 import { replayCostOnly } from './replay-cost.js';
@@ -720,6 +723,7 @@ async function scaleOutOnly() {
 if (process.argv.includes('propagation')) await propagationOnly();
 else if (process.argv.includes('scale-out')) await scaleOutOnly();
 else if (process.argv.includes('auditors')) await auditorsOnly();
+else if (process.argv.includes('rebuild')) await rebuildOnly();
 else if (process.argv.includes('crud-peer')) await crudPeerOnly();
 else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
 else if (process.argv.includes('download')) await downloadOnly();

@@ -223,7 +223,17 @@ export const JOBS: Record<CommandName, CommandSpec<z.ZodType>> = {
       const halted = services.projections.halted;
       if (halted) throw new Error(haltMessage(halted));
       const seconds = (performance.now() - started) / 1000;
-      out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
+      // The cost as a line: what any rebuild pays, and what each event adds.
+      const cost = services.projections.lastRebuild;
+      out(
+        JSON.stringify({
+          rebuilt: true,
+          events,
+          seconds: Number(seconds.toFixed(3)),
+          margin_events_per_second: cost?.marginEventsPerSecond ?? 0,
+          fixed_seconds: Number((cost?.fixedSeconds ?? seconds).toFixed(3)),
+        }),
+      );
     },
   }),
   seal: command({

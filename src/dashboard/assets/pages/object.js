@@ -4,7 +4,7 @@
  * filtered by day, downloadable) or a poll's results.
  */
 import { api, ApiError, query } from '../api.js';
-import { categoryChart, perDayChart } from '../charts.js';
+import { categoryChart, histogram, perDayChart } from '../charts.js';
 import { snippetOf } from '../snippet.js';
 import {
   announce, clear, confirmDialog, copyButton, date, dateTime, shortDate, emptyState, errorMessage, h, kindNames, notice, number, pageHeader, pager, statusPill, table, titleOf,
@@ -215,6 +215,14 @@ function questionCard(question) {
         h('div', { class: 'figure' }, h('dt', {}, 'Passives (7–8)'), h('dd', {}, `${number(passives)} · ${share(passives)}`)),
         h('div', { class: 'figure figure-bad' }, h('dt', {}, 'Detractors (0–6)'), h('dd', {}, `${number(detractors)} · ${share(detractors)}`)),
       ),
+      categoryChart(
+        [
+          { label: 'Detractors (0–6)', count: detractors },
+          { label: 'Passives (7–8)', count: passives },
+          { label: 'Promoters (9–10)', count: promoters },
+        ],
+        { caption: `Answers to “${question.title}” by group; NPS ${score === null || score === undefined ? 'not yet known' : score}`, height: 140, kind: 'nps' },
+      ),
     );
   }
   if (question.rating) {
@@ -230,10 +238,93 @@ function questionCard(question) {
   if (question.choices) {
     return h('section', { class: 'card' }, heading, categoryChart(question.choices.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `Answers to “${question.title}”`, height: 170 }));
   }
+  if (question.number) {
+    const { average, distribution } = question.number;
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      h('div', { class: 'big-figure' }, h('span', { class: 'big-number' }, average === null || average === undefined ? '—' : number(average)), h('span', { class: 'big-label' }, 'average')),
+      categoryChart(histogram(distribution), { caption: `Answers to “${question.title}”: how many gave each value or range`, height: 150, kind: 'histogram' }),
+    );
+  }
+  if (question.ranking) {
+    const places = question.ranking.filter((item) => item.average_rank !== null && item.average_rank !== undefined);
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      categoryChart(
+        places.map((item) => ({ label: item.label || item.value, count: item.average_rank, ranked: item.count })),
+        {
+          caption: `Average place of each choice in “${question.title}”, best first (1 is the top)`,
+          height: 170,
+          kind: 'ranking',
+          labelHeading: 'Choice',
+          valueLabel: 'Average place',
+          measure: { overall: 'Average place, 1 is the top', format: (value) => value.toFixed(2), extraHeading: 'Ranked by', extra: (item) => String(item.ranked) },
+        },
+      ),
+    );
+  }
+  if (question.matrix) {
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      h(
+        'div',
+        { class: 'matrix-charts' },
+        question.matrix.map((row) =>
+          h(
+            'div',
+            { class: 'breakdown' },
+            h('h3', {}, row.label || row.row),
+            categoryChart(row.columns.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `“${question.title}”, row “${row.label || row.row}”`, height: 120, kind: 'matrix-row' }),
+          ),
+        ),
+      ),
+    );
+  }
+  if (question.dates) {
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      perDayChart(question.dates, {
+        caption: `Days named in “${question.title}”`,
+        height: 150,
+        unit: ['answer', 'answers'],
+        valueLabel: 'Answers',
+        dayLabel: 'Day',
+        overall: `${number(question.dates.reduce((sum, d) => sum + d.count, 0))} answers on ${number(question.dates.length)} ${question.dates.length === 1 ? 'day' : 'days'}`,
+        kind: 'dates',
+      }),
+    );
+  }
   return null;
 }
 
-const QUESTION_TYPES = { star_rating: 'Star rating', nps: 'NPS, 0–10', single_choice: 'Single choice', severity: 'Severity', consent: 'Consent', short_text: 'Short text', long_text: 'Long text', email: 'Email' };
+const QUESTION_TYPES = {
+  star_rating: 'Star rating',
+  nps: 'NPS, 0–10',
+  single_choice: 'Single choice',
+  multiple_choice: 'Multiple choice',
+  opinion_scale: 'Opinion scale',
+  yes_no: 'Yes or no',
+  number: 'Number',
+  date: 'Date',
+  ranking: 'Ranking',
+  matrix: 'Matrix',
+  severity: 'Severity',
+  consent: 'Consent',
+  short_text: 'Short text',
+  long_text: 'Long text',
+  email: 'Email',
+  phone: 'Phone',
+  url: 'Website',
+  statement: 'Statement',
+};
 const questionType = (type) => QUESTION_TYPES[type] ?? (type ? type.replaceAll('_', ' ') : '');
 
 function pollResults(results) {
