@@ -85,7 +85,7 @@ t.test('a Pro plan records devices and referring domains only; refusals in the d
   t.match((await post({ _token: token, type: 'display', session: 'abcdefgh' }, 'frm_00000000000000000000000000')).json(), { statusCode: 404, code: 'form_not_found' });
   const biz = await owner(services);
   const widget = await publishedWidget(app, biz);
-  t.equal((await app.inject({ method: 'POST', url: `/api/widgets/${widget}/events`, payload: { _token: await tokenFor(app, 'widgets', widget), type: 'display', session: 'abcdefgh' } })).statusCode, 204, 'a widget, without a user agent');
+  t.equal((await app.inject({ method: 'POST', url: `/api/widgets/${widget}/events`, payload: { _token: await tokenFor(app, 'widgets', widget), type: 'display', session: 'abcdefgh' } })).statusCode, 204, 'a widget');
   const preflight = await app.inject({ method: 'OPTIONS', url: `/api/polls/pol_1/events` });
   t.equal(preflight.statusCode, 204);
 });
