@@ -159,7 +159,7 @@ if (!existsSync(CHROMIUM)) {
     await tab.getByRole('heading', { level: 1, name: 'Analytics' }).waitFor();
     await settled(tab);
     t.equal(await stat('completion-rate'), '28.6%', 'the account’s totals');
-    t.match(await tab.getByRole('region', { name: 'Best converting' }).textContent(), /Checkout survey/);
+    t.match(await tab.locator('section[aria-labelledby="best-title"]').textContent(), /Checkout survey/);
     t.same(await axe(tab), [], 'axe: nothing serious or critical on the overview');
     await tab.screenshot({ path: `${SHOTS}overview-1280.png`, fullPage: true });
     t.strictSame(errors, [], 'no script errors');

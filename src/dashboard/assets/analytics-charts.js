@@ -11,7 +11,7 @@ export const percent = (rate) => (rate === null || rate === undefined ? '—' : 
 export function duration(ms) {
   if (ms === null || ms === undefined) return '—';
   const seconds = Math.round(ms / 1000);
-  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return seconds < 60 ? `${seconds} s` : seconds % 60 === 0 ? `${seconds / 60} min` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 /**
@@ -70,7 +70,7 @@ export function funnelChart(funnel, { caption = 'Funnel', height = 200 } = {}) {
     { label: 'Started', count: funnel.starts, rate: funnel.start_rate },
     { label: 'Completed', count: funnel.responses, rate: funnel.completion_rate },
   ];
-  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, steps.map((step) => `${step.label} ${number(step.count)}`).join(' → '));
+  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, steps.map((step, i) => `${step.label} ${number(step.count)}${i > 0 ? ` (${percent(step.rate)})` : ''}`).join(' → '));
   const figures = h(
     'table',
     { dataset: { chartData: 'funnel' } },
@@ -81,7 +81,7 @@ export function funnelChart(funnel, { caption = 'Funnel', height = 200 } = {}) {
   const wrapper = h('figure', { class: 'chart chart-small' }, status, h('div', { class: 'visually-hidden' }, figures));
   return mount(wrapper, (target, width) => {
     const colours = palette();
-    const [x, y] = axes(colours, (u, ticks) => ticks.map((tick) => (Number.isInteger(tick) && steps[tick] ? `${steps[tick].label} ${percent(steps[tick].rate)}` : '')));
+    const [x, y] = axes(colours, (u, ticks) => ticks.map((tick) => (Number.isInteger(tick) && steps[tick] ? steps[tick].label : '')));
     return new uPlot(
       {
         width,

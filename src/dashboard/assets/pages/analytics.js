@@ -136,17 +136,17 @@ async function renderAccount(container, range, navigate, isCurrent) {
   const data = await api(`/analytics${range}`);
   if (!isCurrent()) return;
   document.title = 'Analytics · Feedback';
-  const objectTable = (rows, caption) =>
+  const objectTable = (rows, caption, compact = false) =>
     table({
       caption,
       captionHidden: true,
       columns: [
         { label: 'Object', rowHeader: true, cell: (row) => h('a', { href: `/dashboard/${KIND_PATHS[row.kind]}/${row.id}/analytics${range}` }, row.title || 'Untitled') },
-        { label: 'Kind', cell: (row) => kindNames(KIND_PATHS[row.kind]).One },
+        compact ? null : { label: 'Kind', cell: (row) => kindNames(KIND_PATHS[row.kind]).One },
         { label: 'Displays', numeric: true, cell: (row) => number(row.displays) },
-        { label: 'Responses', numeric: true, cell: (row) => number(row.responses) },
+        compact ? null : { label: 'Responses', numeric: true, cell: (row) => number(row.responses) },
         { label: 'Completion rate', numeric: true, cell: (row) => percent(row.completion_rate) },
-      ],
+      ].filter(Boolean),
       rows,
     });
   clear(
@@ -157,8 +157,8 @@ async function renderAccount(container, range, navigate, isCurrent) {
     h(
       'div',
       { class: 'grid-2' },
-      section('best-title', 'Best converting', 'Highest completion rate among those displayed', data.best.length ? objectTable(data.best, 'Best converting') : emptyState('No displays in this range', null)),
-      section('worst-title', 'Worst converting', 'Lowest completion rate among those displayed', data.worst.length ? objectTable(data.worst, 'Worst converting') : emptyState('No displays in this range', null)),
+      section('best-title', 'Best converting', 'Highest completion rate among those displayed', data.best.length ? objectTable(data.best, 'Best converting', true) : emptyState('No displays in this range', null)),
+      section('worst-title', 'Worst converting', 'Lowest completion rate among those displayed', data.worst.length ? objectTable(data.worst, 'Worst converting', true) : emptyState('No displays in this range', null)),
     ),
     section('objects-title', 'Every object', 'Most responses first', data.objects.length ? objectTable(data.objects, 'Every object') : emptyState('Nothing yet', 'Create a widget, form or poll to see its figures.')),
   );
