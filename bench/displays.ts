@@ -137,7 +137,8 @@ export async function displaysOnly(): Promise<void> {
   const goals = [
     { figure: 'events endpoint ÷ bare fastify', value: `${(ratio * 100).toFixed(1)} %`, target: '≥ 50 %', met: ratio >= 0.5 },
     { figure: `SignalsCounted events for ${sent} visits' signals over ${minutes} minutes started, ${OBJECTS} forms`, value: String(signals), target: `≤ ${OBJECTS * minutes} (one an object a minute)`, met: signals <= OBJECTS * minutes },
-    { figure: 'signals counted in the events ÷ answered 204', value: `${counted} ÷ ${sent}`, target: 'all', met: counted === sent },
+    // A request still in flight when a run stops is counted by the server but not by autocannon: at most one a connection a run.
+    { figure: 'signals counted in the events, beside those autocannon saw answered 204', value: `${counted} beside ${sent}`, target: `all, and at most ${2 * CONNECTIONS} more (in flight at each run's end)`, met: counted >= sent && counted <= sent + 2 * CONNECTIONS },
   ];
   process.stdout.write(
     `\nmachine: ${machine}; ${CONNECTIONS} connections, ${SECONDS} s a scenario, flood ${FLOOD_SECONDS} s\n\n| scenario | req/s | p50 ms | p99 ms | requests |\n| --- | ---: | ---: | ---: | ---: |\n${rows.join('\n')}\n\n` +
