@@ -21,7 +21,9 @@
  * download` only the server's memory while it streams a CSV download of 1M
  * responses (bench/download.ts); `npm run bench -- replay-cost` only what
  * a webhook replay costs against the replaying account's own history,
- * beside others' (bench/replay-cost.ts). The auditors' and CRUD peer's runs first
+ * beside others' (bench/replay-cost.ts); `npm run bench -- displays` only
+ * the displays-and-starts endpoint and the event log's growth under a flood
+ * of it (bench/displays.ts). The auditors' and CRUD peer's runs first
  * time a fixed piece of work (bench/calibration.ts), so that their figures
  * from different days can be read beside how fast the machine was.
  */
@@ -728,4 +730,5 @@ else if (process.argv.includes('crud-peer')) await crudPeerOnly();
 else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
 else if (process.argv.includes('download')) await downloadOnly();
 else if (process.argv.includes('replay-cost')) await replayCostOnly();
+else if (process.argv.includes('displays')) await (await import('./displays.js')).displaysOnly();
 else await main();

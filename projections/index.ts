@@ -1,5 +1,6 @@
 import type { DomainEvent } from '../src/domain-events.js';
 import { accountsProjection } from './accounts.js';
+import { analyticsProjection } from './analytics.js';
 import { dashboardSessionsProjection } from './dashboard-sessions.js';
 import { formsProjection } from './forms.js';
 import { pollsProjection } from './polls.js';
@@ -8,7 +9,7 @@ import { responsesProjection } from './responses.js';
 import { webhookReplaysProjection, webhooksProjection } from './webhooks.js';
 import { widgetsProjection } from './widgets.js';
 
-export const projections: Projection<DomainEvent>[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, webhookReplaysProjection, dashboardSessionsProjection];
+export const projections: Projection<DomainEvent>[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, webhookReplaysProjection, dashboardSessionsProjection, analyticsProjection];
 
 /** The catalog that reads the events these projections take. */
 export { catalog } from '../src/domain-events.js';

@@ -5,14 +5,15 @@ import { EventCatalog } from './kernel/event-catalog.js';
 import { formEvents, type FormEvent } from './forms/events.js';
 import { pollEvents, type PollEvent } from './polls/events.js';
 import { sealEvents, type SealEvent } from './seals/events.js';
+import { signalEvents, type SignalEvent } from './signals/events.js';
 import { submissionEvents, type SubmissionEvent } from './submissions/events.js';
 import { webhookEvents, type WebhookEvent } from './webhooks/events.js';
 import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent | SignalEvent;
 
 /** Every event definition the service writes and reads. */
-export const definitions = [...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents];
+export const definitions = [...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents, ...signalEvents];
 
 export const catalog = new EventCatalog<DomainEvent>(definitions);

@@ -7,6 +7,7 @@ import { apiRoutes } from './routes.js';
 import { shareRoutes } from './share-routes.js';
 import { signInRoutes } from './sign-in.js';
 import { summaryRoutes } from './summary-routes.js';
+import { analyticsRoutes } from './analytics-routes.js';
 
 /**
  * The owner dashboard at /dashboard: sign-in by login link, its pages and
@@ -26,4 +27,5 @@ export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Context }> = asy
   apiRoutes(app, services);
   shareRoutes(app, services);
   await app.register(summaryRoutes, { services });
+  await app.register(analyticsRoutes, { services });
 };

@@ -22,7 +22,8 @@ export const DASHBOARD_CSP =
  */
 export const SHELL_PATHS = [
   '/dashboard',
-  ...['widgets', 'forms', 'polls'].flatMap((kind) => [`/dashboard/${kind}`, `/dashboard/${kind}/new`, `/dashboard/${kind}/:id`, `/dashboard/${kind}/:id/edit`]),
+  ...['widgets', 'forms', 'polls'].flatMap((kind) => [`/dashboard/${kind}`, `/dashboard/${kind}/new`, `/dashboard/${kind}/:id`, `/dashboard/${kind}/:id/edit`, `/dashboard/${kind}/:id/analytics`]),
+  '/dashboard/analytics',
   '/dashboard/settings/developers',
 ];
 

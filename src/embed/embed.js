@@ -20,6 +20,59 @@
   var THANKS_CLOSE_MS = 5000;
   var memoryKey = 'feedback-embed:' + kind + ':' + id;
 
+  /*
+   * Displays and starts, reported once per visit each: `display` when a form
+   * or poll has been at least half in view for a second or a widget's panel
+   * opens, `start` at the first answer. The visit's session is a random id
+   * drawn once per page visit and kept in sessionStorage, so a reload in the
+   * same visit counts once. Nothing is sent in a preview.
+   */
+  var signalled = {};
+  var SESSION_KEY = 'feedback-embed:session';
+  function signal(type) {
+    if (previewing || signalled[type]) return;
+    signalled[type] = true;
+    var session = null;
+    var key = 'feedback-embed:signalled:' + kind + ':' + id + ':' + type;
+    try {
+      if (sessionStorage.getItem(key)) return;
+      session = sessionStorage.getItem(SESSION_KEY);
+      if (!session) sessionStorage.setItem(SESSION_KEY, (session = sessionId()));
+      sessionStorage.setItem(key, '1');
+    } catch (e) { session = session || sessionId(); }
+    freshToken().then(function (t) {
+      return fetch(api + '/events', {
+        method: 'POST',
+        keepalive: true,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ _token: t, type: type, session: session, metadata: { pageUrl: location.href, referrer: document.referrer || undefined } }),
+      });
+    }).catch(function () { /* a count lost, never the visitor's answer */ });
+  }
+  function sessionId() {
+    var bytes = new Uint8Array(12);
+    crypto.getRandomValues(bytes);
+    return [].map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+  }
+  /** `display` once the element has been at least half in view for a second; `start` at the first answer given in it. */
+  function signalWhenSeen(el) {
+    if (previewing) return;
+    var timer = null;
+    if (typeof IntersectionObserver === 'function') {
+      var seen = new IntersectionObserver(function (entries) {
+        var half = entries[entries.length - 1].intersectionRatio >= 0.5;
+        if (half && !timer) timer = setTimeout(function () { seen.disconnect(); signal('display'); }, 1000);
+        else if (!half && timer) { clearTimeout(timer); timer = null; }
+      }, { threshold: [0, 0.5, 1] });
+      seen.observe(el);
+    } else signal('display');
+  }
+  function signalStarts(el) {
+    var first = function () { signal('start'); };
+    el.addEventListener('input', first);
+    el.addEventListener('change', first);
+  }
+
   /** One line per embed that cannot show, so an owner looking at the console learns why. */
   function warn(reason) {
     console.warn('Feedback embed (' + kind + ' ' + id + '): ' + reason);
@@ -665,6 +718,7 @@
     box.style.setProperty('--off', stacked * 60 + 'px');
     fitVisibleWidth(box);
     var body = h('div', { class: 'body' });
+    signalStarts(body);
     var close = h('button', { type: 'button', class: 'close', 'aria-label': 'Close' }, [icon('close')]);
     var panel = m.paint(h('div', { class: 'panel', role: 'dialog', 'aria-labelledby': 'title', id: 'panel', hidden: true }, [
       h('div', { class: 'head' }, [h('h2', { id: 'title', text: object.title }), close]),
@@ -688,6 +742,7 @@
     function open(byVisitor) {
       if (!previewing && !document.dispatchEvent(new CustomEvent(CORNER_OPENS, { cancelable: true, detail: { corner: position, host: m.host, byVisitor: byVisitor } }))) return;
       fired = fired || byVisitor;
+      signal('display');
       if (!built) {
         built = true;
         // The time to answer counts from here: the token carries when it was issued.
@@ -765,6 +820,8 @@
     var panel = m.paint(h('section', { class: 'panel inline', 'aria-label': object.title || object.question || kind }, [body]));
     m.root.appendChild(panel);
     var shown = { host: m.host, thanks: function () { thanks(body, object, null); } };
+    if (!object.closed && !(kind === 'poll' && recall() === 'voted')) signalWhenSeen(m.host);
+    signalStarts(body);
     if (object.closed) fill(body, [h('p', { text: 'This ' + kind + ' is closed.' }), note()]);
     else if (kind === 'poll') {
       if (recall() === 'voted') results(body, false);

@@ -14,6 +14,8 @@ const routes = [
   { pattern: new RegExp(`^/dashboard/${KIND}/new/?$`), nav: (m) => m[1], load: () => import('./pages/edit.js') },
   { pattern: new RegExp(`^/dashboard/${KIND}/${ID}/edit/?$`), nav: (m) => m[1], load: () => import('./pages/edit.js') },
   { pattern: new RegExp(`^/dashboard/${KIND}/${ID}/?$`), nav: (m) => m[1], load: () => import('./pages/object.js') },
+  { pattern: new RegExp(`^/dashboard/${KIND}/${ID}/analytics/?$`), nav: (m) => m[1], load: () => import('./pages/analytics.js') },
+  { pattern: /^\/dashboard\/analytics\/?$/, nav: 'analytics', load: () => import('./pages/analytics.js') },
   { pattern: /^\/dashboard\/settings\/developers\/?$/, nav: 'developers', load: () => import('./pages/developers.js') },
 ];
 
@@ -22,6 +24,7 @@ const NAV = [
   { id: 'widgets', href: '/dashboard/widgets', label: 'Widgets', icon: 'M4 4h16v12H8l-4 4z' },
   { id: 'forms', href: '/dashboard/forms', label: 'Forms', icon: 'M6 3h12v18H6zM9 8h6M9 12h6M9 16h4' },
   { id: 'polls', href: '/dashboard/polls', label: 'Polls', icon: 'M5 20V10m7 10V4m7 16v-7' },
+  { id: 'analytics', href: '/dashboard/analytics', label: 'Analytics', icon: 'M3 17l5-5 4 4 8-8M14 8h6v6' },
   { id: 'developers', href: '/dashboard/settings/developers', label: 'Developers', icon: 'm8 8-5 4 5 4m8-8 5 4-5 4m-3-12-2 16' },
 ];
 

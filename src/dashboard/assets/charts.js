@@ -12,7 +12,7 @@ function token(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
 
-function palette() {
+export function palette() {
   return {
     accent: token('--color-accent'),
     accentSoft: token('--color-accent-soft'),
@@ -32,7 +32,7 @@ dark.addEventListener('change', () => {
  * Mounts uPlot once the wrapper has a width, resizes it with the wrapper and
  * forgets it when the page replaces the wrapper.
  */
-function mount(wrapper, build) {
+export function mount(wrapper, build) {
   const target = h('div', { class: 'chart-canvas', 'aria-hidden': 'true' });
   wrapper.prepend(target);
   let plot = null;
@@ -69,7 +69,7 @@ function mount(wrapper, build) {
 // Counts are whole numbers: ticks only on 1, 2, 5, 10, 20, 50…
 const WHOLE_STEPS = [1, 2, 5].flatMap((step) => [1, 10, 100, 1000, 10000, 100000, 1000000].map((scale) => step * scale)).sort((a, b) => a - b);
 
-function axes(colours, xValues) {
+export function axes(colours, xValues) {
   const base = { stroke: colours.axis, font: colours.font, grid: { stroke: colours.grid, width: 1 }, ticks: { show: false } };
   return [
     { ...base, grid: { show: false }, space: 56, size: 28, values: xValues },

@@ -69,7 +69,7 @@ export async function render(container, { params, navigate, isCurrent }) {
   const header = pageHeader(title, {
     eyebrow: h('span', {}, h('a', { href: `/dashboard/${kind}` }, names.Many), ' / ', kind === 'widgets' ? TYPE_NAMES[object.widget_type] ?? names.One : names.One),
     meta: metaRow,
-    actions: [h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/edit` }, 'Edit'), publishButton, deleteButton],
+    actions: [h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/edit` }, 'Edit'), h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/analytics` }, 'Analytics'), publishButton, deleteButton],
   });
 
   let snippet = snippetOf(location.origin, names.one, id);
