@@ -4,7 +4,7 @@
  * captured in process; test/members/mail.system.test.ts uses a real SMTP
  * server).
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { addMember, openAccountWithOwner } from '../../src/members/commands.js';
 import { testApp, manualClock } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
@@ -13,7 +13,7 @@ import type { App } from '../../src/app.js';
 
 const same = { 'sec-fetch-site': 'same-origin' };
 
-async function setUp(t: Tap.Test, env: Record<string, string> = {}, refuse = 0, realClock = false) {
+async function setUp(t: Test, env: Record<string, string> = {}, refuse = 0, realClock = false) {
   const mailer = captureMailer(refuse);
   const clock = realClock ? Object.assign(() => new Date(), { advance: () => undefined }) : manualClock(new Date().toISOString());
   const { app, services } = await testApp(t, { clock, mail: { mailer, schedule: [1, 1, 1] }, env: { PUBLIC_BASE_URL: 'http://localhost', ...env } });
