@@ -1,7 +1,7 @@
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { MEMBER_ACTIVITY, MEMBER_INVITATIONS, MEMBERS } from '../../projections/members.js';
 import { openAccount } from '../accounts/commands.js';
-import { DEFAULT_SCOPES } from '../accounts/plans.js';
+import { DEFAULT_SCOPES, type Scope } from '../accounts/plans.js';
 import { LINK_TTL_MS } from '../dashboard/login-link.js';
 import { execute, load, type Aggregate } from '../kernel/aggregate.js';
 import type { Context } from '../kernel/context.js';
@@ -45,8 +45,12 @@ export async function addMember(deps: Deps, input: { accountId: string; email: s
 }
 
 /** An account with its first key and its owner: the admin command line's `create-account --owner-email`, and an open sign-up. */
-export async function openAccountWithOwner(deps: Deps, input: { name: string; plan: 'free' | 'pro' | 'business'; ownerEmail: string; via: 'account_opened' | 'sign_up'; linkId?: string }, actor = 'cli') {
-  const opened = await openAccount(deps, { name: input.name, plan: input.plan, scopes: DEFAULT_SCOPES }, actor);
+export async function openAccountWithOwner(
+  deps: Deps,
+  input: { name: string; plan: 'free' | 'pro' | 'business'; ownerEmail: string; via: 'account_opened' | 'sign_up'; linkId?: string; scopes?: Scope[] },
+  actor = 'cli',
+) {
+  const opened = await openAccount(deps, { name: input.name, plan: input.plan, scopes: input.scopes ?? DEFAULT_SCOPES }, actor);
   const owner = await addMember(deps, { accountId: opened.account_id, email: input.ownerEmail, role: 'owner', via: input.via, linkId: input.linkId ?? null }, { by: actor, role: 'owner' });
   return { ...opened, owner };
 }
