@@ -65,6 +65,8 @@ ${notice}<form method="post" action="/dashboard/sign-in" class="sign-in">
 <button type="submit">Email me a sign-in link</button>
 </form>
 <p>We send a link that signs you in once, within 15 minutes, to each account the address is a member of.${open ? ' An address without an account gets a link that creates a Free account.' : ''}</p>`,
+    // The service's no-referrer policy would make the browser send `Origin: null` with the form, which checkOrigin refuses.
+    '<meta name="referrer" content="same-origin">\n',
   );
 }
 
