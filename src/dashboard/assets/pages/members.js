@@ -54,7 +54,7 @@ export async function render(container, { session, isCurrent, navigate }) {
   };
 
   const list = table({
-    caption: 'Members',
+    caption: 'Members', captionHidden: true,
     columns: columns(['Email', 'Role', 'Joined', 'Actions']),
     rows: members.map((member) => [member.email, roleCell(member), date(member.joined_at), actions(member)]),
   });
@@ -83,7 +83,7 @@ export async function render(container, { session, isCurrent, navigate }) {
   }
 
   const log = table({
-    caption: 'Activity',
+    caption: 'Activity', captionHidden: true,
     columns: columns(['When', 'Member', 'What', 'By']),
     rows: activity.map((a) => [timeAgo(a.at), a.email, a.type === 'member.role_changed' ? `role ${a.from} → ${a.to}` : `${WHAT[a.type] ?? a.type}${a.role ? ` as ${a.role}` : ''}`, a.by_email ?? (a.by === 'cli' ? 'the admin command line' : a.by)]),
   });
