@@ -3,6 +3,7 @@ import { dashboardEvents, type DashboardEvent } from './dashboard/events.js';
 import { erasureEvents, type ErasureEvent } from './erasure/events.js';
 import { EventCatalog } from './kernel/event-catalog.js';
 import { formEvents, type FormEvent } from './forms/events.js';
+import { memberEvents, type MemberEvent } from './members/events.js';
 import { pollEvents, type PollEvent } from './polls/events.js';
 import { sealEvents, type SealEvent } from './seals/events.js';
 import { signalEvents, type SignalEvent } from './signals/events.js';
@@ -11,9 +12,9 @@ import { webhookEvents, type WebhookEvent } from './webhooks/events.js';
 import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent | SignalEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent | SignalEvent | MemberEvent;
 
 /** Every event definition the service writes and reads. */
-export const definitions = [...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents, ...signalEvents];
+export const definitions = [...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents, ...signalEvents, ...memberEvents];
 
 export const catalog = new EventCatalog<DomainEvent>(definitions);

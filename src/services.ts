@@ -36,6 +36,9 @@ import { StateCache } from './kernel/state-cache.js';
 import { StorageWatch } from './infra/storage.js';
 import { WebhookDispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
 import type { Resolve } from './webhooks/targets.js';
+import { logMailer, smtpMailer, type Mailer } from './infra/mail.js';
+import { recordedAddress } from './infra/address.js';
+import { MailOutbox, type OutboxOptions } from './mail/outbox.js';
 
 /**
  * Everything a process builds once: the features' context, and the parts
@@ -56,6 +59,10 @@ export interface Services extends Context {
   /** How webhook targets resolve when checked at creation (tests inject it; else the system's resolver). */
   webhookResolve?: Resolve;
   keyUsage: KeyUsage;
+  /** Sends the service's mail (sign-in links, invitations) from the event feed; runs beside the projections, under the projector lease. */
+  mail: MailOutbox;
+  /** Where mail goes: SMTP_URL's server, or the log. */
+  mailer: Mailer;
   /**
    * Starts the server's part of ROLE: in `all` and `projector`, claims the
    * projector lease (resolving once this process holds it or stands by) and
@@ -87,6 +94,14 @@ export interface ServiceOptions {
   sealing?: SealingOptions;
   /** How webhooks resolve and send (tests inject both), and their retry schedule over WEBHOOK_RETRY_SCHEDULE. */
   webhooks?: Pick<DispatcherOptions, 'resolve' | 'send' | 'schedule' | 'timeoutMs' | 'replayClockSlackMs'>;
+  /** Where mail goes (tests may give their own), and its retry schedule over MAIL_RETRY_SCHEDULE. */
+  mail?: OutboxOptions & { mailer?: Mailer };
+}
+
+/** The address links in mail point at: PUBLIC_BASE_URL, else where the server said it listens, else HOST and PORT. */
+export function linkBase(config: Config): string {
+  const chosen = config.PUBLIC_BASE_URL ?? recordedAddress(config.DATA_DIR) ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+  return chosen.replace(/\/+$/, '');
 }
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;
@@ -217,12 +232,19 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
   });
   await webhooks.init();
+  const mailer = options.mail?.mailer ?? (config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM) : logMailer(logger));
+  const mailSchedule = options.mail?.schedule ?? config.MAIL_RETRY_SCHEDULE;
+  const mail = new MailOutbox(events, readModels, catalog, mailer, { base: () => linkBase(config), key: keys.loginLinks }, clock, logger, {
+    ...options.mail,
+    ...(mailSchedule ? { schedule: mailSchedule } : {}),
+  });
+  await mail.init();
   const projector =
     config.ROLE === 'api' || readOnly
       ? undefined
       : new Projector(readModels, runner, erasure, logger, {
           ...(options.leaseTiming ? { timing: options.leaseTiming } : {}),
-          beside: config.SEALS === 'on' ? [webhooks, seals] : [webhooks],
+          beside: config.SEALS === 'on' ? [webhooks, mail, seals] : [webhooks, mail],
         });
   const watch = new CheckpointWatch(readModels, logger);
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
@@ -269,6 +291,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     erasureWaitMs: options.erasureWaitMs ?? 10_000,
     commands,
     webhooks,
+    mail,
+    mailer,
     ...(options.webhooks?.resolve ? { webhookResolve: options.webhooks.resolve } : {}),
     keyUsage: new KeyUsage(readModels, clock, logger, readOnly !== undefined),
     recent,
@@ -298,6 +322,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       // Also started by hand in some tests, without the lease.
       await seals.stop();
       await webhooks.stop();
+      await mail.stop();
+      mailer.close();
       await erasure.stop();
       await runner.stop();
       await checkpoints?.stop();

@@ -6,6 +6,7 @@ import { pageRoutes } from './pages.js';
 import { apiRoutes } from './routes.js';
 import { shareRoutes } from './share-routes.js';
 import { signInRoutes } from './sign-in.js';
+import { memberRoutes } from './member-routes.js';
 import { summaryRoutes } from './summary-routes.js';
 import { analyticsRoutes } from './analytics-routes.js';
 
@@ -23,6 +24,7 @@ export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Context }> = asy
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
   await signInRoutes(app, services);
+  await memberRoutes(app, services);
   await pageRoutes(app, services);
   apiRoutes(app, services);
   shareRoutes(app, services);
