@@ -5,6 +5,7 @@ import { walk } from '../../src/logic/evaluate.js';
 import { owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { formAndAnswers } from '../support/logic-forms.js';
 import fc from '../support/properties.js';
+import { signIn } from '../dashboard/support.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
@@ -67,6 +68,19 @@ t.test('given the three-page form with a jump and two endings', async (t) => {
     t.equal(hidden.statusCode, 400);
     t.same(hidden.json().details, [{ path: 'answers.role_other', message: 'is hidden by its condition (show_if) for these answers, so it takes no answer' }]);
     t.equal((await submit(app, id, { role: 'designer', role_other: '', score: 9 })).statusCode, 200, 'a blank answer off the path is dropped');
+  });
+
+  t.test('the downloads carry the ending of each response: a CSV column (empty: the default), and NDJSON', async (t) => {
+    const browser = await signIn(app, services, biz.accountId);
+    const csv = await app.inject({ method: 'GET', url: `/dashboard/api/forms/${id}/responses.csv`, headers: { cookie: browser.cookie } });
+    t.equal(csv.statusCode, 200);
+    const [header, ...rows] = csv.body.trim().split('\r\n');
+    const at = header!.split(',').indexOf('"ending"');
+    t.ok(at > 0, 'an ending column');
+    const endings = rows.map((row) => row.split(',')[at]);
+    t.ok(endings.includes('"fans"') && endings.includes('"sorry"') && endings.includes('""'), 'fans, sorry and the default');
+    const ndjson = await app.inject({ method: 'GET', url: `/dashboard/api/forms/${id}/responses.ndjson`, headers: { cookie: browser.cookie } });
+    t.same(new Set(ndjson.body.trim().split('\n').map((line) => JSON.parse(line).ending)), new Set(['fans', 'sorry', null]));
   });
 });
 
@@ -162,7 +176,7 @@ t.test('property: for random forms and answers, the server accepts exactly what 
       const named = (reply.json().details as Array<{ path: string }>).map((d) => d.path.slice('answers.'.length)).sort();
       return reply.statusCode === 400 && JSON.stringify(named) === JSON.stringify([...offPath, ...missing].sort());
     }),
-    { numRuns: 40 },
+    { numRuns: 25 },
   );
   t.pass('the server and the evaluator agree');
 });
