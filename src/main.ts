@@ -1,6 +1,7 @@
 import { addressesAt } from './http/about.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
+import { embedScript } from './embed/script.js';
 import { forgetAddress, recordAddress } from './infra/address.js';
 import { createLogger, openServices } from './services.js';
 
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
   const services = await openServices(config, { logger });
   await services.start();
   const app = await buildApp(services);
+  // Bundled once here, so no visitor waits for it.
+  embedScript();
 
   let closing = false;
   let recorded: string | undefined;

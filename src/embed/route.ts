@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { App } from '../http/instance.js';
-
-/** The script site owners paste; read once, served to every origin. */
-const SCRIPT = readFileSync(new URL('./embed.js', import.meta.url), 'utf8');
+import { embedScript } from './script.js';
 
 /**
  * A blank page that runs the embed in preview mode: the dashboard frames it
@@ -17,9 +14,10 @@ const PREVIEW_PAGE =
 /** Only pages of this origin may frame the preview; it loads the embed and nothing else. */
 const PREVIEW_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
 
+/** The script site owners paste (the embed with the form evaluator) is made once per process (the server makes it at start-up) and served to every origin. */
 export function embedRoute(app: App): void {
   app.get('/embed.js', { config: { publicCors: true }, schema: { hide: true } }, async (_request, reply) =>
-    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(SCRIPT),
+    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(embedScript()),
   );
   app.get(
     '/embed/preview',
