@@ -101,7 +101,7 @@ function draftOf(kind, object) {
 }
 
 /** The create or update body, in the API's shapes. */
-function bodyOf(kind, draft, creating) {
+function bodyOf(kind, draft, creating, saved) {
   if (kind === 'poll') {
     return {
       question: draft.question,
@@ -112,8 +112,10 @@ function bodyOf(kind, draft, creating) {
     };
   }
   const { widget_type, ...rest } = draft;
-  // One page is no pages: the form keeps every question on its one page.
-  if (rest.pages && rest.pages.length === 0) delete rest.pages;
+  // What the form does not use stays out of the body, unless the saved form had it and it is being taken away.
+  const had = (key) => saved && saved[key] !== undefined && !(Array.isArray(saved[key]) && saved[key].length === 0);
+  for (const key of ['pages', 'logic', 'endings']) if (rest[key] && rest[key].length === 0 && !had(key)) delete rest[key];
+  if (rest.presentation === 'all' && !had('presentation')) delete rest.presentation;
   return kind === 'widget' && creating ? { widget_type, ...rest } : rest;
 }
 
@@ -559,7 +561,7 @@ export function mountEditor(container, options) {
     const parts = [select('Presentation', 'presentation', [['all', 'A page at a time'], ['one_by_one', 'One question at a time (Enter to go on)']], () => draft.presentation || 'all', (v) => { draft.presentation = v; })];
     if (pages.length === 0) {
       parts.push(h('p', { class: 'editor-hint', text: 'All questions are on one page.' }), button('Split into pages', () => {
-        draft.pages = [{ id: 'page_1', title: '', question_ids: [] }, { id: 'page_2', title: '', question_ids: [] }];
+        draft.pages = [{ id: 'page_1', question_ids: [] }, { id: 'page_2', question_ids: [] }];
         for (const q of draft.questions) placed.set(q, draft.pages[0]);
         render(idOf('pages.0.title')); schedule();
       }, { id: 'ed-split-pages' }));
@@ -831,7 +833,7 @@ export function mountEditor(container, options) {
         const created = await api(`${base}/${kind}s`, { method: 'POST', body: bodyOf(kind, draft, true) });
         id = created.id;
       } else {
-        await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'PUT', body: { ...bodyOf(kind, draft, false), ...(extra || {}) } });
+        await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'PUT', body: { ...bodyOf(kind, draft, false, object), ...(extra || {}) } });
       }
       object = await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'GET' });
       draft = draftOf(kind, object);
