@@ -13,6 +13,7 @@ import type { Page } from 'playwright-core';
 import t from 'tap';
 import { ARTIFACTS, CHROMIUM, embedSite, launch } from '../support/embed-site.js';
 import { eventually } from '../support/eventually.js';
+import { admin, json } from '../support/processes.js';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -63,7 +64,9 @@ if (!existsSync(CHROMIUM)) {
   t.test('a three-page form with a jump, by keyboard, in both presentations at 1280 and 390 px', async (t) => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const forms: { [presentation: string]: string } = {};
-    const site = await embedSite(t, async (make) => {
+    let accountId = '';
+    const site = await embedSite(t, async (make, context) => {
+      accountId = context.accountId;
       for (const presentation of ['all', 'one_by_one']) forms[presentation] = await make('/api/forms', { ...FORM, presentation });
     });
     const browser = await launch(t);
@@ -171,6 +174,27 @@ if (!existsSync(CHROMIUM)) {
       t.strictSame(done?.answers, expected, `${label}: the answers of the path, and only those`);
       await context.close();
     }
+
+    // A visitor who leaves after the first page; the form's page in the dashboard shows where visitors stopped.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const tab = await context.newPage();
+    const form = forms.all!;
+    await tab.goto(site.page({ embeds: [['form', form]], height: 200 }));
+    const embed = tab.locator('[data-feedback-embed]');
+    await embed.getByLabel('Your name').fill('Bo');
+    await embed.getByRole('radio', { name: 'Designer' }).check();
+    await embed.getByRole('button', { name: 'Next' }).click();
+    t.ok(await eventually(async () => (await list(form, 'partial')).some((r) => r.answers.name === 'Bo')), 'the visitor who left is kept as partial');
+    const link = json(await admin(['login-link', '--account', accountId, '--base', site.api], { DATA_DIR: site.dir })) as { url: string };
+    await tab.goto(link.url);
+    await tab.goto(`${site.api}/dashboard/forms/${form}`);
+    const dropOff = tab.getByRole('region', { name: /Where visitors stopped/ });
+    await dropOff.waitFor();
+    t.match(await dropOff.getByRole('row', { name: /About you/ }).textContent(), /About you\s*1\s*33%/, 'one of three stopped after the first page');
+    t.match(await dropOff.getByRole('row', { name: /Sent/ }).textContent(), /Sent\s*2\s*67%/, 'two sent the form');
+    await tab.locator('section', { has: tab.getByRole('heading', { name: 'Drop-off per page' }) }).screenshot({ path: `${ARTIFACTS}embed-logic-drop-off.png` });
+    t.same(await axe(tab), [], 'axe finds nothing serious on the form\'s page');
+    await context.close();
     t.same(errors, [], 'no uncaught error');
   });
 }
