@@ -72,16 +72,18 @@ export const LIST_SEPARATOR = '; ';
  * hidden field, then `metadata.<field>` for each metadata field the
  * account's plan records (a field of a higher plan would be a column empty in
  * every row; a response kept from a time on a higher plan has those fields in
- * the NDJSON download). A title two
+ * the NDJSON download). An object with endings of its own has an `ending`
+ * column after the hidden fields: the id of the ending each response reached,
+ * empty for the default one. A title two
  * columns share (two questions, or a question named like another column) is
  * followed by its question id in parentheses, so every header names one
  * column. Answers to questions the object no longer has are in the NDJSON
  * download, which holds every answer as stored.
  */
-export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = []): Column[] {
+export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = [], endings = false): Column[] {
   const fields = RECORDED_FIELDS[plan];
   const hiddenHeaders = hiddenFields.map((name) => `hidden.${name}`);
-  const fixed = ['id', 'submitted_at', ...hiddenHeaders, ...fields.map((field) => `metadata.${field}`)];
+  const fixed = ['id', 'submitted_at', ...hiddenHeaders, ...(endings ? ['ending'] : []), ...fields.map((field) => `metadata.${field}`)];
   const answered = questions.filter((q) => q.type !== 'statement');
   const uses = new Map<string, number>();
   for (const title of [...fixed, ...answered.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
@@ -105,6 +107,7 @@ export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields
     { header: 'submitted_at', cell: (r) => r.submitted_at },
     ...answered.flatMap(questionColumns),
     ...hiddenFields.map((name, i): Column => ({ header: hiddenHeaders[i]!, cell: (r) => own(r.hidden, name) })),
+    ...(endings ? [{ header: 'ending', cell: (r: Doc) => r.ending ?? null } satisfies Column] : []),
     ...fields.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
   ];
 }
@@ -119,8 +122,16 @@ const CSV = { record_delimiter: 'windows', quoted: true, quoted_empty: true } as
 const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(cell)));
 
 /** The CSV download, as text chunks: the header, then one chunk per page of responses. */
-export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery, plan: Plan, hiddenFields: readonly string[] = []): AsyncGenerator<string> {
-  const columns = csvColumns(questions, plan, hiddenFields);
+export async function* csvChunks(
+  store: ReadModelStore,
+  parentId: string,
+  questions: StoredQuestion[],
+  query: DownloadQuery,
+  plan: Plan,
+  hiddenFields: readonly string[] = [],
+  endings = false,
+): AsyncGenerator<string> {
+  const columns = csvColumns(questions, plan, hiddenFields, endings);
   yield stringify([row(columns.map((c) => c.header))], CSV);
   for await (const page of responsePages(store, parentId, query)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
@@ -129,8 +140,8 @@ export async function* csvChunks(store: ReadModelStore, parentId: string, questi
 
 /** A response as the API shows it (spec 2.6), without the read model's own fields. */
 function record(doc: Doc): Record<string, unknown> {
-  const { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record } = doc;
-  return { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record };
+  const { id, widget_id, form_id, answers, hidden, ending, submitted_at, metadata, consent_record } = doc;
+  return { id, widget_id, form_id, answers, hidden, ending, submitted_at, metadata, consent_record };
 }
 
 /** The NDJSON download: one response per line, as the API shows it. */

@@ -5,6 +5,7 @@ import { checkReadOnly } from '../embeddables/read-only.js';
 import { definitionOverLimits } from '../embeddables/definition-limits.js';
 import { AppError, invalidBody, type ErrorDetail } from '../kernel/errors.js';
 import { DEFAULT_THANK_YOU } from '../widgets/defaults.js';
+import { checkFlow } from '../embeddables/logic.js';
 import type { FormEvent } from './events.js';
 import { FormConfig, type CreateFormBody, type UpdateFormBody } from './schemas.js';
 
@@ -69,9 +70,14 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         settings: body.settings ?? {},
         hidden_fields: body.hidden_fields ?? [],
         redirect_url: body.redirect_url ?? null,
+        pages: body.pages ?? [],
+        logic: body.logic ?? [],
+        endings: body.endings ?? [],
+        presentation: body.presentation ?? 'all',
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
+      checkFlow(config.data, 'form');
       tooLarge(definitionOverLimits(config.data));
       return [{ type: 'FormCreated', data: { ...config.data, form_id: command.form_id, account_id: command.account_id, version: 1, created_at: command.at } }];
     }
@@ -88,6 +94,7 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         settings: { ...form.settings, ...fields.settings },
       };
       if (fields.theme && !sameJson(merged.theme, form.theme)) checkTheme(merged.theme);
+      if (fields.questions || fields.pages || fields.logic || fields.endings) checkFlow(merged, 'form');
       tooLarge(definitionOverLimits(merged, form));
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {

@@ -39,6 +39,10 @@ export const FormView = z.object({
   questions: stored.questions,
   hidden_fields: stored.hidden_fields,
   redirect_url: stored.redirect_url,
+  pages: stored.pages,
+  logic: stored.logic,
+  endings: stored.endings,
+  presentation: stored.presentation,
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
@@ -55,6 +59,10 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   questions: doc.questions,
   hidden_fields: doc.hidden_fields,
   redirect_url: doc.redirect_url,
+  pages: doc.pages,
+  logic: doc.logic,
+  endings: doc.endings,
+  presentation: doc.presentation,
   theme: doc.theme,
   thank_you_title: doc.thank_you_title,
   thank_you_message: doc.thank_you_message,
@@ -121,7 +129,17 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
   submitRoute(app, services, FORM, form, (state) => {
     if (state.status !== 'active') return null;
     const f = state.form;
-    return { kind: 'form', id: f.id, accountId: f.account_id, published: f.published, questions: f.questions, hiddenFields: f.hidden_fields, settings: f.settings, version: f.version };
+    return {
+      kind: 'form',
+      id: f.id,
+      accountId: f.account_id,
+      published: f.published,
+      questions: f.questions,
+      flow: { pages: f.pages, logic: f.logic, endings: f.endings },
+      hiddenFields: f.hidden_fields,
+      settings: f.settings,
+      version: f.version,
+    };
   });
   responsesRoute(app, services, FORM);
 };

@@ -2,6 +2,7 @@ import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../kernel/event-catalog.js';
 import { AppError, type ErrorDetail } from '../kernel/errors.js';
 import { validateAnswers, type Answers, type FormQuestion, characters } from '../embeddables/questions.js';
+import { isBlank, pagesOf, walk, type LogicForm } from '../logic/evaluate.js';
 import { hostAllowed } from '../embeddables/domains.js';
 import type { EmbedTarget as Kind } from '../embeddables/embed-token.js';
 import type { ConsentRecord, NetworkSubmissionCounted, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
@@ -33,6 +34,8 @@ export interface SubmissionTarget extends Gate {
   version?: number;
   /** The names a submission's `hidden` may hold; none when absent. */
   hiddenFields?: readonly string[];
+  /** Pages, rules and endings; none when absent (one page of every question). */
+  flow?: Pick<LogicForm, 'pages' | 'logic' | 'endings'>;
 }
 
 export interface AccessFacts {
@@ -87,14 +90,48 @@ export function checkAccess(target: Gate, facts: AccessFacts): Date {
   return facts.issuedAt;
 }
 
-/** checkAccess, then the answers against the questions. */
-export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts): { answers: Answers; hidden: Record<string, string>; issuedAt: Date } {
+/**
+ * The visitor's path through the object (src/logic/evaluate.ts, the module
+ * the embed runs): the questions it shows, where it ends, and the answers
+ * sent to questions off it (a skipped page, a hidden question), each a
+ * detail. Blank answers off the path are dropped, as blank optional answers
+ * are; the questions on it are the ones the answers are checked against.
+ */
+export function followPath(target: SubmissionTarget, sent: Record<string, unknown>): { questions: FormQuestion[]; answers: Record<string, unknown>; ending: string | null; details: ErrorDetail[] } {
+  const form = { questions: target.questions, ...target.flow };
+  const path = walk(form, sent);
+  const shown = new Set(path.questions);
+  const visited = new Set(path.pages);
+  const pageOf = new Map(pagesOf(form).flatMap((page) => page.question_ids.map((id) => [id, page.id] as const)));
+  const details: ErrorDetail[] = [];
+  const answers: Record<string, unknown> = {};
+  for (const [id, value] of Object.entries(sent)) {
+    const page = pageOf.get(id);
+    if (page === undefined || shown.has(id)) answers[id] = value;
+    else if (!isBlank(value)) {
+      details.push({
+        path: `answers.${id}`,
+        message: visited.has(page) ? 'is hidden by its condition (show_if) for these answers, so it takes no answer' : `is on page ${page}, which these answers skip, so it takes no answer`,
+      });
+    }
+  }
+  return { questions: target.questions.filter((q) => shown.has(q.id)), answers, ending: path.ending, details };
+}
+
+/** checkAccess, then the answers against the questions on the visitor's path. */
+export function checkSubmission(
+  target: SubmissionTarget,
+  facts: SubmissionFacts,
+): { answers: Answers; hidden: Record<string, string>; issuedAt: Date; ending: string | null } {
   const issuedAt = checkAccess(target, facts);
-  const { answers, details } = validateAnswers(target.questions, facts.answers);
+  const path = followPath(target, facts.answers);
+  const { answers, details } = validateAnswers(path.questions, path.answers);
+  // Unknown ids are named by validateAnswers; off the path by followPath, in the order the questions come.
+  details.push(...path.details);
   const hidden = checkHidden(target.hiddenFields ?? [], facts.hidden ?? {});
   details.push(...hidden.details);
   if (details.length > 0) throw new AppError('validation_error', hidden.details.length === details.length ? 'Some hidden fields are invalid' : 'Some answers are invalid', details);
-  return { answers, hidden: hidden.hidden, issuedAt };
+  return { answers, hidden: hidden.hidden, issuedAt, ending: path.ending };
 }
 
 /** Pro and Business: a filled honeypot is a bot, answered as a success with nothing kept. */
@@ -215,7 +252,7 @@ function consentRecord(target: SubmissionTarget, answers: Answers, command: Subm
  */
 export function decideSubmission(command: SubmitResponse, state: SubmissionState): SubmissionDecision {
   const { target } = state;
-  const { answers, hidden } = checkSubmission(target, {
+  const { answers, hidden, ending } = checkSubmission(target, {
     now: command.now,
     issuedAt: command.issuedAt,
     host: command.host,
@@ -234,6 +271,7 @@ export function decideSubmission(command: SubmitResponse, state: SubmissionState
     account_id: target.accountId,
     answers,
     ...(Object.keys(hidden).length > 0 ? { hidden } : {}),
+    ending,
     metadata: command.metadata,
     submitted_at: command.now.toISOString(),
   };

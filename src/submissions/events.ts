@@ -71,14 +71,20 @@ export const ResponseSubmitted = defineEvent(
      * response's `submitted_at` stays the last of that name in the text.
      */
     hidden: z.object({}).catchall(z.string()).optional(),
+    /**
+     * Version 3: the ending the visitor's path reached, by id; null for the
+     * default ending, which every response before ended on. The service
+     * always writes it; absent reads as null.
+     */
+    ending: z.string().nullable().optional(),
     metadata: ResponseMetadata,
     submitted_at: z.string(),
     consent_record: ConsentRecord.optional(),
     /** With `prevent_duplicates`: the visitor's guard stream, erased with the response. */
     duplicate_guard: z.string().optional(),
   }),
-  // Version 1's answers and data are version 2's as they are.
-  { version: 2, upcasters: { 1: (data) => data } },
+  // Version 1's answers and data are version 2's as they are; every response before version 3 ended on the default ending.
+  { version: 3, upcasters: { 1: (data) => data, 2: (data) => ({ ...data, ending: null }) } },
 );
 
 /**

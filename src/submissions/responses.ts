@@ -16,6 +16,8 @@ export const ResponseRecord = z.object({
   answers: Answers,
   /** The hidden fields' values the submission carried, by name; absent when it carried none. */
   hidden: z.record(z.string(), z.string()).optional(),
+  /** The ending the visitor's path reached, by id; null: the default ending (`thank_you_title`, `thank_you_message`). */
+  ending: z.string().nullable().optional(),
   submitted_at: z.string(),
   metadata: ResponseMetadata,
   consent_record: ConsentRecord.optional(),

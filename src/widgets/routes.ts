@@ -41,6 +41,9 @@ export const WidgetView = z.object({
   hidden_fields: stored.hidden_fields,
   redirect_url: stored.redirect_url,
   trigger_config: stored.trigger_config,
+  pages: stored.pages,
+  logic: stored.logic,
+  endings: stored.endings,
   published: z.boolean(),
   closed: z.boolean(),
   settings: stored.settings.optional(),
@@ -59,6 +62,9 @@ export function widgetView(doc: WidgetDoc, owner: boolean, now: Date): z.output<
     hidden_fields: doc.hidden_fields,
     redirect_url: doc.redirect_url,
     trigger_config: doc.trigger_config,
+    pages: doc.pages,
+    logic: doc.logic,
+    endings: doc.endings,
     theme: doc.theme,
     thank_you_title: doc.thank_you_title,
     thank_you_message: doc.thank_you_message,
@@ -126,7 +132,16 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async 
   submitRoute(app, services, WIDGET, widget, (state) => {
     if (state.status !== 'active') return null;
     const w = state.widget;
-    return { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, hiddenFields: w.hidden_fields, settings: w.settings };
+    return {
+      kind: 'widget',
+      id: w.id,
+      accountId: w.account_id,
+      published: w.published,
+      questions: w.questions,
+      flow: { pages: w.pages, logic: w.logic, endings: w.endings },
+      hiddenFields: w.hidden_fields,
+      settings: w.settings,
+    };
   });
   responsesRoute(app, services, WIDGET);
 };

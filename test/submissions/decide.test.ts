@@ -65,7 +65,7 @@ const state = (target: Partial<SubmissionTarget> = {}, facts: Partial<Omit<Submi
 });
 const submitted = (changes: Record<string, unknown> = {}) => ({
   type: 'ResponseSubmitted' as const,
-  data: { response_id: 'rsp_1', account_id: 'acc_1', widget_id: 'wgt_1', answers: { rating: 4 }, metadata, submitted_at: now.toISOString(), ...changes },
+  data: { response_id: 'rsp_1', account_id: 'acc_1', widget_id: 'wgt_1', answers: { rating: 4 }, ending: null, metadata, submitted_at: now.toISOString(), ...changes },
 });
 const slot = (target: 'widget' | 'form' = 'widget', id = 'wgt_1') => ({ type: 'SubmissionSlotReserved' as const, data: { target, target_id: id, response_id: 'rsp_1' } });
 const guarded = { type: 'SubmissionGuarded' as const, data: { target: 'widget' as const, target_id: 'wgt_1', response_id: 'rsp_1' } };
@@ -192,7 +192,7 @@ t.test('forms: the response carries the consent record, built from the request',
   };
   const response = (answers: Answers, consent: ConsentRecord) => ({
     type: 'ResponseSubmitted' as const,
-    data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers, metadata, submitted_at: now.toISOString(), consent_record: consent },
+    data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers, ending: null, metadata, submitted_at: now.toISOString(), consent_record: consent },
   });
   spec.given(formState).when(command({ answers: { name: 'Ann', gdpr: true } })).then([response({ name: 'Ann', gdpr: true }, consentRecord)]);
   spec.given(formState).when(command({ answers: { name: 'Ann', gdpr: false } })).then([response({ name: 'Ann', gdpr: false }, { ...consentRecord, consent_given: false })], 'consent refused');
@@ -201,7 +201,7 @@ t.test('forms: the response carries the consent record, built from the request',
   spec
     .given({ ...formState, target: { ...form, questions: [form.questions[0]!] } })
     .when(command({ answers: { name: 'Ann' } }))
-    .then([{ type: 'ResponseSubmitted', data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers: { name: 'Ann' }, metadata, submitted_at: now.toISOString() } }], 'no consent question, no record');
+    .then([{ type: 'ResponseSubmitted', data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers: { name: 'Ann' }, ending: null, metadata, submitted_at: now.toISOString() } }], 'no consent question, no record');
   spec
     .given({ ...formState, target: { ...form, settings: { ...settings, max_responses: 1 } } })
     .when(command({ answers: { name: 'Ann', gdpr: true } }))
