@@ -166,8 +166,10 @@ if (!existsSync(CHROMIUM)) {
 
       const all = await list(form, 'all');
       t.equal(all.length, before + 1, `${label}: one response for the visit`);
-      const done = all.find((r) => r.id === partial?.id);
-      t.equal(done?.status, 'complete', `${label}: the partial response is complete under the same id`);
+      // Lists are newest first.
+      const done = all[0];
+      t.equal(done?.id, partial?.id, `${label}: the submission completes the partial response, under its id`);
+      t.equal(done?.status, 'complete', `${label}: and it is complete`);
       t.equal(done?.ending, run.fan ? 'happy' : null, `${label}: the ending recorded is the one shown`);
       const expected: { [id: string]: unknown } = run.role === 'dev' ? { name: 'Ann', role: 'dev', fan: run.fan } : { name: 'Ann', role: 'des', tool: 'Figma', fan: run.fan };
       if (run.presentation === 'one_by_one' && run.role === 'dev') expected.language = 'TypeScript';
