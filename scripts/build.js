@@ -10,7 +10,7 @@
 // Browsers load that script as a classic script, so it is not compiled as a
 // module (it would end in `export {};`, which a classic script refuses).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,10 +26,16 @@ try {
   process.exit(1);
 }
 copyFileSync(join(root, 'src/embed/embed.js'), join(outDir, 'src/embed/embed.js'));
-// The script /embed.js serves: the embed with the form evaluator bundled in, made from the compiled output once here.
+// The script /embed.js serves: the embed with the form evaluator bundled in, made once here from the sources
+// (as the server makes it when run from them), so a built server never bundles.
 {
-  const { bundleLogic, composeScript, SERVED_FILE } = await import(pathToFileURL(join(outDir, 'src/embed/script.js')).href);
-  writeFileSync(join(outDir, 'src/embed', SERVED_FILE), composeScript(readFileSync(join(root, 'src/embed/embed.js'), 'utf8'), bundleLogic()));
+  const script = pathToFileURL(join(root, 'src/embed/script.ts')).href;
+  const served = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', `process.stdout.write((await import(${JSON.stringify(script)})).embedScript())`], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  writeFileSync(join(outDir, 'src/embed/served.js'), served);
 }
 // The dashboard's front end is served as files, as written (no build step of its own).
 if (existsSync(join(root, 'src/dashboard/assets'))) cpSync(join(root, 'src/dashboard/assets'), join(outDir, 'src/dashboard/assets'), { recursive: true });

@@ -61,6 +61,10 @@ t.test('holds: each operator on each shape of answer', async (t) => {
     ['a question named like a property of objects is unanswered', { question: 'constructor', op: 'answered' }, {}, false],
   ];
   for (const [name, condition, answers, expected] of cases) t.equal(holds(condition, answers), expected, name);
+  // Shapes the API refuses still evaluate, to false, so the embed never breaks on one.
+  t.equal(holds('answered' as unknown as Condition, { q: 1 }), false, 'not a condition');
+  t.equal(holds({ question: 1, op: 'answered' } as unknown as Condition, { 1: 1 }), false, 'a question that is not an id');
+  t.equal(holds({ question: 'q', op: 'answered' }, null as unknown as Record<string, unknown>), false, 'no answers at all');
 });
 
 t.test('pages: absent, the form is one page of every question, page_1', async (t) => {
