@@ -254,6 +254,8 @@
     '.error{color:var(--err);font-size:14px;margin-top:4px}.error:empty{display:none}' +
     '.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
     '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
+    '.nav{display:flex;gap:8px}.nav .primary{flex:1}.page{margin:12px 0}.page:focus{outline:0}' +
+    '.obo .check span[data-key]::before{content:attr(data-key)/"";display:inline-block;min-width:24px;margin-right:8px;border:1px solid var(--line);border-radius:4px;text-align:center;font-size:13px}' +
     '.link{border:0;padding:8px 0;text-decoration:underline;width:100%}' +
     '.note{font-size:14px;margin:12px 0 0;padding:8px 12px;border-radius:8px;border:1px dashed var(--line)}' +
     // A widget's panel opens beside its launcher, out of the corner box's flow: the box keeps its place, so nothing shifts.
@@ -327,10 +329,12 @@
   }
   /** A fieldset of radios or checkboxes, one per option, each a real input inside its label. */
   function group(q, qid, options, type, cls) {
-    var inputs = options.map(function (o) { return h('input', { type: type, name: qid, value: String(o.id) }); });
+    // One at a time, a key picks each option: a scale's digit, Y or N, else A, B, C…
+    var key = function (o, i) { return !q.type ? null : q.type === 'yes_no' ? o.id.toUpperCase() : typeof o.id === 'number' ? (o.id < 10 ? String(o.id) : null) : i < 26 ? String.fromCharCode(65 + i) : null; };
+    var inputs = options.map(function (o, i) { return h('input', { type: type, name: qid, value: String(o.id), 'data-key': key(o, i) }); });
     return {
       el: h('fieldset', { class: 'q' }, titled(q, qid, 'legend').concat([h('div', { class: cls || 'opts' }, options.map(function (o, i) {
-        return h('label', { class: cls ? null : 'check' }, [inputs[i], h('span', { text: o.label })]);
+        return h('label', { class: cls ? null : 'check' }, [inputs[i], h('span', { text: o.label, 'data-key': cls ? null : key(o, i) })]);
       }))])),
       controls: inputs,
       picked: function () { return inputs.filter(function (i) { return i.checked; }).map(function (i) { return options[inputs.indexOf(i)].id; }); },
@@ -548,48 +552,172 @@
     });
   }
 
-  /** The questions of a widget or form, checked here for what is missing, and by the server for the rest. */
+  /** 24 random bytes as 32 URL-safe characters: the visit's session, drawn once. */
+  function sessionId() {
+    var b = crypto.getRandomValues(new Uint8Array(24));
+    return btoa(String.fromCharCode.apply(null, b)).replace(/\+/g, '-').replace(/\//g, '_');
+  }
+
+  /**
+   * The questions of a widget or form, a page at a time (or one question at a
+   * time), checked here for what is missing and by the server for the rest.
+   * Which questions show, which page follows and which ending closes are the
+   * evaluator's answers (the module the server walks the same path with).
+   */
   function survey(body, object, done) {
     var fields = object.questions.map(question);
+    var byId = {};
+    fields.forEach(function (f) { byId[f.q.id] = f; });
+    var pages = FeedbackLogic.pagesOf(object);
+    var single = object.presentation === 'one_by_one';
+    var keep = kind === 'form' && (object.settings || {}).keep_partial && !previewing;
+    var session = keep ? sessionId() : null;
+    var sent = Promise.resolve();
+    // The pages visited, the current one last; the question shown when one at a time.
+    var trail = [pages[0].id];
+    var at = null;
     var honeypot = h('input', { type: 'text', name: 'website', tabindex: '-1', autocomplete: 'off' });
     var status = h('div', { class: 'error', role: 'status' });
+    var live = h('div', { class: 'hp', 'aria-live': 'polite' });
+    var heading = h('h3', { class: 'page', tabindex: '-1' });
+    var bar = h('div', { class: 'bar', role: 'progressbar', 'aria-label': 'Progress', 'aria-valuemin': '0', 'aria-valuemax': '100' }, [h('span', {})]);
     var submit = h('button', { type: 'submit', class: 'primary', text: 'Send' });
+    var back = h('button', { type: 'button', text: 'Back', onclick: go });
+    var paged = pages.length > 1 || single;
+    var page = function (id) { return pages.filter(function (p) { return p.id === id; })[0]; };
+    var here = function () { return trail[trail.length - 1]; };
+    /** The answer a field holds; an unticked optional consent is no answer. */
+    function value(f) {
+      var v = f.value();
+      return f.q.type === 'consent' && v === false && !f.q.required ? undefined : v;
+    }
+    /** The answers of the questions shown on the visited pages, and the questions the current page shows. */
+    function state() {
+      var raw = {};
+      fields.forEach(function (f) { var v = value(f); if (v !== undefined) raw[f.q.id] = v; });
+      var acc = {};
+      var shown = [];
+      trail.forEach(function (p) {
+        shown = FeedbackLogic.shownOn(object, p, raw);
+        shown.forEach(function (id) { if (id in raw) acc[id] = raw[id]; });
+      });
+      return { answers: acc, shown: shown };
+    }
+    /** Shows the current page (or question), the progress, Back, and Next or Send as the path goes on. */
+    function draw() {
+      var s = state();
+      if (single && s.shown.indexOf(at) < 0) at = s.shown[0];
+      var visible = single ? [at] : s.shown;
+      fields.forEach(function (f) { f.el.hidden = visible.indexOf(f.q.id) < 0; });
+      var index = pages.indexOf(page(here()));
+      var step = single && s.shown.length ? s.shown.indexOf(at) / s.shown.length : 0;
+      var title = page(here()).title;
+      heading.textContent = title || 'Page ' + (index + 1) + ' of ' + pages.length;
+      heading.hidden = pages.length < 2 && !title;
+      bar.hidden = !paged;
+      bar.firstChild.style.width = Math.round((index + step) / pages.length * 100) + '%';
+      bar.setAttribute('aria-valuenow', Math.round((index + step) / pages.length * 100));
+      back.hidden = trail.length < 2 && (!single || s.shown.indexOf(at) < 1);
+      var last = !(single && s.shown.indexOf(at) < s.shown.length - 1) && !FeedbackLogic.next(object, here(), s.answers).page;
+      submit.textContent = last ? 'Send' : 'Next';
+      return s;
+    }
+    /** After a move: the new page's heading (or question) takes focus and a screen reader hears where it is. */
+    function moved(toPage) {
+      var s = draw();
+      status.textContent = '';
+      live.textContent = heading.textContent + (single && at ? ': ' + byId[at].q.title : '');
+      var f = byId[at];
+      if (single && f && !toPage) (f.focus ? f : f.controls[0] || heading).focus();
+      else heading.focus();
+      return s;
+    }
+    /** Back: the previous question of the page (one at a time), else the previous page, answers kept. */
+    function go() {
+      var s = state();
+      var i = s.shown.indexOf(at);
+      if (single && i > 0) at = s.shown[i - 1];
+      else {
+        trail.pop();
+        var t = state().shown;
+        at = t[t.length - 1];
+      }
+      moved(false);
+    }
     function focusFirstInvalid() {
       for (var i = 0; i < fields.length; i++) {
-        if (fields[i].error.textContent) return (fields[i].focus || fields[i].controls[0].focus).call(fields[i].focus ? fields[i] : fields[i].controls[0]);
+        if (fields[i].error.textContent && !fields[i].el.hidden) return (fields[i].focus || fields[i].controls[0].focus).call(fields[i].focus ? fields[i] : fields[i].controls[0]);
       }
     }
-    // An answer clears its question's error at once.
-    var clear = function (event) {
+    // An answer clears its question's error at once, and may show or hide questions after it.
+    var change = function (event) {
       fields.forEach(function (f) { if (f.el.contains(event.target)) f.show(''); });
+      draw();
     };
-    var form = h('form', { novalidate: true, oninput: clear, onchange: clear, onsubmit: function (event) {
+    /** One at a time, as Typeform: Enter goes on (Shift+Enter is a new line), a choice's letter or a scale's number picks it. */
+    function keys(event) {
+      var t = event.target;
+      if (event.key === 'Enter' && !event.shiftKey && t.tagName !== 'BUTTON' && (single || t.tagName !== 'TEXTAREA')) {
+        event.preventDefault();
+        return form.requestSubmit(submit);
+      }
+      if (!single || event.ctrlKey || event.metaKey || event.altKey || /^(TEXTAREA|SELECT)$/.test(t.tagName) || (t.tagName === 'INPUT' && !/radio|checkbox/.test(t.type))) return;
+      var pick = byId[at] && byId[at].controls.filter(function (c) { return c.dataset.key === event.key.toUpperCase(); })[0];
+      if (!pick) return;
       event.preventDefault();
-      var answers = {};
+      pick.focus();
+      pick.click();
+    }
+    var form = h('form', { novalidate: true, class: single ? 'obo' : null, oninput: change, onchange: change, onkeydown: keys, onsubmit: function (event) {
+      event.preventDefault();
+      var s = state();
       var missing = false;
       status.textContent = '';
-      fields.forEach(function (f) {
+      (single ? [at] : s.shown).forEach(function (id) {
+        var f = byId[id];
+        if (!f) return;
         var v = f.value();
         var absent = f.q.required && (v === undefined || (v === false && f.q.type === 'consent') || (f.missing && f.missing()));
         f.show(absent ? serverMessage(f, 'required') : '');
         missing = missing || absent;
-        if (v !== undefined && !(f.q.type === 'consent' && v === false && !f.q.required)) answers[f.q.id] = v;
       });
       if (missing) return focusFirstInvalid();
-      if (previewing) return done();
+      if (single && s.shown.indexOf(at) < s.shown.length - 1) {
+        at = s.shown[s.shown.indexOf(at) + 1];
+        return moved(false);
+      }
+      var then = FeedbackLogic.next(object, here(), s.answers);
+      var hidden = previewing ? {} : hiddenValues(object);
+      if (then.page) {
+        if (keep) {
+          var progress = { session: session, page: here(), answers: s.answers, hidden: hidden };
+          sent = sent.then(function () { return send('/progress', progress); }).catch(function () { /* the submission still counts */ });
+        }
+        trail.push(then.page);
+        at = null;
+        return moved(true);
+      }
+      var ending = (object.endings || []).filter(function (e) { return e.id === then.ending; })[0];
+      if (previewing) return done(ending);
+      // Only the answers on the walked path are sent: the server refuses any other.
+      var answers = {};
+      FeedbackLogic.walk(object, s.answers).questions.forEach(function (id) { if (id in s.answers) answers[id] = s.answers[id]; });
       submit.disabled = true;
-      var hidden = hiddenValues(object);
-      send('/submit', {
-        answers: answers,
-        hidden: hidden,
-        _hp: honeypot.value,
-        metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
+      sent.then(function () {
+        return send('/submit', {
+          answers: answers,
+          hidden: hidden,
+          session: session || undefined,
+          _hp: honeypot.value,
+          metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
+        });
       }).then(function (r) {
         submit.disabled = false;
-        if (r.ok) return object.redirect_url ? redirectTo(object, answers, hidden) : done();
+        var end = ending || object;
+        if (r.ok) return end.redirect_url ? redirectTo(end, answers, hidden) : done(ending);
         var unplaced = [];
         (r.body.details || []).forEach(function (d) {
-          var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path; })[0];
+          var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path && !f.el.hidden; })[0];
           if (field) field.show(serverMessage(field, d.message));
           else unplaced.push(d.path + ': ' + d.message);
         });
@@ -599,15 +727,18 @@
         submit.disabled = false;
         status.textContent = 'Could not reach the server. Please try again.';
       });
-    } }, fields.map(function (f) { return f.el; }).concat([h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), submit, status, note()]));
+    } }, [bar, heading, live].concat(fields.map(function (f) { return f.el; }), [h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), h('div', { class: 'nav' }, [back, submit]), status, note()]));
     if (!previewing) prefill(fields, prefillValues());
+    draw();
     fill(body, [object.description ? h('p', { text: object.description }) : null, form]);
   }
 
-  function thanks(body, object, onClose) {
-    var title = h('h2', { text: object.thank_you_title || 'Thank you!', tabindex: '-1' });
+  /** The ending's card (the object's own thank-you when none): its title, message and, in a widget, Close. */
+  function thanks(body, object, onClose, ending) {
+    var end = ending || { title: object.thank_you_title, message: object.thank_you_message };
+    var title = h('h2', { text: end.title || 'Thank you!', tabindex: '-1' });
     var hadFocus = body.contains(body.getRootNode().activeElement);
-    fill(body, [title, object.thank_you_message ? h('p', { text: object.thank_you_message }) : null, onClose ? h('button', { type: 'button', text: 'Close', onclick: onClose }) : null, note()]);
+    fill(body, [title, end.message ? h('p', { text: end.message }) : null, onClose ? h('button', { type: 'button', text: 'Close', onclick: onClose }) : null, note()]);
     if (hadFocus) title.focus();
   }
 
@@ -748,8 +879,8 @@
         // The time to answer counts from here: the token carries when it was issued.
         token = null;
         if (!previewing) freshToken().catch(function () { /* fetched again on send */ });
-        survey(body, object, function () {
-          thanks(body, object, function () { hide(true); });
+        survey(body, object, function (ending) {
+          thanks(body, object, function () { hide(true); }, ending);
           // A preview stays on its thank-you card until the owner closes it, and opens on its questions again.
           if (previewing) return;
           answered = true;
@@ -819,7 +950,7 @@
     var body = h('div', { class: 'body' });
     var panel = m.paint(h('section', { class: 'panel inline', 'aria-label': object.title || object.question || kind }, [body]));
     m.root.appendChild(panel);
-    var shown = { host: m.host, thanks: function () { thanks(body, object, null); } };
+    var shown = { host: m.host, thanks: function (ending) { thanks(body, object, null, ending); } };
     if (!object.closed && !(kind === 'poll' && recall() === 'voted')) signalWhenSeen(m.host);
     signalStarts(body);
     if (object.closed) fill(body, [h('p', { text: 'This ' + kind + ' is closed.' }), note()]);

@@ -33,6 +33,8 @@ export interface HostPage {
 
 export interface Site {
   api: string;
+  /** The service's data directory, for the admin CLI. */
+  dir: string;
   apiKey: string;
   /** Serves `page` at a fresh path on the host origin; answers its address. */
   page(page: HostPage): string;
@@ -85,6 +87,7 @@ export async function embedSite(t: Test, setup: (make: Make, context: SetupConte
   let n = 0;
   return {
     api: api.url,
+    dir,
     apiKey: biz.key,
     page(page) {
       const path = `/page-${++n}`;

@@ -87,6 +87,12 @@ function draftOf(kind, object) {
     hidden_fields: copy(o.hidden_fields || []),
     redirect_url: o.redirect_url ?? null,
   };
+  if (kind === 'form') {
+    draft.presentation = o.presentation || 'all';
+    draft.pages = copy(o.pages || []);
+    draft.logic = copy(o.logic || []);
+    draft.endings = copy(o.endings || []);
+  }
   if (kind === 'widget') {
     draft.widget_type = o.widget_type || 'feedback';
     draft.trigger_config = { ...TRIGGER, ...copy(o.trigger_config || {}) };
@@ -95,7 +101,7 @@ function draftOf(kind, object) {
 }
 
 /** The create or update body, in the API's shapes. */
-function bodyOf(kind, draft, creating) {
+function bodyOf(kind, draft, creating, saved) {
   if (kind === 'poll') {
     return {
       question: draft.question,
@@ -106,6 +112,10 @@ function bodyOf(kind, draft, creating) {
     };
   }
   const { widget_type, ...rest } = draft;
+  // What the form does not use stays out of the body, unless the saved form had it and it is being taken away.
+  const had = (key) => saved && saved[key] !== undefined && !(Array.isArray(saved[key]) && saved[key].length === 0);
+  for (const key of ['pages', 'logic', 'endings']) if (rest[key] && rest[key].length === 0 && !had(key)) delete rest[key];
+  if (rest.presentation === 'all' && !had('presentation')) delete rest.presentation;
   return kind === 'widget' && creating ? { widget_type, ...rest } : rest;
 }
 
@@ -252,6 +262,7 @@ export function mountEditor(container, options) {
   function draw() {
     queued = false;
     if (!ready || !frame.contentWindow) return;
+    if (kind === 'form') syncPages();
     const shown = previewOf(kind, draft, object);
     const seen = canonical([{ ...shown, id: null }, screen]);
     if (seen === drawn) return;
@@ -390,6 +401,7 @@ export function mountEditor(container, options) {
       q.type === 'statement' ? null : check('Required', `${path}.required`, () => q.required, (v) => { q.required = v; }),
       text('Description', `${path}.description`, () => q.description, (v) => { if (v) q.description = v; else delete q.description; }, { rows: '2', maxlength: '2000' }, 'Shown under the question. Optional.'),
       ...typeSettings(q, path),
+      kind === 'form' ? showIfEditor(q, i) : null,
     ].filter(Boolean);
     if (q.type === 'star_rating') {
       parts.push(number('Number of stars', `${path}.starRatingSettings.maxStars`, () => q.starRatingSettings.maxStars, (v) => { q.starRatingSettings = { maxStars: v || 5 }; }, { min: '1', max: '10' }));
@@ -464,6 +476,167 @@ export function mountEditor(container, options) {
     ]);
   }
 
+  /* ---------- pages, conditions, jumps and endings (forms) ---------- */
+
+  // Which page each question is on, by the question itself: a new question's key follows its title, its page stays.
+  let placed;
+  function placeAll() {
+    placed = new WeakMap();
+    for (const p of draft.pages || []) for (const id of p.question_ids) { const q = draft.questions.find((x) => x.id === id); if (q) placed.set(q, p); }
+  }
+  placeAll();
+  /** Every question on one page (a new one on the last), each page's questions in the questions' order. */
+  function syncPages() {
+    if (!draft.pages || draft.pages.length === 0) return;
+    for (const q of draft.questions) if (!draft.pages.includes(placed.get(q))) placed.set(q, draft.pages[draft.pages.length - 1]);
+    for (const p of draft.pages) p.question_ids = draft.questions.filter((q) => placed.get(q) === p).map((q) => q.id);
+  }
+  const pageName = (p) => p.title || `Page ${draft.pages.indexOf(p) + 1}`;
+  const questionName = (id) => { const q = draft.questions.find((x) => x.id === id); return q ? q.title || id : id; };
+  const OPS = [['equals', 'is'], ['not_equals', 'is not'], ['contains', 'contains'], ['greater_than', 'is more than'], ['less_than', 'is less than'], ['answered', 'is answered'], ['not_answered', 'is not answered']];
+  const NUMERIC = ['number', 'star_rating', 'nps', 'opinion_scale'];
+  /** The operators that apply to a question of this type. */
+  const opsFor = (type) => OPS.filter(([op]) => op === 'answered' || op === 'not_answered' || (op === 'contains' ? ['multiple_choice', 'short_text', 'long_text', 'email', 'url', 'phone'].includes(type) : op === 'greater_than' || op === 'less_than' ? NUMERIC.includes(type) || type === 'date' : type !== 'matrix'));
+  /** A value as the owner reads it: a choice's label, yes or no. */
+  function valueWords(c) {
+    const q = draft.questions.find((x) => x.id === c.question);
+    if (c.op === 'answered' || c.op === 'not_answered' || !q) return '';
+    if (typeof c.value === 'boolean') return c.value ? 'Yes' : 'No';
+    const choice = (q.choices || []).find((x) => x.id === c.value);
+    return choice ? choice.label || choice.id : String(c.value ?? '');
+  }
+  const conditionWords = (c) => `${questionName(c.question)} ${(OPS.find(([op]) => op === c.op) || [0, c.op])[1]}${valueWords(c) ? ` ${valueWords(c)}` : ''}`;
+  /** The value a condition starts with for a question: its first choice, yes, or nothing. */
+  function startValue(q) {
+    if (!q) return undefined;
+    if (q.choices && q.choices.length) return q.choices[0].id;
+    if (q.type === 'yes_no' || q.type === 'consent') return true;
+    if (NUMERIC.includes(q.type)) return q.type === 'opinion_scale' ? q.start : q.type === 'nps' ? 0 : 1;
+    if (q.type === 'date') return new Date().toISOString().slice(0, 10);
+    return '';
+  }
+
+  /** A condition as three controls in a row: the question (among `among`), how it compares, and the value. */
+  function conditionEditor(c, among, path, label) {
+    const q = draft.questions.find((x) => x.id === c.question);
+    const sentence = h('p', { class: 'editor-hint', 'aria-live': 'polite', text: '' });
+    const parts = [
+      select(`${label}: question`, `${path}.question`, among.map((x) => [x.id, x.title || x.id]), () => c.question, (v) => {
+        c.question = v;
+        const nq = draft.questions.find((x) => x.id === v);
+        if (!opsFor(nq.type).some(([op]) => op === c.op)) c.op = opsFor(nq.type)[0][0];
+        c.value = startValue(nq);
+      }, { 'data-rebuild': '1' }),
+      select(`${label}: comparison`, `${path}.op`, opsFor(q ? q.type : 'short_text'), () => c.op, (v) => { c.op = v; if (v === 'answered' || v === 'not_answered') delete c.value; else if (c.value === undefined) c.value = startValue(q); }, { 'data-rebuild': '1' }),
+    ];
+    if (q && c.op !== 'answered' && c.op !== 'not_answered') {
+      if (q.choices) parts.push(select(`${label}: choice`, `${path}.value`, q.choices.map((x) => [x.id, x.label || x.id]), () => c.value, (v) => { c.value = v; }, { 'data-rebuild': '1' }));
+      else if (q.type === 'yes_no' || q.type === 'consent') parts.push(select(`${label}: answer`, `${path}.value`, [['true', 'Yes'], ['false', 'No']], () => String(c.value), (v) => { c.value = v === 'true'; }, { 'data-rebuild': '1' }));
+      else if (NUMERIC.includes(q.type)) parts.push(number(`${label}: number`, `${path}.value`, () => c.value, (v) => { c.value = v ?? 0; }));
+      else parts.push(text(`${label}: value`, `${path}.value`, () => c.value, (v) => { c.value = v; }, { type: q.type === 'date' ? 'date' : 'text' }));
+    }
+    return { row: h('div', { class: 'editor-row' }, parts), sentence };
+  }
+
+  function showIfEditor(q, i) {
+    const path = `questions.${i}.show_if`;
+    const earlier = draft.questions.slice(0, i).filter((x) => x.type !== 'statement');
+    if (earlier.length === 0) return null;
+    const parts = [check('Show only when an earlier answer says so', `${path}.on`, () => q.show_if, (v) => {
+      if (v) q.show_if = { question: earlier[earlier.length - 1].id, op: 'equals', value: startValue(earlier[earlier.length - 1]) };
+      else delete q.show_if;
+      if (v && !opsFor(earlier[earlier.length - 1].type).some(([op]) => op === 'equals')) q.show_if.op = 'answered';
+    }, { 'data-rebuild': '1' })];
+    if (q.show_if && q.show_if.question) {
+      const c = conditionEditor(q.show_if, earlier, path, `Question ${i + 1} shows when`);
+      c.sentence.textContent = `Shown only if ${conditionWords(q.show_if)}.`;
+      parts.push(c.row, c.sentence);
+    }
+    return h('div', { class: 'editor-list' }, parts);
+  }
+
+  function pagesSection() {
+    syncPages();
+    const pages = draft.pages || [];
+    const parts = [select('Presentation', 'presentation', [['all', 'A page at a time'], ['one_by_one', 'One question at a time (Enter to go on)']], () => draft.presentation || 'all', (v) => { draft.presentation = v; })];
+    if (pages.length === 0) {
+      parts.push(h('p', { class: 'editor-hint', text: 'All questions are on one page.' }), button('Split into pages', () => {
+        draft.pages = [{ id: 'page_1', question_ids: [] }, { id: 'page_2', question_ids: [] }];
+        for (const q of draft.questions) placed.set(q, draft.pages[0]);
+        render(idOf('pages.0.title')); schedule();
+      }, { id: 'ed-split-pages' }));
+      return section('Pages and jumps', parts);
+    }
+    const targets = () => [...pages.map((p) => [p.id, pageName(p)]), ...draft.endings.map((e, k) => [e.id, `Ending: ${e.title || `Ending ${k + 1}`}`])];
+    pages.forEach((p, k) => {
+      const onIt = draft.questions.filter((q) => placed.get(q) === p);
+      const readable = draft.questions.filter((q) => pages.indexOf(placed.get(q)) <= k && q.type !== 'statement');
+      const rules = draft.logic.map((r, j) => [r, j]).filter(([r]) => r.page === p.id);
+      const items = [
+        text('Page title', `pages.${k}.title`, () => p.title, (v) => { if (v) p.title = v; else delete p.title; }, { maxlength: '200' }, 'Optional: shown above its questions.'),
+        onIt.length ? h('ul', { class: 'editor-hint' }, onIt.map((q) => h('li', {}, [
+          `${q.title || q.id} `,
+          h('select', { 'aria-label': `Page of ${q.title || q.id}`, onchange: (e) => { placed.set(q, pages[Number(e.target.value)]); render(); schedule(); } },
+            pages.map((x, m) => h('option', { value: String(m), text: pageName(x), ...(m === k ? { selected: true } : {}) }))),
+        ]))) : h('p', { class: 'editor-hint', text: 'No questions on this page yet: move some here.' }),
+      ];
+      rules.forEach(([r, j]) => {
+        const c = conditionEditor(r.if, readable, `logic.${j}.if`, `Jump ${j + 1}: if`);
+        const to = select(`Jump ${j + 1}: go to`, `logic.${j}.go_to`, targets().filter(([id]) => pages.findIndex((x) => x.id === id) === -1 || pages.findIndex((x) => x.id === id) > k), () => r.go_to, (v) => { r.go_to = v; }, { 'data-rebuild': '1' });
+        const target = pages.find((x) => x.id === r.go_to) || draft.endings.find((e) => e.id === r.go_to);
+        c.sentence.textContent = `If ${conditionWords(r.if)}, go to ${target ? target.question_ids ? pageName(target) : target.title || r.go_to : r.go_to}.`;
+        items.push(h('div', { class: 'editor-list', 'data-path': `logic.${j}`, id: idOf(`logic.${j}`) }, [c.row, to, c.sentence, h('p', { class: 'editor-error', id: `${idOf(`logic.${j}`)}-error` }),
+          button('Remove jump', () => { draft.logic.splice(j, 1); render(); schedule(); }, { class: 'editor-button editor-danger', 'aria-label': `Remove jump ${j + 1}` })]));
+      });
+      const later = targets().filter(([id]) => pages.findIndex((x) => x.id === id) === -1 || pages.findIndex((x) => x.id === id) > k);
+      items.push(h('div', { class: 'editor-row' }, [
+        readable.length && later.length ? button('Add a jump', () => {
+          // A question with choices makes the likeliest jump: the last one before, else the last question.
+          const q = [...readable].reverse().find((x) => x.choices || x.type === 'yes_no') || readable[readable.length - 1];
+          draft.logic.push({ page: p.id, if: { question: q.id, op: opsFor(q.type).some(([op]) => op === 'equals') ? 'equals' : 'answered', ...(startValue(q) !== undefined && opsFor(q.type).some(([op]) => op === 'equals') ? { value: startValue(q) } : {}) }, go_to: later[later.length > 1 && pages[k + 1] ? 1 : 0][0] });
+          render(); schedule();
+        }, { 'aria-label': `Add a jump after ${pageName(p)}` }) : null,
+        button('Move up', () => { pages.splice(k - 1, 0, pages.splice(k, 1)[0]); render(); schedule(); }, { disabled: k === 0, 'aria-label': `Move up: ${pageName(p)}` }),
+        button('Move down', () => { pages.splice(k + 1, 0, pages.splice(k, 1)[0]); render(); schedule(); }, { disabled: k === pages.length - 1, 'aria-label': `Move down: ${pageName(p)}` }),
+        button('Remove page', () => {
+          const to = pages[k - 1] || pages[k + 1];
+          for (const q of onIt) placed.set(q, to);
+          pages.splice(k, 1);
+          draft.logic = draft.logic.filter((r) => r.page !== p.id && r.go_to !== p.id);
+          if (pages.length < 2) draft.pages = [];
+          render('ed-add-page'); schedule();
+        }, { class: 'editor-button editor-danger', 'aria-label': `Remove page: ${pageName(p)}` }),
+      ]));
+      parts.push(h('fieldset', { class: 'editor-item', 'data-path': `pages.${k}`, id: idOf(`pages.${k}`) }, [h('legend', { text: pageName(p) }), ...items, h('p', { class: 'editor-error', id: `${idOf(`pages.${k}`)}-error` })]));
+    });
+    parts.push(h('div', { class: 'editor-row' }, [button('Add page', () => {
+      let n = pages.length + 1;
+      while (pages.some((p) => p.id === `page_${n}`)) n++;
+      pages.push({ id: `page_${n}`, question_ids: [] });
+      render(idOf(`pages.${pages.length - 1}.title`)); schedule();
+    }, { id: 'ed-add-page' })]));
+    return section('Pages and jumps', parts, 'After each page the first jump whose condition holds is taken; otherwise the next page, and after the last one the thank-you screen.');
+  }
+
+  function endingsSection() {
+    const endings = draft.endings;
+    const parts = endings.map((e, k) => h('fieldset', { class: 'editor-item', 'data-path': `endings.${k}`, id: idOf(`endings.${k}`) }, [
+      h('legend', { text: `Ending ${k + 1}` }),
+      text('Heading', `endings.${k}.title`, () => e.title, (v) => { e.title = v; }, { maxlength: '200' }),
+      text('Message', `endings.${k}.message`, () => e.message, (v) => { e.message = v; }, { rows: '2', maxlength: '2000' }),
+      text('Then go to', `endings.${k}.redirect_url`, () => e.redirect_url, (v) => { if (v.trim()) e.redirect_url = v.trim(); else delete e.redirect_url; }, { type: 'url', placeholder: 'https://' }, 'Optional: a page to send the visitor to instead.'),
+      h('p', { class: 'editor-error', id: `${idOf(`endings.${k}`)}-error` }),
+      button('Remove ending', () => { endings.splice(k, 1); draft.logic = draft.logic.filter((r) => r.go_to !== e.id); render('ed-add-ending'); schedule(); }, { class: 'editor-button editor-danger', 'aria-label': `Remove ending ${k + 1}` }),
+    ]));
+    parts.push(h('div', { class: 'editor-row' }, [button('Add ending', () => {
+      let n = endings.length + 1;
+      while (endings.some((e) => e.id === `ending_${n}`)) n++;
+      endings.push({ id: `ending_${n}`, title: 'Thank you!', message: '' });
+      render(`ed-endings-${endings.length - 1}-title`); schedule();
+    }, { id: 'ed-add-ending' })]));
+    return section('Other endings', parts, 'A jump can end the form on one of these instead of the thank-you screen.');
+  }
+
   /** A setting the plan does not include stays visible, switched off, with the reason beside it. */
   function planNote(allowed, what) {
     return allowed ? null : `${what} is not part of your plan (${planName()}); Pro and Business include it.`;
@@ -483,6 +656,7 @@ export function mountEditor(container, options) {
       text('Closes at', 'settings.closes_at', () => localOf(s.closes_at), (v) => { s.closes_at = instantOf(v); }, { type: 'datetime-local' }, 'In your time zone. Empty: stays open.'),
       kind === 'poll' ? null : text('Hidden fields', 'hidden_fields', () => draft.hidden_fields.join('\n'), (v) => { draft.hidden_fields = v.split(/[\s,]+/).filter(Boolean); }, { rows: '2', spellcheck: 'false' }, 'One name a line, such as utm_source: taken from the page address (?utm_source=…) or the tag\'s data-hidden-utm_source, and kept with each response.'),
       kind === 'poll' ? null : text('After sending, go to', 'redirect_url', () => draft.redirect_url, (v) => { draft.redirect_url = v.trim() || null; }, { type: 'url', spellcheck: 'false', placeholder: 'https://' }, 'Empty: the thank-you message. {{answer key}} or {{hidden field}} in it is replaced by the answer or value.'),
+      kind === 'form' ? check('Keep unfinished responses', 'settings.keep_partial', () => s.keep_partial, (v) => { s.keep_partial = v; }, {}, 'Each page is kept as the visitor leaves it, so you see where visitors stop.') : null,
       check('One response per visitor', 'settings.prevent_duplicates', () => s.prevent_duplicates, (v) => { s.prevent_duplicates = v; }),
       number('Most per hour from one address and browser', 'settings.network_limit_per_hour', () => s.network_limit_per_hour, (v) => { s.network_limit_per_hour = v; }, { min: '1' }, 'Empty: no limit. Visitors behind one office or mobile network often share an address and a browser, so a low figure turns them away.'),
       check('Honeypot against bots', 'settings.honeypot', () => s.honeypot && allowHoneypot, (v) => { s.honeypot = v; }, { disabled: !allowHoneypot }, planNote(allowHoneypot, 'The honeypot')),
@@ -600,7 +774,7 @@ export function mountEditor(container, options) {
     const active = focusId || (document.activeElement && form.contains(document.activeElement) ? document.activeElement.id : null);
     const sections = kind === 'poll'
       ? [basicsSection(), appearanceSection(), settingsSection()]
-      : [basicsSection(), questionsSection(), kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), settingsSection()];
+      : [basicsSection(), questionsSection(), kind === 'form' ? pagesSection() : null, kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), kind === 'form' ? endingsSection() : null, settingsSection()];
     form.replaceChildren(...sections.filter(Boolean), actions(), ...[snippetSection()].filter(Boolean));
     if (active) {
       const el = document.getElementById(active);
@@ -650,6 +824,7 @@ export function mountEditor(container, options) {
       return;
     }
     busy = true;
+    if (kind === 'form') syncPages();
     status.textContent = 'Saving…';
     const focused = document.activeElement && document.activeElement.id;
     try {
@@ -658,10 +833,11 @@ export function mountEditor(container, options) {
         const created = await api(`${base}/${kind}s`, { method: 'POST', body: bodyOf(kind, draft, true) });
         id = created.id;
       } else {
-        await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'PUT', body: { ...bodyOf(kind, draft, false), ...(extra || {}) } });
+        await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'PUT', body: { ...bodyOf(kind, draft, false, object), ...(extra || {}) } });
       }
       object = await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'GET' });
       draft = draftOf(kind, object);
+      if (kind === 'form') placeAll();
       busy = false;
       render(focused);
       status.textContent = extra && 'published' in extra ? (object.published ? 'Published: it shows on sites that have its snippet.' : 'Unpublished: sites no longer show it.') : 'Saved.';

@@ -98,9 +98,10 @@ export async function render(container, { params, navigate, isCurrent }) {
 
   const summaryArea = h('div', { class: 'summary-area' }, h('div', { class: 'card summary-loading' }, h('p', { class: 'muted' }, 'Loading the summary…')));
   const responsesArea = kind === 'polls' ? h('div') : responsesCard(kind, id, object);
+  const dropOffArea = kind === 'forms' && object.settings?.keep_partial ? dropOffCard(id, object, isCurrent) : null;
 
   const insights = h('div', { class: 'insights', hidden: true });
-  clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, responsesArea);
+  clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, ...(dropOffArea ? [dropOffArea] : []), responsesArea);
 
   const [summary, results] = await Promise.all([
     api(`/${kind}/${id}/summary`).catch((error) => error),
@@ -445,4 +446,49 @@ function responsesCard(kind, id, object) {
     form,
     body,
   );
+}
+
+/** Pages of responses read for the drop-off: past this many, the figures say they cover the newest only. */
+const DROP_OFF_PAGES = 10;
+
+/**
+ * Where visitors stop, for a form that keeps unfinished responses: each
+ * page with the visitors whose last page it was, and those who sent the
+ * form, read from the responses' status and last page.
+ */
+function dropOffCard(id, object, isCurrent) {
+  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  (async () => {
+    const responses = [];
+    let more = true;
+    for (let page = 1; more && page <= DROP_OFF_PAGES; page++) {
+      const list = await api(`/forms/${id}/responses${query({ status: 'all', page, limit: 100 })}`);
+      responses.push(...(list.responses ?? []));
+      more = (list.responses ?? []).length === 100;
+    }
+    if (!isCurrent()) return;
+    const pages = object.pages?.length ? object.pages : [{ id: 'page_1' }];
+    const total = responses.length;
+    const share = (n) => (total ? `${Math.round((n / total) * 100)}%` : '—');
+    const rows = pages.map((p, i) => {
+      const stopped = responses.filter((r) => r.status === 'partial' && r.last_page === p.id).length;
+      return { label: p.title || `Page ${i + 1}`, stopped, share: share(stopped) };
+    });
+    const complete = responses.filter((r) => r.status !== 'partial').length;
+    rows.push({ label: 'Sent', stopped: complete, share: share(complete) });
+    clear(body,
+      total === 0 ? emptyState('No visits yet', 'Unfinished responses show here as visitors leave each page.') : table({
+        caption: 'Where visitors stopped: each page with the visitors who left after it, and those who sent the form',
+        columns: [
+          { label: 'Last page', cell: (r) => r.label, rowHeader: true },
+          { label: 'Visitors', cell: (r) => number(r.stopped), numeric: true },
+          { label: 'Share', cell: (r) => r.share, numeric: true },
+        ],
+        rows,
+      }),
+      more ? h('p', { class: 'muted small' }, `From the newest ${number(total)} responses.`) : null);
+  })().catch((error) => clear(body, notice(`The drop-off is not available: ${errorMessage(error)}`, 'danger')));
+  return h('section', { class: 'card', 'aria-labelledby': 'drop-off-title' },
+    h('div', { class: 'card-header' }, h('h2', { id: 'drop-off-title' }, 'Drop-off per page'), h('p', { class: 'card-subtitle' }, 'Unfinished responses by the last page they reached')),
+    body);
 }
