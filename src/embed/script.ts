@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
+import { buildSync, transformSync } from 'esbuild';
 
 /**
  * The script visitors' browsers run: the hand-written embed (embed.js),
@@ -35,9 +35,13 @@ export function bundleLogic(): string {
   return result.outputFiles[0]!.text;
 }
 
-/** The embed as written, in one function with the evaluator before it. */
+/**
+ * The embed and the evaluator in one function, minified: visitors download
+ * it on every page it is pasted on, and the readable source stays in
+ * embed.js (the dashboard and hosted pages serve the same bytes).
+ */
 export function composeScript(embed: string, logic: string): string {
-  return `(function () {\n${logic}${embed}})();\n`;
+  return transformSync(`(function () {\n${logic}${embed}})();\n`, { minify: true, target: 'es2018', legalComments: 'none', logLevel: 'silent' }).code;
 }
 
 let served: string | undefined;
