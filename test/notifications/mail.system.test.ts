@@ -6,8 +6,12 @@
  * response, one for ten, one Slack message; then the one-click unsubscribe
  * (POST), after which no more mail comes.
  */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import t from 'tap';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { eventually } from '../support/eventually.js';
 import { linkIn, smtpCatcher, type CaughtMail } from '../support/mail.js';
 import { admin, json, startServer } from '../support/processes.js';
@@ -102,3 +106,76 @@ t.test('kill -9 before a batch was due loses nothing; one email for one response
   await new Promise((resolve) => setTimeout(resolve, 3000));
   t.same(after.slice(signInMails + 2).map((m) => /^Subject: (.*)$/m.exec(m.raw)![1]), ['New: 1 response to Ten'], 'no more mail about the object unsubscribed from');
 });
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const SHOTS = `${ARTIFACTS}notifications/`;
+
+async function axe(tab: Page): Promise<string[]> {
+  if (!(await tab.evaluate('typeof window.axe === "object"'))) await tab.evaluate(AXE);
+  const violations = (await tab.evaluate(
+    'axe.run(document, { preload: false, resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })))',
+  )) as Array<{ id: string; impact: string; nodes: string[] }>;
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
+}
+
+if (!existsSync(CHROMIUM)) {
+  t.plan(1, `browser part skipped: no Chromium at ${CHROMIUM}`);
+} else {
+  t.test('the object page in Chromium: a member chooses a digest, an admin sets Slack; the unsubscribe page', async (t) => {
+    mkdirSync(SHOTS, { recursive: true });
+    const smtp = await smtpCatcher(t);
+    const env = { DATA_DIR: tempDir(t), SMTP_URL: smtp.url };
+    const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business', '--scopes', 'forms:read,forms:write,responses:read,responses:write', '--owner-email', 'owner@example.com'], env));
+    const server = await startServer(env);
+    t.teardown(() => server.stop());
+    const api = { authorization: `Bearer ${opened.api_key}`, 'content-type': 'application/json' };
+    const { id } = (await (await fetch(`${server.url}/api/forms`, { method: 'POST', headers: api, body: JSON.stringify({ title: 'Signup', questions: [{ id: 'name', type: 'short_text', title: 'Your name' }] }) })).json()) as { id: string };
+    const browser = await launch(t);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(120_000);
+    t.teardown(() => context.close());
+    const tab = await context.newPage();
+    await fetch(`${server.url}/dashboard/sign-in`, { method: 'POST', headers: same, body: JSON.stringify({ email: 'owner@example.com' }) });
+    const [mail] = await smtp.waitFor(1);
+    await tab.goto(linkIn(mail!.text, '/dashboard/login'));
+    await tab.getByRole('button', { name: 'Sign in to Acme' }).click();
+    await tab.waitForURL(`${server.url}/dashboard`);
+    await tab.goto(`${server.url}/dashboard/forms/${id}`);
+    await tab.getByRole('heading', { name: 'Notifications' }).waitFor();
+    await tab.getByLabel(/^Email me/).selectOption('digest');
+    await tab.getByLabel('Digest hour').selectOption('8');
+    await tab.getByLabel('Time zone').selectOption('Europe/Berlin');
+    await tab.getByLabel('Include the answers').check();
+    await tab.getByRole('button', { name: 'Save my notifications' }).click();
+    await tab.getByText('Saved.').waitFor();
+    await tab.getByLabel('Slack incoming webhook').fill('https://hooks.slack.com/services/T000/B000/XXXX');
+    await tab.getByRole('button', { name: 'Save Slack address' }).click();
+    await tab.getByText('Saved.').waitFor();
+    t.same(await axe(tab), [], 'the object page with its notifications: axe clean');
+    await tab.getByRole('heading', { name: 'Notifications' }).scrollIntoViewIfNeeded();
+    await tab.screenshot({ path: `${SHOTS}object-notifications.png` });
+    t.match(await tab.evaluate(`fetch('/dashboard/api/forms/${id}/notifications').then((r) => r.json())`), {
+      mine: { mode: 'digest', digest_hour: 8, time_zone: 'Europe/Berlin', include_answers: true },
+      slack_url: 'https://hooks.slack.com/services/T000/B000/XXXX',
+    });
+
+    // The page an unsubscribe link opens in a browser: a button, then the confirmation.
+    const chosen = await tab.evaluate(`fetch('/dashboard/api/forms/${id}/notifications', { method: 'PUT', headers: { 'content-type': 'application/json', 'x-csrf-token': document.querySelector('meta[name=csrf-token]').content }, body: JSON.stringify({ mode: 'each' }) }).then((r) => r.status)`);
+    t.equal(chosen, 200);
+    await fetch(`${server.url}/api/forms/${id}`, { method: 'PUT', headers: api, body: JSON.stringify({ published: true }) });
+    const { token } = (await (await fetch(`${server.url}/api/forms/${id}/token`)).json()) as { token: string };
+    await fetch(`${server.url}/api/forms/${id}/submit`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': UA }, body: JSON.stringify({ answers: { name: 'Ada' }, _token: token }) });
+    const [, notification] = await smtp.waitFor(2);
+    const link = new URL(/^List-Unsubscribe:\s*<([^>]+)>/m.exec(notification!.raw.replace(/\r?\n[ \t]+/g, ' '))![1]!);
+    const guest = await (await browser.newContext()).newPage();
+    await guest.goto(`${server.url}${link.pathname}${link.search}`);
+    await guest.getByRole('heading', { name: 'Unsubscribe from these notifications?' }).waitFor();
+    t.same(await axe(guest), [], 'the unsubscribe page: axe clean');
+    await guest.screenshot({ path: `${SHOTS}unsubscribe.png` });
+    await guest.getByRole('button', { name: 'Unsubscribe' }).click();
+    await guest.getByRole('heading', { name: 'You are unsubscribed' }).waitFor();
+    t.same(await axe(guest), [], 'the confirmation: axe clean');
+    await guest.screenshot({ path: `${SHOTS}unsubscribed.png` });
+    t.match(await tab.evaluate(`fetch('/dashboard/api/forms/${id}/notifications').then((r) => r.json())`), { mine: { mode: 'none' } });
+  });
+}
