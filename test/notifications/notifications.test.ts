@@ -38,7 +38,7 @@ async function setUp(t: Test, start = '2026-11-22T10:00:00.000Z', slackStatus = 
   if (created.statusCode !== 201) throw new Error(created.body);
   const formId = created.json().id as string;
   await app.inject({ method: 'PUT', url: `/api/forms/${formId}`, headers, payload: { published: true } });
-  return { app, services, mailer, clock, slack, formId, accountId: opened.account_id };
+  return { app, services, mailer, clock, slack, formId, accountId: opened.account_id, headers };
 }
 
 /** Asks for a link by email and follows it to a session: the headers of a change. */
@@ -181,4 +181,39 @@ t.test('Slack: an admin sets the address; each batch is a message, retried on th
   await settle(services);
   t.equal(slack.length, 2, 'no address, no message');
   t.equal((await app.inject({ method: 'GET', url: `/dashboard/api/polls/pol_nope/notifications`, headers: owner.read })).statusCode, 404, 'another object: 404');
+});
+
+t.test('a member removed, or an object deleted, gets no more; Slack that never accepts is given up', async (t) => {
+  const { app, services, mailer, clock, slack, formId, accountId, headers } = await setUp(t, undefined, [500, 500, 500, 500]);
+  const added = await addMember(services, { accountId, email: 'editor@example.com', role: 'editor' });
+  const editor = await signInByEmail(app, mailer, 'editor@example.com');
+  const owner = await signInByEmail(app, mailer, 'owner@example.com');
+  const url = `/dashboard/api/forms/${formId}/notifications`;
+  t.equal((await app.inject({ method: 'PUT', url, headers: editor.writes, payload: { mode: 'each' } })).statusCode, 200);
+  t.equal((await app.inject({ method: 'PUT', url, headers: owner.writes, payload: { mode: 'digest', digest_hour: 11 } })).statusCode, 200);
+  t.equal((await app.inject({ method: 'PUT', url: `${url}/slack`, headers: owner.writes, payload: { url: 'https://hooks.slack.com/services/T/B/X' } })).statusCode, 200);
+  await submit(app, formId, 'Ada');
+  await settle(services);
+  t.equal((await app.inject({ method: 'DELETE', url: `/dashboard/api/members/${added.member_id}`, headers: owner.writes })).statusCode, 200);
+  clock.advance(10_000);
+  await settle(services);
+  t.equal(notifications(mailer, 'editor@example.com').length, 0, 'removed before the batch was due: nothing');
+  t.equal(slack.length, 1, 'Slack refused once');
+  for (const wait of [1_000, 5_000]) {
+    clock.advance(wait);
+    await settle(services);
+  }
+  t.equal(slack.length, 3, 'tried on the schedule, then given up');
+  clock.advance(60 * 60_000);
+  await settle(services);
+  t.equal(slack.length, 3, 'and not again');
+  t.same(notifications(mailer, 'owner@example.com').map((m) => m.subject), ['Daily digest: 1 response to Signup'], 'the hour came meanwhile: the digest');
+
+  await submit(app, formId, 'Bo');
+  await settle(services);
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/forms/${formId}`, headers });
+  t.ok(deleted.statusCode < 300, `the form deleted: ${deleted.statusCode} ${deleted.body}`);
+  clock.set('2026-11-23T11:00:00.000Z');
+  await settle(services);
+  t.equal(notifications(mailer, 'owner@example.com').length, 1, 'no digest of a deleted form');
 });
