@@ -4,6 +4,7 @@ import { erasureEvents, type ErasureEvent } from './erasure/events.js';
 import { EventCatalog } from './kernel/event-catalog.js';
 import { formEvents, type FormEvent } from './forms/events.js';
 import { memberEvents, type MemberEvent } from './members/events.js';
+import { notificationEvents, type NotificationEvent } from './notifications/events.js';
 import { pollEvents, type PollEvent } from './polls/events.js';
 import { sealEvents, type SealEvent } from './seals/events.js';
 import { signalEvents, type SignalEvent } from './signals/events.js';
@@ -12,9 +13,9 @@ import { webhookEvents, type WebhookEvent } from './webhooks/events.js';
 import { widgetEvents, type WidgetEvent } from './widgets/events.js';
 
 /** Every event the service writes, by feature. */
-export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent | SignalEvent | MemberEvent;
+export type DomainEvent = AccountEvent | WidgetEvent | FormEvent | PollEvent | SubmissionEvent | ErasureEvent | SealEvent | WebhookEvent | DashboardEvent | SignalEvent | MemberEvent | NotificationEvent;
 
 /** Every event definition the service writes and reads. */
-export const definitions = [...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents, ...signalEvents, ...memberEvents];
+export const definitions = [...accountEvents, ...widgetEvents, ...formEvents, ...pollEvents, ...submissionEvents, ...erasureEvents, ...sealEvents, ...webhookEvents, ...dashboardEvents, ...signalEvents, ...memberEvents, ...notificationEvents];
 
 export const catalog = new EventCatalog<DomainEvent>(definitions);

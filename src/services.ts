@@ -39,6 +39,7 @@ import type { Resolve } from './webhooks/targets.js';
 import { logMailer, smtpMailer, type Mailer } from './infra/mail.js';
 import { recordedAddress } from './infra/address.js';
 import { MailOutbox, type OutboxOptions } from './mail/outbox.js';
+import { Notifier, type NotifierOptions } from './notifications/notifier.js';
 
 /**
  * Everything a process builds once: the features' context, and the parts
@@ -61,6 +62,8 @@ export interface Services extends Context {
   keyUsage: KeyUsage;
   /** Sends the service's mail (sign-in links, invitations) from the event feed; runs beside the projections, under the projector lease. */
   mail: MailOutbox;
+  /** Decides when notifications are due (from the event feed) and puts them in the mail outbox; runs beside the projections, under the projector lease. */
+  notifier: Notifier;
   /** Where mail goes: SMTP_URL's server, or the log. */
   mailer: Mailer;
   /**
@@ -96,6 +99,8 @@ export interface ServiceOptions {
   webhooks?: Pick<DispatcherOptions, 'resolve' | 'send' | 'schedule' | 'timeoutMs' | 'replayClockSlackMs'>;
   /** Where mail goes (tests may give their own), and its retry schedule over MAIL_RETRY_SCHEDULE. */
   mail?: OutboxOptions & { mailer?: Mailer };
+  /** How notifications gather responses and reach Slack (tests shorten and inject them). */
+  notifications?: NotifierOptions;
 }
 
 /** The address links in mail point at: PUBLIC_BASE_URL, else where the server said it listens, else HOST and PORT. */
@@ -239,12 +244,20 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     ...(mailSchedule ? { schedule: mailSchedule } : {}),
   });
   await mail.init();
+  const notifier = new Notifier(events, readModels, catalog, { poke: () => mail.poke(), base: () => linkBase(config) }, clock, logger, {
+    ...(schedule ? { schedule } : {}),
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    ...(options.webhooks?.resolve ? { resolve: options.webhooks.resolve } : {}),
+    ...(options.webhooks?.send ? { send: options.webhooks.send } : {}),
+    ...options.notifications,
+  });
+  await notifier.init();
   const projector =
     config.ROLE === 'api' || readOnly
       ? undefined
       : new Projector(readModels, runner, erasure, logger, {
           ...(options.leaseTiming ? { timing: options.leaseTiming } : {}),
-          beside: config.SEALS === 'on' ? [webhooks, mail, seals] : [webhooks, mail],
+          beside: config.SEALS === 'on' ? [webhooks, mail, notifier, seals] : [webhooks, mail, notifier],
         });
   const watch = new CheckpointWatch(readModels, logger);
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
@@ -292,6 +305,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     commands,
     webhooks,
     mail,
+    notifier,
     mailer,
     ...(options.webhooks?.resolve ? { webhookResolve: options.webhooks.resolve } : {}),
     keyUsage: new KeyUsage(readModels, clock, logger, readOnly !== undefined),
@@ -322,6 +336,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       // Also started by hand in some tests, without the lease.
       await seals.stop();
       await webhooks.stop();
+      await notifier.stop();
       await mail.stop();
       mailer.close();
       await erasure.stop();

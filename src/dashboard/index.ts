@@ -7,6 +7,7 @@ import { apiRoutes } from './routes.js';
 import { shareRoutes } from './share-routes.js';
 import { signInRoutes } from './sign-in.js';
 import { memberRoutes } from './member-routes.js';
+import { notificationRoutes } from './notification-routes.js';
 import { summaryRoutes } from './summary-routes.js';
 import { analyticsRoutes } from './analytics-routes.js';
 
@@ -25,6 +26,7 @@ export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Context }> = asy
   });
   await signInRoutes(app, services);
   await memberRoutes(app, services);
+  await notificationRoutes(app, services);
   await pageRoutes(app, services);
   apiRoutes(app, services);
   shareRoutes(app, services);

@@ -27,6 +27,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   invitation_invalid: 'This invitation is not valid: ask for a new one',
   invitation_expired: 'This invitation has expired: ask for a new one',
   invitation_used: 'This invitation has been accepted already: sign in instead',
+  unsubscribe_link_invalid: 'This unsubscribe link is not valid',
   member_not_found: 'no such member in this account',
   member_exists: 'someone@example.com is a member of this account already',
   last_owner: 'An account keeps at least one owner: make another member owner first',

@@ -12,6 +12,7 @@ export const STATUS = {
   invitation_invalid: 401,
   invitation_expired: 401,
   invitation_used: 401,
+  unsubscribe_link_invalid: 401,
   forbidden: 403,
   csrf_rejected: 403,
   plan_required: 403,

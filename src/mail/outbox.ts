@@ -12,7 +12,25 @@ import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../
 import type { Halt } from '../kernel/feed/halt.js';
 import type { FeedProcessor } from '../kernel/feed/processor.js';
 import { checkpointKey } from '../kernel/feed/projection.js';
-import { mailsOf, render, type MailEntry } from './messages.js';
+import { mailsOf, render, type MailEntry, type NotificationMail, type ShownAnswers } from './messages.js';
+import { RESPONSES } from '../../projections/responses.js';
+
+const COLLECTIONS = { widget: 'widgets', form: 'forms', poll: 'polls' } as const;
+
+/** The answers of a notification's responses, as they are now (an erased response is gone), by question title. */
+async function shownAnswers(readModels: ReadModelStore, entry: NotificationMail): Promise<ShownAnswers> {
+  const object = await readModels.get(COLLECTIONS[entry.object_kind], entry.object_id);
+  const questions = Array.isArray(object?.questions) ? (object.questions as Array<{ id?: unknown; title?: unknown }>) : [];
+  const titleOf = (id: string) => String(questions.find((q) => q.id === id)?.title ?? id);
+  const shown: ShownAnswers = [];
+  for (const id of entry.response_ids) {
+    const response = await readModels.get(RESPONSES, id);
+    if (!response || typeof response.answers !== 'object' || response.answers === null) continue;
+    const answers = Object.entries(response.answers as Record<string, unknown>).map(([question, answer]): [string, string] => [titleOf(question), typeof answer === 'object' ? JSON.stringify(answer) : String(answer)]);
+    shown.push({ submitted_at: String(response.submitted_at), answers });
+  }
+  return shown;
+}
 
 export const MAIL_OUTBOX = 'mail_outbox';
 export const mailOutboxState = {
@@ -164,6 +182,11 @@ export class MailOutbox implements FeedProcessor {
     if (ops.length > 0) this.kick();
   }
 
+  /** Sends what is due now: for a process that has just put mail in the outbox (the notifier). */
+  poke(): void {
+    this.kick();
+  }
+
   /** Sends what is due, unless a send is under way (which looks again when it ends). */
   private kick(): void {
     if (this.stopped) return;
@@ -218,7 +241,8 @@ export class MailOutbox implements FeedProcessor {
       const account = await this.readModels.get(ACCOUNTS, id);
       this.accountName.set(id, typeof account?.name === 'string' ? account.name : id);
     }
-    const message = render(doc.entry, { base: this.links.base(), key: this.links.key, accountName: (id) => this.accountName.get(id) ?? id }, now);
+    const answers = doc.entry.kind === 'notification' && doc.entry.include_answers ? await shownAnswers(this.readModels, doc.entry) : undefined;
+    const message = render(doc.entry, { base: this.links.base(), key: this.links.key, accountName: (id) => this.accountName.get(id) ?? id, ...(answers ? { answers } : {}) }, now);
     let set: Partial<OutboxDoc>;
     try {
       await this.mailer.send(message);

@@ -8,7 +8,7 @@ import { AppError, type ErrorCode } from '../kernel/errors.js';
  * invitation holds nothing that would let anyone in; it is used once because
  * its use is recorded (the invitation accepted, the sign-up's session).
  */
-export type Purpose = 'invitation' | 'sign-up';
+export type Purpose = 'invitation' | 'sign-up' | 'unsubscribe';
 
 const ID = /^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$/;
 const EXPIRY = /^[0-9a-z]{1,11}$/;
@@ -24,6 +24,7 @@ export function signToken(key: Buffer, purpose: Purpose, ids: string[], expiresA
 const CODES: Record<Purpose, { invalid: ErrorCode; expired: ErrorCode; what: string }> = {
   invitation: { invalid: 'invitation_invalid', expired: 'invitation_expired', what: 'invitation' },
   'sign-up': { invalid: 'login_link_invalid', expired: 'login_link_expired', what: 'sign-up link' },
+  unsubscribe: { invalid: 'unsubscribe_link_invalid', expired: 'unsubscribe_link_invalid', what: 'unsubscribe link' },
 };
 
 /** The ids of a genuine, unexpired token of the purpose, with `count` ids; else 401 (invalid or expired). */

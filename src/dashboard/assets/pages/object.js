@@ -6,6 +6,7 @@
 import { api, ApiError, query } from '../api.js';
 import { categoryChart, histogram, perDayChart } from '../charts.js';
 import { snippetOf } from '../snippet.js';
+import { notificationsCard } from './notifications.js';
 import {
   announce, clear, confirmDialog, copyButton, date, dateTime, shortDate, emptyState, errorMessage, h, kindNames, notice, number, pageHeader, pager, statusPill, table, titleOf,
 } from '../ui.js';
@@ -13,7 +14,7 @@ import {
 const TYPE_NAMES = { feedback: 'Feedback widget', nps: 'NPS widget', contact: 'Contact widget', bug_report: 'Bug report widget', custom: 'Custom widget' };
 const LIMIT = 20;
 
-export async function render(container, { params, navigate, isCurrent }) {
+export async function render(container, { params, navigate, isCurrent, session }) {
   const [kind, id] = params;
   const names = kindNames(kind);
   const object = await api(`/${kind}/${id}`);
@@ -101,7 +102,7 @@ export async function render(container, { params, navigate, isCurrent }) {
   const dropOffArea = kind === 'forms' && object.settings?.keep_partial ? dropOffCard(id, object, isCurrent) : null;
 
   const insights = h('div', { class: 'insights', hidden: true });
-  clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, ...(dropOffArea ? [dropOffArea] : []), responsesArea);
+  clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, ...(dropOffArea ? [dropOffArea] : []), responsesArea, notificationsCard(kind, id, session));
 
   const [summary, results] = await Promise.all([
     api(`/${kind}/${id}/summary`).catch((error) => error),
