@@ -10,9 +10,10 @@ import { createForm, deleteForm, updateForm } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
 import { shownSettings } from '../embeddables/settings.js';
-import { responsesRoute, submitRoute } from '../submissions/routes.js';
+import { progressRoute, responsesRoute, submitRoute } from '../submissions/routes.js';
 import { FormCreated } from './events.js';
-import { form } from './form.js';
+import { form, type FormState } from './form.js';
+import type { SubmissionTarget } from '../submissions/submit.js';
 import { CreateFormBody, FormCreatedReply, FormUpdatedReply, UpdateFormBody } from './schemas.js';
 
 export const FormListItem = z.object({
@@ -126,7 +127,8 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
   deleteRoute(app, services, FORM, (id, author, at) => deleteForm(services, id, author, at));
 
   tokenRoute(app, services, FORM);
-  submitRoute(app, services, FORM, form, (state) => {
+  /** What a visitor's submission or page is checked against; null once the form is deleted. */
+  const targetOf = (state: FormState): SubmissionTarget | null => {
     if (state.status !== 'active') return null;
     const f = state.form;
     return {
@@ -140,6 +142,8 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       settings: f.settings,
       version: f.version,
     };
-  });
+  };
+  submitRoute(app, services, FORM, form, targetOf);
+  progressRoute(app, services, FORM, form, targetOf);
   responsesRoute(app, services, FORM);
 };
