@@ -44,6 +44,8 @@ export const FormView = z.object({
   logic: stored.logic,
   endings: stored.endings,
   presentation: stored.presentation,
+  /** Public: a visitor (and the embed) may know that each page is kept as they leave it. */
+  keep_partial: z.boolean().describe('Whether each page is kept as the visitor leaves it (`settings.keep_partial`), as a partial response until the submission completes it'),
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
@@ -64,6 +66,7 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   logic: doc.logic,
   endings: doc.endings,
   presentation: doc.presentation,
+  keep_partial: Boolean(doc.settings.keep_partial),
   theme: doc.theme,
   thank_you_title: doc.thank_you_title,
   thank_you_message: doc.thank_you_message,

@@ -68,6 +68,12 @@ t.test('a form that keeps partial responses', async (t) => {
   const biz = await owner(services);
   const id = await publishedForm(app, biz, FORM);
 
+  t.test('the public form says that it keeps pages, its settings staying the owner\'s', async (t) => {
+    const view = (await app.inject({ method: 'GET', url: `/api/forms/${id}` })).json();
+    t.equal(view.keep_partial, true);
+    t.notOk('settings' in view);
+  });
+
   t.test('a page kept shows as a partial response with its last page; the submission completes it under the same id', async (t) => {
     const visit = session();
     const page = await progress(app, id, { session: visit, page: 'about', answers: { name: 'Ann', role: 'des' }, hidden: { utm_source: 'mail' } });
