@@ -10,6 +10,8 @@ import t from 'tap';
 import type { App } from '../../src/app.js';
 import { owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { signIn } from '../dashboard/support.js';
+import { live } from '../seals/support.js';
+import { verifyHistory } from '../../src/seals/verify.js';
 
 const FORM = {
   title: 'Join the beta',
@@ -195,4 +197,19 @@ t.test('an erased partial response is gone, and its session takes no page after'
   t.same(await list(app, biz, id, 'all'), []);
   t.match((await progress(app, id, { session: visit, page: 'about', answers: { name: 'Ann' } })).json(), { statusCode: 409, code: 'duplicate_submission' });
   t.match((await submit(app, id, { session: visit, answers: { name: 'Ann', role: 'dev', fan: true } })).json(), { statusCode: 409, code: 'duplicate_submission' });
+});
+
+t.test('a sealed partial response, then erased: the history still verifies, its pages counted as erased', async (t) => {
+  const { app, who, services } = await live(t);
+  const id = await publishedForm(app, who, FORM);
+  const visit = session();
+  await progress(app, id, { session: visit, page: 'about', answers: { name: 'Ann', role: 'des' } });
+  await progress(app, id, { session: visit, page: 'design', answers: { name: 'Ann', role: 'des', tool: 'Figma' } });
+  await services.seals.sealAll();
+  const [partial] = await list(app, who, id, 'partial');
+  t.match((await app.inject({ method: 'DELETE', url: '/api/responses', headers: who.headers, payload: { formId: id, ids: [partial!.id] } })).json(), { success: true, deleted: 1 });
+  await services.seals.sealAll();
+  const verified = await verifyHistory(services.events);
+  t.equal(verified.firstBreak, undefined, 'no break where the pages were');
+  t.equal(verified.erased, 2, 'both pages erased lawfully');
 });
