@@ -390,7 +390,7 @@ function responsesCard(kind, id, object) {
   const form = h(
     'form',
     { class: 'filters', 'aria-label': partials ? 'Filter responses by status and day' : 'Filter responses by day' },
-    statusInput ? h('div', { class: 'field' }, h('label', { for: 'responses-status' }, 'Responses'), statusInput) : null,
+    statusInput ? h('div', { class: 'field' }, h('label', { for: 'responses-status' }, 'Show'), statusInput) : null,
     h('div', { class: 'field' }, h('label', { for: 'responses-since' }, 'From (UTC)'), sinceInput),
     h('div', { class: 'field' }, h('label', { for: 'responses-until' }, 'To (UTC)'), untilInput),
     h('div', { class: 'filter-actions' }, h('button', { type: 'submit', class: 'btn btn-secondary btn-small' }, 'Apply'), h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => { sinceInput.value = ''; untilInput.value = ''; state.since = ''; state.until = ''; state.page = 1; load(); } }, 'Clear')),
