@@ -215,7 +215,8 @@ async function breakdown(store: ReadModelStore, counters: string, scope: string,
 
 /** Where each kind's responses (or votes) are, with the fields that name their parent and their time. */
 const RECORDS = {
-  response: { collection: RESPONSES, parent: 'parent_id', at: 'submitted_at' },
+  // Complete responses only: a parent's rank in its own listing (partial ones rank apart).
+  response: { collection: RESPONSES, parent: 'listing', at: 'submitted_at' },
   vote: { collection: POLL_VOTERS, parent: 'poll_id', at: 'cast_at' },
 } as const;
 

@@ -570,7 +570,8 @@
     fields.forEach(function (f) { byId[f.q.id] = f; });
     var pages = FeedbackLogic.pagesOf(object);
     var single = object.presentation === 'one_by_one';
-    var keep = kind === 'form' && (object.settings || {}).keep_partial && !previewing;
+    // The public view says whether the form keeps pages (its settings are the owner's); a preview keeps nothing.
+    var keep = kind === 'form' && (object.keep_partial || (object.settings || {}).keep_partial) && !previewing;
     var session = keep ? sessionId() : null;
     var sent = Promise.resolve();
     // The pages visited, the current one last; the question shown when one at a time.

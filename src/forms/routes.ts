@@ -10,9 +10,10 @@ import { createForm, deleteForm, updateForm } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
 import { shownSettings } from '../embeddables/settings.js';
-import { responsesRoute, submitRoute } from '../submissions/routes.js';
+import { progressRoute, responsesRoute, submitRoute } from '../submissions/routes.js';
 import { FormCreated } from './events.js';
-import { form } from './form.js';
+import { form, type FormState } from './form.js';
+import type { SubmissionTarget } from '../submissions/submit.js';
 import { CreateFormBody, FormCreatedReply, FormUpdatedReply, UpdateFormBody } from './schemas.js';
 
 export const FormListItem = z.object({
@@ -43,6 +44,8 @@ export const FormView = z.object({
   logic: stored.logic,
   endings: stored.endings,
   presentation: stored.presentation,
+  /** Public: a visitor (and the embed) may know that each page is kept as they leave it. */
+  keep_partial: z.boolean().describe('Whether each page is kept as the visitor leaves it (`settings.keep_partial`), as a partial response until the submission completes it'),
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
@@ -63,6 +66,7 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   logic: doc.logic,
   endings: doc.endings,
   presentation: doc.presentation,
+  keep_partial: Boolean(doc.settings.keep_partial),
   theme: doc.theme,
   thank_you_title: doc.thank_you_title,
   thank_you_message: doc.thank_you_message,
@@ -126,7 +130,8 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
   deleteRoute(app, services, FORM, (id, author, at) => deleteForm(services, id, author, at));
 
   tokenRoute(app, services, FORM);
-  submitRoute(app, services, FORM, form, (state) => {
+  /** What a visitor's submission or page is checked against; null once the form is deleted. */
+  const targetOf = (state: FormState): SubmissionTarget | null => {
     if (state.status !== 'active') return null;
     const f = state.form;
     return {
@@ -140,6 +145,8 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       settings: f.settings,
       version: f.version,
     };
-  });
+  };
+  submitRoute(app, services, FORM, form, targetOf);
+  progressRoute(app, services, FORM, form, targetOf);
   responsesRoute(app, services, FORM);
 };

@@ -42,6 +42,7 @@ const EXAMPLE: Record<ErrorCode, string> = {
   form_closed: 'This form is closed',
   poll_not_published: 'This poll is not published',
   poll_closed: 'This poll is closed',
+  partial_responses_off: 'This form does not keep partial responses (settings.keep_partial is off)',
   not_found: 'No route GET /api/nothing',
   account_not_found: 'no such account',
   key_not_found: 'no such key',

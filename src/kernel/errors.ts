@@ -25,6 +25,7 @@ export const STATUS = {
   form_closed: 403,
   poll_not_published: 403,
   poll_closed: 403,
+  partial_responses_off: 403,
   not_found: 404,
   account_not_found: 404,
   key_not_found: 404,

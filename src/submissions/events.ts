@@ -88,6 +88,31 @@ export const ResponseSubmitted = defineEvent(
 );
 
 /**
+ * A page of a form that keeps partial responses (`keep_partial`), sent as
+ * the visitor left it: what they answered so far, in the response's own
+ * stream (`response-<id>`, the id fixed by the visit's session), so the
+ * submission that completes it, an erasure, a seal and a rebuild treat it as
+ * part of the response. The visitor's own words are in `answers` and
+ * `hidden`; nothing of the request (address, agent) is kept, and no consent
+ * record is made.
+ */
+export const ResponseProgressed = defineEvent(
+  'ResponseProgressed',
+  z.object({
+    response_id: z.string(),
+    account_id: z.string(),
+    form_id: z.string(),
+    /** The page the visitor left, by id. */
+    page: z.string(),
+    /** Every answer given so far on the path up to that page, by question id (as a response's answers). */
+    answers: z.object({}).catchall(z.union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.object({}).catchall(z.string())])),
+    /** The hidden fields' values the page carried, by name; absent when none. */
+    hidden: z.object({}).catchall(z.string()).optional(),
+    progressed_at: z.string(),
+  }),
+);
+
+/**
  * With `max_responses`, each accepted submission first takes a numbered slot
  * in the object's quota stream; the store's revision makes the count exact
  * under any concurrency without a lock.
@@ -134,10 +159,11 @@ export const ResponsesErased = defineEvent(
   }),
 );
 
-export const submissionEvents = [ResponseSubmitted, SubmissionSlotReserved, SubmissionGuarded, NetworkSubmissionCounted, ResponsesErased];
+export const submissionEvents = [ResponseSubmitted, ResponseProgressed, SubmissionSlotReserved, SubmissionGuarded, NetworkSubmissionCounted, ResponsesErased];
 
 export type SubmissionEvent =
   | EventOf<typeof ResponseSubmitted>
+  | EventOf<typeof ResponseProgressed>
   | EventOf<typeof SubmissionSlotReserved>
   | EventOf<typeof SubmissionGuarded>
   | EventOf<typeof NetworkSubmissionCounted>

@@ -376,7 +376,13 @@ function answerCell(value) {
 
 function responsesCard(kind, id, object) {
   const search = new URLSearchParams(location.search);
-  const state = { page: Math.max(1, Number(search.get('page')) || 1), since: search.get('since') ?? '', until: search.get('until') ?? '' };
+  // A form that keeps unfinished responses lists them on request: complete ones by default, as the API does.
+  const partials = kind === 'forms' && Boolean(object.settings?.keep_partial);
+  const asked = search.get('status');
+  const state = { page: Math.max(1, Number(search.get('page')) || 1), since: search.get('since') ?? '', until: search.get('until') ?? '', status: partials && (asked === 'partial' || asked === 'all') ? asked : 'complete' };
+  const statusInput = partials
+    ? h('select', { id: 'responses-status', name: 'status' }, ...[['complete', 'Sent'], ['partial', 'Unfinished'], ['all', 'All']].map(([value, label]) => h('option', { value, selected: state.status === value }, label)))
+    : null;
   const sinceInput = h('input', { type: 'date', id: 'responses-since', name: 'since', value: state.since });
   const untilInput = h('input', { type: 'date', id: 'responses-until', name: 'until', value: state.until });
   const csv = h('a', { class: 'btn btn-secondary btn-small', download: '' }, 'Download CSV');
@@ -384,7 +390,8 @@ function responsesCard(kind, id, object) {
   const body = h('div', { class: 'responses-body' });
   const form = h(
     'form',
-    { class: 'filters', 'aria-label': 'Filter responses by day' },
+    { class: 'filters', 'aria-label': partials ? 'Filter responses by status and day' : 'Filter responses by day' },
+    statusInput ? h('div', { class: 'field' }, h('label', { for: 'responses-status' }, 'Show'), statusInput) : null,
     h('div', { class: 'field' }, h('label', { for: 'responses-since' }, 'From (UTC)'), sinceInput),
     h('div', { class: 'field' }, h('label', { for: 'responses-until' }, 'To (UTC)'), untilInput),
     h('div', { class: 'filter-actions' }, h('button', { type: 'submit', class: 'btn btn-secondary btn-small' }, 'Apply'), h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => { sinceInput.value = ''; untilInput.value = ''; state.since = ''; state.until = ''; state.page = 1; load(); } }, 'Clear')),
@@ -393,22 +400,29 @@ function responsesCard(kind, id, object) {
     event.preventDefault();
     state.since = sinceInput.value;
     state.until = untilInput.value;
+    if (statusInput) state.status = statusInput.value;
     state.page = 1;
     load();
   });
 
   const bounds = () => ({ since: state.since ? `${state.since}T00:00:00.000Z` : undefined, until: state.until ? `${state.until}T23:59:59.999Z` : undefined });
   const questions = Array.isArray(object.questions) ? object.questions.filter((question) => question && question.id) : [];
+  const pageTitle = (pageId) => {
+    const pages = Array.isArray(object.pages) ? object.pages : [];
+    const at = pages.findIndex((p) => p.id === pageId);
+    return at === -1 ? 'page 1' : pages[at].title || `page ${at + 1}`;
+  };
 
   async function load() {
     const { since, until } = bounds();
-    csv.href = `/dashboard/api/${kind}/${id}/responses.csv${query({ since, until })}`;
-    ndjson.href = `/dashboard/api/${kind}/${id}/responses.ndjson${query({ since, until })}`;
-    history.replaceState(null, '', `${location.pathname}${query({ page: state.page > 1 ? state.page : undefined, since: state.since, until: state.until })}`);
+    const status = state.status === 'complete' ? undefined : state.status;
+    csv.href = `/dashboard/api/${kind}/${id}/responses.csv${query({ since, until, status })}`;
+    ndjson.href = `/dashboard/api/${kind}/${id}/responses.ndjson${query({ since, until, status })}`;
+    history.replaceState(null, '', `${location.pathname}${query({ page: state.page > 1 ? state.page : undefined, since: state.since, until: state.until, status })}`);
     body.setAttribute('aria-busy', 'true');
     let list;
     try {
-      list = await api(`/${kind}/${id}/responses${query({ page: state.page, limit: LIMIT, since, until })}`);
+      list = await api(`/${kind}/${id}/responses${query({ page: state.page, limit: LIMIT, since, until, status })}`);
     } catch (error) {
       body.removeAttribute('aria-busy');
       clear(body, notice(error instanceof ApiError && error.code === 'validation_error' ? `Check the dates: ${errorMessage(error)}` : errorMessage(error), 'danger'));
@@ -425,7 +439,8 @@ function responsesCard(kind, id, object) {
     const known = new Set(questions.map((question) => question.id));
     const extra = [...new Set(responses.flatMap((response) => Object.keys(response.answers ?? {})))].filter((key) => !known.has(key));
     const columns = [
-      { label: 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
+      { label: status ? 'Last change' : 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
+      ...(status ? [{ label: 'Status', cell: (response) => (response.status === 'partial' ? `Unfinished after ${pageTitle(response.last_page)}` : 'Sent') }] : []),
       ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => answerCell(answerOf(question, answerTo(response, question.id))) })),
       ...extra.map((key) => ({ label: key, cell: (response) => answerCell(answerTo(response, key)) })),
       { label: 'Device', cell: (response) => formatAnswer(response.metadata?.device) },
