@@ -43,6 +43,8 @@ export const FormView = z.object({
   logic: stored.logic,
   endings: stored.endings,
   presentation: stored.presentation,
+  language: stored.language,
+  translations: stored.translations,
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
@@ -63,6 +65,9 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   logic: doc.logic,
   endings: doc.endings,
   presentation: doc.presentation,
+  // Forms stored before languages were written in English, untranslated.
+  language: doc.language ?? 'en',
+  translations: doc.translations ?? {},
   theme: doc.theme,
   thank_you_title: doc.thank_you_title,
   thank_you_message: doc.thank_you_message,
