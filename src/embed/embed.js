@@ -28,6 +28,8 @@
    * once per page, shared by every embed on it (each embed runs on its own).
    */
   var strings = EMBED_EN;
+  // The object as the visitor reads it (a poll's results take its texts).
+  var reading = {};
   var locale = 'en';
   var dir = 'ltr';
   var shownLanguage = null;
@@ -68,7 +70,7 @@
     dir = EMBED_RTL.indexOf(code) >= 0 ? 'rtl' : 'ltr';
     try { locale = Intl.getCanonicalLocales(lang)[0]; } catch (e) { locale = code; }
     shownLanguage = written(object, lang) || object.language || 'en';
-    return translated(object, shownLanguage);
+    return (reading = translated(object, shownLanguage));
   }
   /** The object in its language `lang` (fetching that language's pack first when it needs one). */
   function localize(object, lang) {
@@ -792,6 +794,7 @@
         return send('/submit', {
           answers: answers,
           hidden: hidden,
+          language: shownLanguage || undefined,
           session: session || undefined,
           _hp: honeypot.value,
           metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
@@ -830,6 +833,10 @@
   var votes = function (n) { return say('votes', { n: n }); };
 
   function showResults(panel, tally, focus) {
+    // The server counts by id; the texts are the ones the visitor read.
+    var texts = {};
+    (reading.options || []).forEach(function (o) { texts[o.id] = o.text; });
+    tally = Object.assign({}, tally, { question: reading.question || tally.question, options: tally.options.map(function (o) { return Object.assign({}, o, { text: texts[o.id] || o.text }); }) });
     var title = h('h2', { text: tally.question, tabindex: '-1' });
     fill(panel, [title, h('p', { text: votes(tally.total_votes) })].concat(tally.options.map(function (o) {
       var bar = h('div', { class: 'bar', role: 'img', 'aria-label': percent(o.percentage) }, [h('span', {})]);

@@ -141,6 +141,8 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       published: f.published,
       questions: f.questions,
       flow: { pages: f.pages, logic: f.logic, endings: f.endings },
+      language: f.language,
+      translations: f.translations,
       hiddenFields: f.hidden_fields,
       settings: f.settings,
       version: f.version,

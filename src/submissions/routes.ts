@@ -27,6 +27,11 @@ export const SubmitBody = z.object({
     .record(z.string().max(64), z.unknown())
     .refine((hidden) => Object.keys(hidden).length <= 20, 'at most 20 hidden fields')
     .optional(),
+  language: z
+    .string()
+    .max(35)
+    .optional()
+    .describe("The language the visitor saw: the object's own or one it has a translation in (400 otherwise); the object's own when absent. The response records it."),
   _token: z.string().max(1000).optional(),
   /** The honeypot: a hidden input only bots fill. */
   _hp: z.string().max(1000).optional(),
@@ -87,14 +92,14 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
       },
     },
     async (request, reply) => {
-      const { _token, _hp, answers, hidden, metadata } = request.body;
+      const { _token, _hp, answers, hidden, language, metadata } = request.body;
       // Rate, publication and token on the summary first: the whole definition is loaded for a request that passed them.
       const summary = await recentSummary(services, what, request.params.id);
       const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
       const tokenIssuedAt = gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
-      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, hidden, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
+      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, hidden, language, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
       const { result: submitted, conditioned } = await onObjectAsDecided(services, aggregate, summary.id, targetOf, () => notFound(what.kind), (target, unchanged) =>
         submitResponse(services, target, { ...input, ...(unchanged ? { unchanged } : {}) }, request.id),
       );

@@ -31,6 +31,8 @@ export interface SubmissionInput {
   answers: Record<string, unknown>;
   /** The hidden fields' values as sent. */
   hidden?: Record<string, unknown> | undefined;
+  /** The language the visitor saw, as sent. */
+  language?: string | undefined;
   request: SubmissionRequest;
   /** The object's stream as the decision saw it: the store refuses the append (ObjectChanged) if it moved on since. */
   unchanged?: ObjectAt;
@@ -85,6 +87,7 @@ export async function submitResponse(
       plan,
       answers: input.answers,
       hidden: input.hidden,
+      language: input.language,
       honeypot: input.honeypot,
       now,
       issuedAt: facts.issuedAt,

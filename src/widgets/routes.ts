@@ -144,6 +144,8 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async 
       published: w.published,
       questions: w.questions,
       flow: { pages: w.pages, logic: w.logic, endings: w.endings },
+      language: w.language,
+      translations: w.translations,
       hiddenFields: w.hidden_fields,
       settings: w.settings,
     };
