@@ -1,5 +1,6 @@
 import t from 'tap';
 import { owner, testApp } from '../support/app.js';
+import { csvColumns } from '../../src/dashboard/downloads.js';
 
 t.test('widgets take translations of their questions, by id', async (t) => {
   const { app, services } = await testApp(t);
@@ -50,4 +51,13 @@ t.test('polls take their question and options translated; a create names an opti
   const french = await app.inject({ method: 'PUT', url: `/api/polls/${id}`, headers: biz.headers, payload: { language: 'en', translations: { fr: { question: 'Quoi d’abord ?', options: { [dark!.id]: 'Mode sombre' } } } } });
   t.equal(french.statusCode, 200, french.body);
   t.same(Object.keys((await app.inject({ method: 'GET', url: `/api/polls/${id}`, headers: biz.headers })).json().translations), ['fr'], 'translations sent replace those stored');
+});
+
+t.test('the CSV of a translated object has a language column; answers of every language share their question\'s column', async (t) => {
+  const columns = csvColumns([{ id: 'q', title: 'Q' }], 'free', [], false, true);
+  t.same(columns.map((c) => c.header).slice(0, 4), ['id', 'submitted_at', 'Q', 'language']);
+  const language = columns.find((c) => c.header === 'language')!;
+  t.equal(language.cell({ id: 'r1', language: 'fr' }), 'fr');
+  t.equal(language.cell({ id: 'r0' }), 'en', 'a response from before languages was given in English');
+  t.notOk(csvColumns([{ id: 'q', title: 'Q' }], 'free').some((c) => c.header === 'language'), 'none without translations');
 });
