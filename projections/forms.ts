@@ -17,7 +17,8 @@ export const formsProjection: Projection<DomainEvent> = withSummaries(FORM_SUMMA
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
   // 3: hidden fields and the redirect.
   // 4: pages, rules, endings, the presentation and keep_partial.
-  version: 4,
+  // 5: the language and translations.
+  version: 5,
   collections: [{ name: FORMS, indexes: [] }],
   project(event) {
     switch (event.type) {

@@ -17,7 +17,8 @@ export const widgetsProjection: Projection<DomainEvent> = withSummaries(WIDGET_S
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
   // 3: hidden fields and the redirect.
   // 4: pages, rules and endings.
-  version: 4,
+  // 5: the language and translations.
+  version: 5,
   collections: [{ name: WIDGETS, indexes: [] }],
   project(event) {
     switch (event.type) {

@@ -26,6 +26,8 @@ try {
   process.exit(1);
 }
 copyFileSync(join(root, 'src/embed/embed.js'), join(outDir, 'src/embed/embed.js'));
+// The language packs the embed fetches (English is also built into the script).
+cpSync(join(root, 'src/embed/languages'), join(outDir, 'src/embed/languages'), { recursive: true });
 // The script /embed.js serves: the embed with the form evaluator bundled in, made once here from the sources
 // (as the server makes it when run from them), so a built server never bundles.
 {

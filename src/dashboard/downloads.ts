@@ -76,7 +76,9 @@ export const LIST_SEPARATOR = '; ';
  * every row; a response kept from a time on a higher plan has those fields in
  * the NDJSON download). An object with endings of its own has an `ending`
  * column after the hidden fields: the id of the ending each response reached,
- * empty for the default one. A title two
+ * empty for the default one. An object with translations has a
+ * `language` column after it: the language each response was given in
+ * (the answers of every language share their question's column, by id). A title two
  * columns share (two questions, or a question named like another column) is
  * followed by its question id in parentheses, so every header names one
  * column. Answers to questions the object no longer has are in the NDJSON
@@ -84,10 +86,10 @@ export const LIST_SEPARATOR = '; ';
  * partial responses (`status` partial or all) has `status` and `last_page`
  * columns after `submitted_at`.
  */
-export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = [], endings = false, partial = false): Column[] {
+export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = [], endings = false, partial = false, languages = false): Column[] {
   const fields = RECORDED_FIELDS[plan];
   const hiddenHeaders = hiddenFields.map((name) => `hidden.${name}`);
-  const fixed = ['id', 'submitted_at', ...(partial ? ['status', 'last_page'] : []), ...hiddenHeaders, ...(endings ? ['ending'] : []), ...fields.map((field) => `metadata.${field}`)];
+  const fixed = ['id', 'submitted_at', ...(partial ? ['status', 'last_page'] : []), ...hiddenHeaders, ...(endings ? ['ending'] : []), ...(languages ? ['language'] : []), ...fields.map((field) => `metadata.${field}`)];
   const answered = questions.filter((q) => q.type !== 'statement');
   const uses = new Map<string, number>();
   for (const title of [...fixed, ...answered.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
@@ -113,6 +115,8 @@ export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields
     ...answered.flatMap(questionColumns),
     ...hiddenFields.map((name, i): Column => ({ header: hiddenHeaders[i]!, cell: (r) => own(r.hidden, name) })),
     ...(endings ? [{ header: 'ending', cell: (r: Doc) => r.ending ?? null } satisfies Column] : []),
+    // Responses recorded before objects had languages were given in English.
+    ...(languages ? [{ header: 'language', cell: (r: Doc) => r.language ?? 'en' } satisfies Column] : []),
     ...fields.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
   ];
 }
@@ -135,8 +139,9 @@ export async function* csvChunks(
   plan: Plan,
   hiddenFields: readonly string[] = [],
   endings = false,
+  languages = false,
 ): AsyncGenerator<string> {
-  const columns = csvColumns(questions, plan, hiddenFields, endings, (query.status ?? 'complete') !== 'complete');
+  const columns = csvColumns(questions, plan, hiddenFields, endings, (query.status ?? 'complete') !== 'complete', languages);
   yield stringify([row(columns.map((c) => c.header))], CSV);
   for await (const page of responsePages(store, parentId, query)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
@@ -145,8 +150,8 @@ export async function* csvChunks(
 
 /** A response as the API shows it (spec 2.6), without the read model's own fields. */
 function record(doc: Doc): Record<string, unknown> {
-  const { id, widget_id, form_id, answers, hidden, ending, status, last_page, submitted_at, metadata, consent_record } = shown(doc);
-  return { id, widget_id, form_id, answers, hidden, ending, status, last_page, submitted_at, metadata, consent_record };
+  const { id, widget_id, form_id, answers, hidden, ending, status, last_page, language, submitted_at, metadata, consent_record } = shown(doc);
+  return { id, widget_id, form_id, answers, hidden, ending, status, last_page, language, submitted_at, metadata, consent_record };
 }
 
 /** The NDJSON download: one response per line, as the API shows it. */

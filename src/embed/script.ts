@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildSync, transformSync } from 'esbuild';
+import { LANGUAGES, packText } from './languages.js';
 
 /**
  * The script visitors' browsers run: the hand-written embed (embed.js),
@@ -41,7 +42,16 @@ export function bundleLogic(): string {
  * embed.js (the dashboard and hosted pages serve the same bytes).
  */
 export function composeScript(embed: string, logic: string): string {
-  return transformSync(`(function () {\n${logic}${embed}})();\n`, { minify: true, target: 'es2018', legalComments: 'none', logLevel: 'silent' }).code;
+  return transformSync(`(function () {\n${logic}${strings()}${embed}})();\n`, { minify: true, target: 'es2018', legalComments: 'none', logLevel: 'silent' }).code;
+}
+
+/**
+ * The interface in English, built in (`EMBED_EN`), and the codes of the
+ * languages with a pack the embed fetches when a visitor needs one
+ * (`EMBED_LANGUAGES`): local names, as the evaluator's.
+ */
+export function strings(): string {
+  return `var EMBED_EN = ${packText('en')!};\nvar EMBED_LANGUAGES = ${JSON.stringify(LANGUAGES.map((l) => l.code))};\nvar EMBED_RTL = ${JSON.stringify(LANGUAGES.filter((l) => l.dir === 'rtl').map((l) => l.code))};\n`;
 }
 
 let served: string | undefined;

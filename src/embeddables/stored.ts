@@ -211,3 +211,46 @@ export function flowUpdatedHistory(history: History, kind: 'form' | 'widget') {
   };
   return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: upcast } };
 }
+
+/**
+ * Version 8 of the form events, 7 of the widget events and 5 of the poll
+ * events: the language the object is written in, and its translations by
+ * language, each naming the texts it replaces by id.
+ */
+const labels = z.record(z.string(), z.string());
+export const StoredTranslation = z.object({
+  title: z.string().optional(),
+  description: z.string().optional(),
+  thank_you_title: z.string().optional(),
+  thank_you_message: z.string().optional(),
+  questions: z
+    .record(
+      z.string(),
+      z.object({
+        title: z.string().optional(),
+        description: z.string().optional(),
+        choices: labels.optional(),
+        rows: labels.optional(),
+        columns: labels.optional(),
+        start_label: z.string().optional(),
+        end_label: z.string().optional(),
+        text: z.string().optional(),
+      }),
+    )
+    .optional(),
+  endings: z.record(z.string(), z.object({ title: z.string().optional(), message: z.string().optional() })).optional(),
+  /** Polls: the question and the options' texts. */
+  question: z.string().optional(),
+  options: labels.optional(),
+});
+export const Languages = { language: z.string(), translations: z.record(z.string(), StoredTranslation) };
+
+/** The history of a `*Created` event, and one more version with the language and translations: everything stored before was written in English, untranslated. */
+export function languageCreatedHistory(history: History) {
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => ({ ...data, language: 'en', translations: {} }) } };
+}
+
+/** The history of an `*Updated` event, and one more version: the changes of the one before read as they were. */
+export function languageUpdatedHistory(history: History) {
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => data } };
+}

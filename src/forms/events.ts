@@ -28,6 +28,9 @@ import {
   Presentation,
   flowCreatedHistory,
   flowUpdatedHistory,
+  Languages,
+  languageCreatedHistory,
+  languageUpdatedHistory,
 } from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */
@@ -42,6 +45,7 @@ const Configurable = {
   questions: z.array(z.discriminatedUnion('type', [...conditionalQuestionTypes, ConditionalConsentQuestion])),
   ...Flow,
   presentation: Presentation,
+  ...Languages,
 };
 
 const FormVersion = z.number().int();
@@ -49,14 +53,14 @@ const FormVersion = z.number().int();
 export const FormCreated = defineEvent(
   'FormCreated',
   z.object({ form_id: z.string(), account_id: z.string(), ...Configurable, version: FormVersion, created_at: z.string() }),
-  flowCreatedHistory(questionedCreatedHistory(pageCreatedHistory(themedCreatedHistory)), 'form'),
+  languageCreatedHistory(flowCreatedHistory(questionedCreatedHistory(pageCreatedHistory(themedCreatedHistory)), 'form')),
 );
 
 /** `version` is the form's version after the change: it grows when the questions change (D7). */
 export const FormUpdated = defineEvent(
   'FormUpdated',
   z.object({ form_id: z.string(), changes: z.object(Configurable).partial(), version: FormVersion, updated_at: z.string() }),
-  flowUpdatedHistory(questionedUpdatedHistory(pageUpdatedHistory(themedUpdatedHistory)), 'form'),
+  languageUpdatedHistory(flowUpdatedHistory(questionedUpdatedHistory(pageUpdatedHistory(themedUpdatedHistory)), 'form')),
 );
 
 export const FormPublished = defineEvent('FormPublished', z.object({ form_id: z.string(), published_at: z.string() }));

@@ -6,6 +6,7 @@ import { definitionOverLimits } from '../embeddables/definition-limits.js';
 import { AppError, invalidBody, type ErrorDetail } from '../kernel/errors.js';
 import { DEFAULT_THANK_YOU } from '../widgets/defaults.js';
 import { checkFlow } from '../embeddables/logic.js';
+import { checkTranslations, prunedTranslations } from '../embeddables/translations.js';
 import type { FormEvent } from './events.js';
 import { FormConfig, type CreateFormBody, type UpdateFormBody } from './schemas.js';
 
@@ -74,10 +75,13 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         logic: body.logic ?? [],
         endings: body.endings ?? [],
         presentation: body.presentation ?? 'all',
+        language: body.language ?? 'en',
+        translations: body.translations ?? {},
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
       checkFlow(config.data, 'form');
+      checkTranslations({ kind: 'form', ...config.data }, config.data.translations);
       tooLarge(definitionOverLimits(config.data));
       return [{ type: 'FormCreated', data: { ...config.data, form_id: command.form_id, account_id: command.account_id, version: 1, created_at: command.at } }];
     }
@@ -95,6 +99,12 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
       };
       if (fields.theme && !sameJson(merged.theme, form.theme)) checkTheme(merged.theme);
       if (fields.questions || fields.pages || fields.logic || fields.endings) checkFlow(merged, 'form');
+      // Translations sent are checked; those stored lose what the new questions and endings no longer have.
+      if (fields.translations || fields.language) checkTranslations({ kind: 'form', ...merged }, merged.translations);
+      else if (fields.questions || fields.endings) {
+        merged.translations = prunedTranslations({ kind: 'form', ...merged }, merged.translations);
+        fields.translations = merged.translations;
+      }
       tooLarge(definitionOverLimits(merged, form));
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {

@@ -46,6 +46,8 @@ export const FormView = z.object({
   presentation: stored.presentation,
   /** Public: a visitor (and the embed) may know that each page is kept as they leave it. */
   keep_partial: z.boolean().describe('Whether each page is kept as the visitor leaves it (`settings.keep_partial`), as a partial response until the submission completes it'),
+  language: stored.language,
+  translations: stored.translations,
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
@@ -67,6 +69,9 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   endings: doc.endings,
   presentation: doc.presentation,
   keep_partial: Boolean(doc.settings.keep_partial),
+  // Forms stored before languages were written in English, untranslated.
+  language: doc.language ?? 'en',
+  translations: doc.translations ?? {},
   theme: doc.theme,
   thank_you_title: doc.thank_you_title,
   thank_you_message: doc.thank_you_message,
@@ -141,6 +146,8 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
       published: f.published,
       questions: f.questions,
       flow: { pages: f.pages, logic: f.logic, endings: f.endings },
+      language: f.language,
+      translations: f.translations,
       hiddenFields: f.hidden_fields,
       settings: f.settings,
       version: f.version,

@@ -5,6 +5,7 @@ import { FormQuestions } from '../embeddables/questions.js';
 import { patchOf } from '../kernel/patch.js';
 import { PageSettings } from '../embeddables/settings.js';
 import { Flow, PresentationStyle } from '../embeddables/logic.js';
+import { Language, Translations } from '../embeddables/translations.js';
 
 /** D7: a form's questions may hold one consent question, whose record each response keeps. */
 const Questions = FormQuestions.refine((questions) => questions.filter((q) => q.type === 'consent').length <= 1, 'a form holds at most one consent question');
@@ -15,7 +16,7 @@ export const FormSettings = PageSettings.extend({
   keep_partial: z.boolean().default(false),
 });
 
-export const FormConfig = z.object({ ...Presentation, settings: FormSettings, questions: Questions, ...Flow, presentation: PresentationStyle });
+export const FormConfig = z.object({ ...Presentation, settings: FormSettings, questions: Questions, ...Flow, presentation: PresentationStyle, language: Language, translations: Translations });
 export type FormConfig = z.infer<typeof FormConfig>;
 
 const options = (...labels: string[]) => labels.map((label) => ({ id: label.toLowerCase().replace(/\W+/g, '_'), label }));
@@ -82,6 +83,8 @@ export const CreateFormBody = z.strictObject({
   logic: Flow.logic.optional(),
   endings: Flow.endings.optional(),
   presentation: PresentationStyle.optional().describe('`all` (default): a page at a time; `one_by_one`: one question at a time, with keyboard shortcuts'),
+  language: Language.optional().describe('The language the form is written in (default `en`).'),
+  translations: Translations.optional(),
 }).meta({
   examples: [
     {
@@ -96,6 +99,18 @@ export const CreateFormBody = z.strictObject({
     },
     EVERY_TYPE_EXAMPLE,
     BRANCHING_EXAMPLE,
+    {
+      title: 'Newsletter sign-up',
+      language: 'en',
+      questions: [
+        { id: 'email', type: 'email', title: 'Your email address', required: true },
+        { id: 'consent', type: 'consent', title: 'Consent', text: 'I agree that Example Ltd may send me its newsletter.', required: true },
+      ],
+      translations: {
+        de: { title: 'Newsletter abonnieren', questions: { email: { title: 'Ihre E-Mail-Adresse' }, consent: { title: 'Einwilligung', text: 'Ich bin einverstanden, dass Example Ltd mir den Newsletter sendet.' } } },
+        fr: { title: 'Inscription à la newsletter', questions: { email: { title: 'Votre adresse e-mail' }, consent: { title: 'Consentement', text: "J'accepte qu'Example Ltd m'envoie sa newsletter." } } },
+      },
+    },
   ],
 });
 export type CreateFormBody = z.infer<typeof CreateFormBody>;

@@ -34,6 +34,9 @@ export interface SubmissionTarget extends Gate {
   version?: number;
   /** The names a submission's `hidden` may hold; none when absent. */
   hiddenFields?: readonly string[];
+  /** The language the object is written in (`en` when absent) and its translations: a response names one, a consent record keeps its text. */
+  language?: string;
+  translations?: Readonly<Record<string, { questions?: Readonly<Record<string, { text?: string | undefined }>> | undefined }>>;
   /** Pages, rules and endings; none when absent (one page of every question). */
   flow?: Pick<LogicForm, 'pages' | 'logic' | 'endings'>;
 }
@@ -217,6 +220,24 @@ export interface SubmitResponse {
   userAgent: string;
   /** The visitor's guard stream: given under `prevent_duplicates`. */
   guard?: string;
+  /** The language the visitor saw, as sent; the object's own when absent. */
+  language?: string | undefined;
+}
+
+/**
+ * The language a response records: the object's own or one it has a
+ * translation in (a tag matched whatever its letter case), else 400 at
+ * `language`; the object's own when none is sent.
+ */
+export function responseLanguage(target: SubmissionTarget, sent: string | undefined): string {
+  const own = target.language ?? 'en';
+  if (sent === undefined) return own;
+  const known = [own, ...Object.keys(target.translations ?? {})];
+  const found = known.find((l) => l.toLowerCase() === sent.toLowerCase());
+  if (found === undefined) {
+    throw new AppError('validation_error', 'The submission is invalid', [{ path: 'language', message: `the ${target.kind} has no translation in ${sent} (it has ${known.join(', ')})` }]);
+  }
+  return found;
 }
 
 /** What the store holds that a response is decided on; the visitor facts count where the object guards against duplicates. */
@@ -229,15 +250,17 @@ export interface SubmissionState extends VisitorFacts {
 export type SubmissionDecision = Array<Guarded | NetworkCounted | SlotReserved | EventOf<typeof ResponseSubmitted>>;
 
 /** Spec 2.8: what the visitor agreed to, on which version of the form, from where. */
-function consentRecord(target: SubmissionTarget, answers: Answers, command: SubmitResponse): ConsentRecord | undefined {
+function consentRecord(target: SubmissionTarget, answers: Answers, command: SubmitResponse, language: string): ConsentRecord | undefined {
   const question = target.questions.find((q) => q.type === 'consent');
   if (!question || question.type !== 'consent') return undefined;
+  // The text the visitor agreed to: in the language they saw it in.
+  const translated = target.translations?.[language]?.questions?.[question.id]?.text;
   return {
     consent_given: answers[question.id] === true,
     timestamp: command.now.toISOString(),
     ip_hash: command.metadata.ip_hash,
     user_agent: command.userAgent,
-    consent_text: question.text,
+    consent_text: translated ?? question.text,
     form_version: target.version ?? 1,
   };
 }
@@ -260,11 +283,12 @@ export function decideSubmission(command: SubmitResponse, state: SubmissionState
     answers: command.answers,
     hidden: command.hidden,
   });
+  const language = responseLanguage(target, command.language);
   if (caughtByHoneypot(target.settings, command.plan, command.honeypot)) return [];
   const guarded = guardsDuplicates(target.settings);
   const guards: Guards = { visitor: guarded, network: networkLimit(target.settings) };
   checkVisitor(target.kind, state, guards);
-  const consent = consentRecord(target, answers, command);
+  const consent = consentRecord(target, answers, command, language);
   // Field by field rather than spread from optional parts: every submission is decided here.
   const data: EventOf<typeof ResponseSubmitted>['data'] = {
     response_id: command.responseId,
@@ -272,6 +296,7 @@ export function decideSubmission(command: SubmitResponse, state: SubmissionState
     answers,
     ...(Object.keys(hidden).length > 0 ? { hidden } : {}),
     ending,
+    language,
     metadata: command.metadata,
     submitted_at: command.now.toISOString(),
   };

@@ -77,6 +77,13 @@ export const ResponseSubmitted = defineEvent(
      * always writes it; absent reads as null.
      */
     ending: z.string().nullable().optional(),
+    /**
+     * Version 4: the language the visitor saw the object in (its own or one
+     * of its translations). Every object before version 4 was written in
+     * English, untranslated. The service always writes it; absent reads
+     * as English.
+     */
+    language: z.string().optional(),
     metadata: ResponseMetadata,
     submitted_at: z.string(),
     consent_record: ConsentRecord.optional(),
@@ -84,7 +91,7 @@ export const ResponseSubmitted = defineEvent(
     duplicate_guard: z.string().optional(),
   }),
   // Version 1's answers and data are version 2's as they are; every response before version 3 ended on the default ending.
-  { version: 3, upcasters: { 1: (data) => data, 2: (data) => ({ ...data, ending: null }) } },
+  { version: 4, upcasters: { 1: (data) => data, 2: (data) => ({ ...data, ending: null }), 3: (data) => ({ ...data, language: 'en' }) } },
 );
 
 /**

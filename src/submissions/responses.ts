@@ -18,6 +18,8 @@ export const ResponseRecord = z.object({
   hidden: z.record(z.string(), z.string()).optional(),
   /** The ending the visitor's path reached, by id; null: the default ending (`thank_you_title`, `thank_you_message`). */
   ending: z.string().nullable().optional(),
+  /** The language the visitor saw the object in; absent on responses recorded before objects had languages, which were in English. */
+  language: z.string().optional(),
   /** `complete`: submitted; `partial`: pages kept of a visit not (yet) submitted, on a form with `keep_partial`. */
   status: z.enum(['complete', 'partial']),
   /** A partial response's last page sent, by id; null for a complete one. */

@@ -28,6 +28,11 @@ export const SubmitBody = z.object({
     .record(z.string().max(64), z.unknown())
     .refine((hidden) => Object.keys(hidden).length <= 20, 'at most 20 hidden fields')
     .optional(),
+  language: z
+    .string()
+    .max(35)
+    .optional()
+    .describe("The language the visitor saw: the object's own or one it has a translation in (400 otherwise); the object's own when absent. The response records it."),
   _token: z.string().max(1000).optional(),
   /** Forms: the visit's session, as its pages were sent to `progress`; the response kept of them is completed, under its id. Ignored by widgets. */
   session: Session.optional(),
@@ -90,14 +95,14 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
       },
     },
     async (request, reply) => {
-      const { _token, _hp, answers, hidden, metadata, session } = request.body;
+      const { _token, _hp, answers, hidden, language, metadata, session } = request.body;
       // Rate, publication and token on the summary first: the whole definition is loaded for a request that passed them.
       const summary = await recentSummary(services, what, request.params.id);
       const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
       const tokenIssuedAt = gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
-      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, hidden, session, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
+      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, hidden, language, session, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
       const { result: submitted, conditioned } = await onObjectAsDecided(services, aggregate, summary.id, targetOf, () => notFound(what.kind), (target, unchanged) =>
         submitResponse(services, target, { ...input, ...(unchanged ? { unchanged } : {}) }, request.id),
       );

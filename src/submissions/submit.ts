@@ -32,6 +32,8 @@ export interface SubmissionInput {
   answers: Record<string, unknown>;
   /** The hidden fields' values as sent. */
   hidden?: Record<string, unknown> | undefined;
+  /** The language the visitor saw, as sent. */
+  language?: string | undefined;
   request: SubmissionRequest;
   /** A form's visit: the response its pages were kept under (`keep_partial`), which this submission completes. */
   session?: string | undefined;
@@ -97,6 +99,7 @@ export async function submitResponse(
       plan,
       answers: input.answers,
       hidden: input.hidden,
+      language: input.language,
       honeypot: input.honeypot,
       now,
       issuedAt: facts.issuedAt,

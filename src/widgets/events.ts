@@ -21,6 +21,9 @@ import {
   Flow,
   flowCreatedHistory,
   flowUpdatedHistory,
+  Languages,
+  languageCreatedHistory,
+  languageUpdatedHistory,
 } from '../embeddables/stored.js';
 
 const TriggerConfig = z.object({
@@ -45,6 +48,7 @@ const Configurable = {
   questions: z.array(z.discriminatedUnion('type', [...conditionalQuestionTypes])),
   trigger_config: TriggerConfig,
   ...Flow,
+  ...Languages,
 };
 
 export const WidgetCreated = defineEvent(
@@ -56,14 +60,14 @@ export const WidgetCreated = defineEvent(
     ...Configurable,
     created_at: z.string(),
   }),
-  flowCreatedHistory(questionedCreatedHistory(themedCreatedHistory), 'widget'),
+  languageCreatedHistory(flowCreatedHistory(questionedCreatedHistory(themedCreatedHistory), 'widget')),
 );
 
 /** `changes` holds the new value of every top-level field that changed (nested objects already merged). */
 export const WidgetUpdated = defineEvent(
   'WidgetUpdated',
   z.object({ widget_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  flowUpdatedHistory(questionedUpdatedHistory(themedUpdatedHistory), 'widget'),
+  languageUpdatedHistory(flowUpdatedHistory(questionedUpdatedHistory(themedUpdatedHistory), 'widget')),
 );
 
 export const WidgetPublished = defineEvent('WidgetPublished', z.object({ widget_id: z.string(), published_at: z.string() }));

@@ -44,6 +44,8 @@ export const WidgetView = z.object({
   pages: stored.pages,
   logic: stored.logic,
   endings: stored.endings,
+  language: stored.language,
+  translations: stored.translations,
   published: z.boolean(),
   closed: z.boolean(),
   settings: stored.settings.optional(),
@@ -65,6 +67,9 @@ export function widgetView(doc: WidgetDoc, owner: boolean, now: Date): z.output<
     pages: doc.pages,
     logic: doc.logic,
     endings: doc.endings,
+    // Widgets stored before languages were written in English, untranslated.
+    language: doc.language ?? 'en',
+    translations: doc.translations ?? {},
     theme: doc.theme,
     thank_you_title: doc.thank_you_title,
     thank_you_message: doc.thank_you_message,
@@ -139,6 +144,8 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async 
       published: w.published,
       questions: w.questions,
       flow: { pages: w.pages, logic: w.logic, endings: w.endings },
+      language: w.language,
+      translations: w.translations,
       hiddenFields: w.hidden_fields,
       settings: w.settings,
     };

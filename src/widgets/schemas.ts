@@ -4,6 +4,7 @@ import { patchOf } from '../kernel/patch.js';
 import { Presentation, PresentationPatch } from '../embeddables/presentation.js';
 import { WidgetQuestions } from '../embeddables/questions.js';
 import { Flow } from '../embeddables/logic.js';
+import { Language, Translations } from '../embeddables/translations.js';
 
 export const WidgetType = z.enum(['feedback', 'nps', 'contact', 'bug_report', 'custom']);
 export type WidgetType = z.infer<typeof WidgetType>;
@@ -19,7 +20,7 @@ export const TriggerConfig = z.strictObject({
 });
 
 /** Everything an owner configures; stored whole in WidgetCreated. */
-export const WidgetConfig = z.object({ widget_type: WidgetType, ...Presentation, questions: WidgetQuestions, trigger_config: TriggerConfig, ...Flow });
+export const WidgetConfig = z.object({ widget_type: WidgetType, ...Presentation, questions: WidgetQuestions, trigger_config: TriggerConfig, ...Flow, language: Language, translations: Translations });
 export type WidgetConfig = z.infer<typeof WidgetConfig>;
 
 export const CreateWidgetBody = z.strictObject({
@@ -31,6 +32,8 @@ export const CreateWidgetBody = z.strictObject({
   pages: Flow.pages.optional(),
   logic: Flow.logic.optional(),
   endings: Flow.endings.optional(),
+  language: Language.optional().describe('The language the widget is written in (default `en`).'),
+  translations: Translations.optional(),
 }).meta({
   examples: [
     {

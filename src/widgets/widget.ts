@@ -7,6 +7,7 @@ import { AppError, invalidBody, type ErrorDetail } from '../kernel/errors.js';
 import type { WidgetEvent } from './events.js';
 import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
 import { checkFlow, usesFlow } from '../embeddables/logic.js';
+import { checkTranslations, prunedTranslations } from '../embeddables/translations.js';
 import { WidgetConfig, type CreateWidgetBody, type UpdateWidgetBody } from './schemas.js';
 
 export type WidgetCommand =
@@ -96,10 +97,13 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
         pages: body.pages ?? [],
         logic: body.logic ?? [],
         endings: body.endings ?? [],
+        language: body.language ?? 'en',
+        translations: body.translations ?? {},
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
       checkWidgetFlow(config.data);
+      checkTranslations({ kind: 'widget', ...config.data }, config.data.translations);
       tooLarge(definitionOverLimits(config.data));
       return [{ type: 'WidgetCreated', data: { ...config.data, widget_id: command.widget_id, account_id: command.account_id, created_at: command.at } }];
     }
@@ -118,6 +122,12 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
       };
       if (fields.theme && !sameJson(merged.theme, widget.theme)) checkTheme(merged.theme);
       if (fields.questions || fields.pages || fields.logic || fields.endings) checkWidgetFlow(merged);
+      // Translations sent are checked; those stored lose what the new questions and endings no longer have.
+      if (fields.translations || fields.language) checkTranslations({ kind: 'widget', ...merged }, merged.translations);
+      else if (fields.questions || fields.endings) {
+        merged.translations = prunedTranslations({ kind: 'widget', ...merged }, merged.translations);
+        fields.translations = merged.translations;
+      }
       if (merged.questions.length === 0) {
         throw new AppError('validation_error', 'A widget needs at least one question', [{ path: 'body.questions', message: 'must not be empty' }]);
       }
