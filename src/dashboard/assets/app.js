@@ -3,7 +3,7 @@
  * routes on location.pathname with the History API. Each page is a module
  * whose `render(main, context)` fills the main region.
  */
-import { api, ApiError, setCsrfToken, SIGNED_OUT } from './api.js';
+import { api, ApiError, leaveSignedOut, setCsrfToken, SIGNED_OUT } from './api.js';
 import { clear, errorMessage, h, loading, notice, pageHeader, planName } from './ui.js';
 
 const KIND = '(widgets|forms|polls)';
@@ -63,7 +63,7 @@ function shell(session) {
     } catch {
       // Signed out either way: the page after this one needs a new link.
     }
-    location.assign(SIGNED_OUT);
+    leaveSignedOut();
   });
   menuButton.addEventListener('click', () => {
     const open = menuButton.getAttribute('aria-expanded') !== 'true';
