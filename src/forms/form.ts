@@ -89,8 +89,8 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
       const form = owned(state, command.account_id);
       // The body met today's limits when it was parsed. Stored values met the limits of
       // their day and are not checked again: a tightened limit must not block every change.
-      const { published, id, version, created_at, updated_at, closed, ...fields } = command.body;
-      checkReadOnly({ id, version, created_at, updated_at, closed }, { ...form, closed: command.closed });
+      const { published, id, version, created_at, updated_at, closed, keep_partial, ...fields } = command.body;
+      checkReadOnly({ id, version, created_at, updated_at, closed, keep_partial }, { ...form, closed: command.closed, keep_partial: Boolean(form.settings.keep_partial) });
       const merged: FormConfig = {
         ...form,
         ...fields,

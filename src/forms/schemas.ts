@@ -115,9 +115,15 @@ export const CreateFormBody = z.strictObject({
 });
 export type CreateFormBody = z.infer<typeof CreateFormBody>;
 
-/** Any subset plus `published`; the read-only fields a GET shows (and `version`) may be sent unchanged only. */
+/** Any subset plus `published`; the read-only fields a GET shows (and `version`, `keep_partial`) may be sent unchanged only. */
 export const UpdateFormBody = CreateFormBody.partial()
-  .extend({ published: z.boolean().optional(), ...ReadOnly, version: z.number().int().optional() })
+  .extend({
+    published: z.boolean().optional(),
+    ...ReadOnly,
+    version: z.number().int().optional(),
+    /** Shown to visitors beside the form; changed through `settings.keep_partial`. */
+    keep_partial: z.boolean().optional(),
+  })
   .meta({ examples: [{ title: 'Newsletter sign-up (2027)', published: true }] });
 export type UpdateFormBody = z.infer<typeof UpdateFormBody>;
 
