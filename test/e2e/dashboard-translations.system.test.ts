@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
-import { owner } from '../support/app.js';
+import { owner, tokenFor } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { testServices } from '../support/services.js';
 import { signIn } from '../dashboard/support.js';
@@ -105,6 +105,24 @@ if (!existsSync(CHROMIUM)) {
     t.same(saved.translations, { de: { title: 'Wie war Ihr Aufenthalt?', questions: { room: { title: 'Welches Zimmer?', choices: { small: 'Klein' } } } } }, 'the translation as filled, nothing empty');
     t.equal(saved.language, 'en');
     t.equal(await tab.locator('.editor-untranslated').count(), 4, 'still marked after the save');
+
+    // Responses in German and English: the object's page counts them per language.
+    await fetch(`${address}/api/forms/${created.id}`, { method: 'PUT', headers: auth, body: JSON.stringify({ published: true }) });
+    for (const language of ['de', 'de', 'en']) {
+      const reply = await app.inject({ method: 'POST', url: `/api/forms/${created.id}/submit`, payload: { _token: await tokenFor(app, 'forms', created.id), answers: { room: 'small' }, language } });
+      t.equal(reply.statusCode, 200, reply.body);
+    }
+    const page = await context.newPage();
+    await page.goto(`${address}/dashboard/forms/${created.id}`);
+    const languages = page.locator('section.card').filter({ has: page.getByRole('heading', { name: 'Languages', exact: true }) });
+    await languages.locator('figure.chart table').waitFor({ state: 'attached' });
+    const rows = await languages.locator('figure.chart table tbody tr').evaluateAll((trs) => trs.map((tr: any) => [tr.querySelector('th').textContent, tr.querySelector('td').textContent]));
+    t.same(rows, [['German (de)', '2'], ['English (en)', '1']], 'responses per language on the object\'s page');
+    const room = page.locator('.question-grid section.card').filter({ has: page.getByRole('heading', { name: 'Which room?', exact: true }) });
+    await room.waitFor();
+    await languages.screenshot({ path: `${SHOTS}translations-languages-card.png` });
+    t.same(await axe(page), [], 'axe on the object page: no serious or critical violation');
+    await page.close();
 
     await tab.getByRole('button', { name: 'Remove German' }).click();
     await tab.getByRole('button', { name: 'Save changes' }).click();
