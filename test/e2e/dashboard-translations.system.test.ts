@@ -23,8 +23,9 @@ import { mountEditor } from '/dashboard/assets/editor.js';
 const params = new URLSearchParams(location.search);
 const session = await api('/session');
 setCsrfToken(session.csrf_token);
-const object = await api('/forms/' + params.get('id'));
-mountEditor(document.getElementById('app'), { kind: 'form', object, api });
+const kind = params.get('kind') || 'form';
+const object = await api('/' + kind + 's/' + params.get('id'));
+mountEditor(document.getElementById('app'), { kind, object, api });
 document.body.dataset.mounted = 'yes';
 `;
 const PAGE =
@@ -129,6 +130,21 @@ if (!existsSync(CHROMIUM)) {
     await tab.getByText('Saved.', { exact: true }).waitFor();
     const removed = (await (await fetch(`${address}/api/forms/${created.id}`, { headers: auth })).json()) as Record<string, unknown>;
     t.same(removed.translations ?? {}, {}, 'the language removed');
+    // A poll: its question and options, by option id.
+    const poll = (await (await fetch(`${address}/api/polls`, { method: 'POST', headers: auth, body: JSON.stringify({ question: 'Tea or coffee?', options: [{ text: 'Tea' }, { text: 'Coffee' }] }) })).json()) as { id: string; options: Array<{ id: string }> };
+    await tab.goto(`${address}/test-editor?kind=poll&id=${poll.id}`);
+    await tab.locator('body[data-mounted="yes"]').waitFor();
+    await tab.getByLabel('Language to add').selectOption('fr');
+    await tab.getByRole('button', { name: 'Add language' }).click();
+    await tab.getByLabel('Question (French)').fill('Thé ou café ?');
+    await tab.getByLabel('Option 1 (French)').fill('Thé');
+    t.equal(await tab.locator('.editor-untranslated').count(), 1, 'the second option marked');
+    await tab.getByLabel('Preview in').selectOption('fr');
+    await tab.frameLocator('iframe.editor-frame').getByText('Thé ou café ?').waitFor();
+    await tab.getByRole('button', { name: 'Save changes' }).click();
+    await tab.getByText('Saved.', { exact: true }).waitFor();
+    const savedPoll = (await (await fetch(`${address}/api/polls/${poll.id}`, { headers: auth })).json()) as Record<string, unknown>;
+    t.same(savedPoll.translations, { fr: { question: 'Thé ou café ?', options: { [poll.options[0]!.id]: 'Thé' } } }, 'the poll\'s translation by option id');
     t.same(errors, [], 'no page error');
     await context.close();
   });
