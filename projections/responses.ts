@@ -26,7 +26,8 @@ export const responsesProjection: Projection<DomainEvent> = {
   // 6 lists them no more (an erasure works them out from the response), and its text leaves out what the columns hold: a third less to write in a rebuild.
   // 7 counts list and matrix answers (choices, places, rows) and keeps the day a date answer names.
   // 8 ranks within the listing (complete or partial) and keeps partial responses.
-  version: 8,
+  // 9 counts responses by language.
+  version: 9,
   collections: [
     {
       name: RESPONSES,

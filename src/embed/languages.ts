@@ -34,18 +34,53 @@ export type Pack = Record<string, string | Record<string, string>>;
 const codes: ReadonlySet<string> = new Set(LANGUAGES.map((l) => l.code));
 export const isLanguage = (code: string): code is LanguageCode => codes.has(code);
 
-const packs = new Map<string, string>();
+const packs = new Map<string, { text: string; hosted: HostedStrings }>();
+
+/** The hosted pages' own words (the page of an address with nothing to show), kept in each pack under `hosted`, never sent to the embed. */
+export interface HostedStrings {
+  not_found: string;
+  missing_form: string;
+  missing_poll: string;
+  missing_why: string;
+}
+
+function pack(code: string): { text: string; hosted: HostedStrings } | undefined {
+  if (!isLanguage(code)) return undefined;
+  let found = packs.get(code);
+  if (found === undefined) {
+    const file = new URL(`./languages/${code}.json`, import.meta.url);
+    if (!existsSync(file)) return undefined;
+    // Parsed and written again: the served text is compact whatever the file's layout, and without the hosted pages' words.
+    const { hosted, ...embed } = JSON.parse(readFileSync(file, 'utf8')) as Pack & { hosted: HostedStrings };
+    found = { text: JSON.stringify(embed), hosted };
+    packs.set(code, found);
+  }
+  return found;
+}
 
 /** A pack as the JSON text served (read once per process); undefined for a language without one. */
 export function packText(code: string): string | undefined {
-  if (!isLanguage(code)) return undefined;
-  let text = packs.get(code);
-  if (text === undefined) {
-    const file = new URL(`./languages/${code}.json`, import.meta.url);
-    if (!existsSync(file)) return undefined;
-    // Parsed and written again: the served text is compact whatever the file's layout.
-    text = JSON.stringify(JSON.parse(readFileSync(file, 'utf8')) as Pack);
-    packs.set(code, text);
+  return pack(code)?.text;
+}
+
+/**
+ * The hosted pages' words for an Accept-Language header: its first range
+ * (by q, then order) whose language has a pack, a regional tag by its
+ * language (`de-AT` → `de`); else English.
+ */
+export function hostedStrings(acceptLanguage: string | undefined): { lang: string; strings: HostedStrings } {
+  const ranges = (acceptLanguage ?? '')
+    .split(',')
+    .map((range, order) => {
+      const [tag = '', ...params] = range.trim().toLowerCase().split(';');
+      const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? '1');
+      return { code: tag.split('-')[0] ?? '', q: Number.isFinite(q) ? q : 0, order };
+    })
+    .filter((r) => r.q > 0)
+    .sort((a, b) => b.q - a.q || a.order - b.order);
+  for (const { code } of ranges) {
+    const found = pack(code);
+    if (found) return { lang: code, strings: found.hosted };
   }
-  return text;
+  return { lang: 'en', strings: pack('en')!.hosted };
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Script, createContext } from 'node:vm';
 import t from 'tap';
-import { LANGUAGES } from '../../src/embed/languages.js';
+import { LANGUAGES, hostedStrings } from '../../src/embed/languages.js';
 import { testApp } from '../support/app.js';
 
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
@@ -28,6 +28,21 @@ t.test('every language pack is served to any origin, cached, with every English 
     }
     if (code !== 'en') t.not(pack.thanks, english.thanks, `${code} is translated`);
   }
+});
+
+t.test("every pack has the hosted pages' words, kept out of what the embed is sent", async (t) => {
+  const english = JSON.parse(readFileSync(new URL('../../src/embed/languages/en.json', import.meta.url), 'utf8')).hosted as Record<string, string>;
+  t.same(Object.keys(english).sort(), ['missing_form', 'missing_poll', 'missing_why', 'not_found']);
+  for (const { code } of LANGUAGES) {
+    const hosted = JSON.parse(readFileSync(new URL(`../../src/embed/languages/${code}.json`, import.meta.url), 'utf8')).hosted as Record<string, string>;
+    t.same(Object.keys(hosted).sort(), Object.keys(english).sort(), `${code} has every hosted string`);
+    for (const [key, text] of Object.entries(hosted)) t.ok(text.trim().length > 0 && (code === 'en' || text !== english[key]), `${code}.hosted.${key} is translated`);
+  }
+  t.match(hostedStrings('de-AT,de;q=0.9,en;q=0.8'), { lang: 'de', strings: { not_found: 'Nicht gefunden' } }, 'a regional tag by its language');
+  t.match(hostedStrings('xx, fr;q=0.4, ar;q=0.7'), { lang: 'ar' }, 'by q, past a language with no pack');
+  t.match(hostedStrings('tlh, *;q=0.5'), { lang: 'en' }, 'English for none known');
+  t.match(hostedStrings('de;q=0'), { lang: 'en' }, 'q=0 is not accepted');
+  t.match(hostedStrings(undefined), { lang: 'en', strings: { not_found: 'Not found' } });
 });
 
 t.test('an unknown language or file is 404 in the documented shape', async (t) => {

@@ -37,6 +37,58 @@ const QUESTION_TYPES = [
   ['consent', 'Consent (forms only)'],
 ];
 const TWO = [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
+// The languages the embed speaks: a translation in one of these is shown with its interface in the same language.
+const LANGUAGE_NAMES = [['en', 'English'], ['de', 'German'], ['fr', 'French'], ['es', 'Spanish'], ['it', 'Italian'], ['pt', 'Portuguese'], ['nl', 'Dutch'], ['pl', 'Polish'], ['sv', 'Swedish'], ['da', 'Danish'], ['ja', 'Japanese'], ['zh', 'Chinese'], ['ko', 'Korean'], ['ar', 'Arabic'], ['he', 'Hebrew'], ['tr', 'Turkish'], ['ru', 'Russian'], ['uk', 'Ukrainian']];
+const languageName = (code) => ((LANGUAGE_NAMES.find(([c]) => c === code) || [0, code])[1]);
+
+/**
+ * Every translatable text of a draft, in the translation's shape: [path, label, default text].
+ * The path is a list of keys into one translation (`['questions', 'q1', 'choices', 'a']`).
+ */
+export function translatableOf(kind, draft) {
+  const out = [];
+  const add = (path, label, value) => { if (typeof value === 'string' && value.trim()) out.push([path, label, value]); };
+  if (kind === 'poll') {
+    add(['question'], 'Question', draft.question);
+    draft.options.forEach((o, k) => { if (o.id) add(['options', o.id], `Option ${k + 1}`, o.text); });
+    return out;
+  }
+  add(['title'], 'Title', draft.title);
+  add(['description'], 'Description', draft.description);
+  draft.questions.forEach((q, i) => {
+    const at = (...rest) => ['questions', q.id, ...rest];
+    const n = `Question ${i + 1}`;
+    add(at('title'), `${n}: title`, q.title);
+    add(at('description'), `${n}: description`, q.description);
+    add(at('text'), `${n}: text`, q.text);
+    add(at('start_label'), `${n}: start label`, q.start_label);
+    add(at('end_label'), `${n}: end label`, q.end_label);
+    for (const [key, noun] of [['choices', 'choice'], ['rows', 'row'], ['columns', 'column']]) {
+      (q[key] || []).forEach((c, k) => add(at(key, c.id), `${n}: ${noun} ${k + 1}`, c.label));
+    }
+  });
+  add(['thank_you_title'], 'Thank-you heading', draft.thank_you_title);
+  add(['thank_you_message'], 'Thank-you message', draft.thank_you_message);
+  (draft.endings || []).forEach((e, k) => {
+    add(['endings', e.id, 'title'], `Ending ${k + 1}: heading`, e.title);
+    add(['endings', e.id, 'message'], `Ending ${k + 1}: message`, e.message);
+  });
+  return out;
+}
+const valueAt = (tree, path) => path.reduce((node, key) => (node && typeof node === 'object' ? node[key] : undefined), tree);
+/** Sets one text of a translation; an emptied text goes, and so does every object it leaves empty. */
+function setAt(tree, path, value) {
+  if (value) {
+    let node = tree;
+    for (const key of path.slice(0, -1)) node = node[key] && typeof node[key] === 'object' ? node[key] : (node[key] = {});
+    node[path[path.length - 1]] = value;
+    return;
+  }
+  const chain = [tree];
+  for (const key of path.slice(0, -1)) { const next = chain[chain.length - 1][key]; if (!next || typeof next !== 'object') return; chain.push(next); }
+  delete chain[chain.length - 1][path[path.length - 1]];
+  for (let k = chain.length - 1; k > 0; k--) if (Object.keys(chain[k]).length === 0) delete chain[k - 1][path[k - 1]];
+}
 
 /** The settings a question of `type` starts with, keeping what `q` has that the type also takes. */
 function typeDefaults(type, q = {}) {
@@ -73,6 +125,8 @@ function draftOf(kind, object) {
       allow_multiple: Boolean(o.allow_multiple),
       theme: { ...THEME, ...copy(o.theme || {}) },
       settings: { ...SETTINGS, ...copy(o.settings || {}) },
+      language: o.language || 'en',
+      translations: copy(o.translations || {}),
     };
   }
   const o = object || {};
@@ -86,6 +140,8 @@ function draftOf(kind, object) {
     settings: { ...SETTINGS, ...copy(o.settings || {}) },
     hidden_fields: copy(o.hidden_fields || []),
     redirect_url: o.redirect_url ?? null,
+    language: o.language || 'en',
+    translations: copy(o.translations || {}),
   };
   if (kind === 'form') {
     draft.presentation = o.presentation || 'all';
@@ -109,6 +165,8 @@ function bodyOf(kind, draft, creating, saved) {
       allow_multiple: draft.allow_multiple,
       theme: draft.theme,
       settings: draft.settings,
+      language: draft.language,
+      translations: draft.translations,
     };
   }
   const { widget_type, ...rest } = draft;
@@ -122,7 +180,7 @@ function bodyOf(kind, draft, creating, saved) {
 /** What the embed is handed: the definition as a GET would show it once saved. */
 function previewOf(kind, draft, object) {
   const id = (object && object.id) || 'preview';
-  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple, theme: draft.theme };
+  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple, theme: draft.theme, language: draft.language, translations: draft.translations };
   return { id, ...draft };
 }
 
@@ -188,6 +246,8 @@ export function mountEditor(container, options) {
   let draft = draftOf(kind, object);
   let limits = options.planLimits || null;
   let screen = 'questions';
+  // The language the preview shows: the object's own, or one of its translations.
+  let previewLang = null;
   let ready = false;
   let queued = false;
   let busy = false;
@@ -233,8 +293,17 @@ export function mountEditor(container, options) {
     h('button', { type: 'button', 'data-screen': 'questions', 'aria-pressed': 'true', text: 'Questions', onclick: () => show('questions') }),
     h('button', { type: 'button', 'data-screen': 'thanks', 'aria-pressed': 'false', text: 'Thank-you screen', onclick: () => show('thanks') }),
   ]);
+  const previewLanguage = h('select', { id: 'ed-preview-lang', onchange: (e) => { previewLang = e.target.value; schedule(); } });
+  /** The preview's language choices: the object's own language and each translation. */
+  function previewLanguages() {
+    const codes = [draft.language, ...Object.keys(draft.translations).filter((c) => c !== draft.language)];
+    if (!codes.includes(previewLang)) previewLang = draft.language;
+    previewLanguage.replaceChildren(...codes.map((c) => h('option', { value: c, text: c === draft.language ? `${languageName(c)} (written in)` : languageName(c) })));
+    previewLanguage.value = previewLang;
+  }
   const pane = h('section', { class: 'editor-preview', 'aria-labelledby': 'editor-preview-title' }, [
     h('div', { class: 'editor-preview-head' }, [h('h2', { id: 'editor-preview-title', text: 'Live preview' }), screens]),
+    h('div', { class: 'editor-field editor-preview-lang' }, [h('label', { for: 'ed-preview-lang', text: 'Preview in' }), previewLanguage]),
     h('p', { class: 'editor-hint', text: 'The embed as visitors will see it. Responses sent here are not recorded.' }),
     frame,
   ]);
@@ -264,10 +333,11 @@ export function mountEditor(container, options) {
     if (!ready || !frame.contentWindow) return;
     if (kind === 'form') syncPages();
     const shown = previewOf(kind, draft, object);
-    const seen = canonical([{ ...shown, id: null }, screen]);
+    const lang = previewLang && (previewLang === draft.language || draft.translations[previewLang]) ? previewLang : draft.language;
+    const seen = canonical([{ ...shown, id: null }, screen, lang]);
     if (seen === drawn) return;
     drawn = seen;
-    frame.contentWindow.postMessage({ type: 'feedback-preview', kind, object: shown, options: { screen } }, location.origin);
+    frame.contentWindow.postMessage({ type: 'feedback-preview', kind, object: shown, options: { screen, lang } }, location.origin);
   }
   function schedule() {
     if (queued) return;
@@ -717,6 +787,69 @@ export function mountEditor(container, options) {
     return section(kind === 'widget' ? 'Widget' : 'Form', parts);
   }
 
+  /** The object's language, and beside each of its texts an input per translation; a text not translated yet is marked. */
+  function translationsSection() {
+    const texts = translatableOf(kind, draft);
+    const codes = Object.keys(draft.translations);
+    const parts = [
+      select('Written in', 'language', LANGUAGE_NAMES, () => draft.language, (v) => { draft.language = v; }, { 'data-rebuild': '1' }, 'The language of the texts above; visitors whose language has no translation see these.'),
+    ];
+    for (const code of codes) {
+      const t = draft.translations[code];
+      const legendId = `ed-tr-${code}-legend`;
+      const rows = texts.map(([path, label, original]) => {
+        const id = idOf(`translations.${code}.${path.join('.')}`);
+        const absent = !valueAt(t, path);
+        const note = h('span', { class: 'editor-missing', id: `${id}-missing`, text: absent ? 'Missing' : '', hidden: !absent });
+        const long = original.length > 80;
+        const control = h(long ? 'textarea' : 'input', {
+          type: long ? null : 'text', id, rows: long ? '2' : null, lang: code, value: valueAt(t, path) || '', 'data-path': `translations.${code}.${path.join('.')}`,
+          'aria-describedby': `${id}-original ${id}-missing`,
+          oninput: (e) => {
+            setAt(t, path, e.target.value.trim() ? e.target.value : '');
+            const empty = !e.target.value.trim();
+            note.hidden = !empty;
+            note.textContent = empty ? 'Missing' : '';
+            row.classList.toggle('editor-untranslated', empty);
+            count.textContent = countText();
+            changed();
+          },
+        });
+        const row = h('div', { class: absent ? 'editor-field editor-translation editor-untranslated' : 'editor-field editor-translation' }, [
+          h('label', { for: id, text: `${label} (${languageName(code)})` }),
+          h('p', { class: 'editor-original', id: `${id}-original`, lang: draft.language, text: original }),
+          control,
+          note,
+          h('p', { class: 'editor-error', id: `${id}-error` }),
+        ]);
+        return row;
+      });
+      const countText = () => {
+        const n = texts.filter(([path]) => !valueAt(t, path)).length;
+        return n === 0 ? 'Every text is translated.' : `${n} of ${texts.length} texts not translated yet: visitors see those in ${languageName(draft.language)}.`;
+      };
+      const count = h('p', { class: 'editor-hint', id: `ed-tr-${code}-count`, text: countText() });
+      parts.push(h('fieldset', { class: 'editor-item', id: idOf(`translations.${code}`), 'data-path': `translations.${code}`, 'aria-labelledby': legendId }, [
+        h('legend', { id: legendId, text: languageName(code) }),
+        count,
+        ...rows,
+        h('p', { class: 'editor-error', id: `${idOf(`translations.${code}`)}-error` }),
+        button(`Remove ${languageName(code)}`, () => { delete draft.translations[code]; previewLanguages(); render('ed-add-language'); schedule(); }, { class: 'editor-button editor-danger', id: `ed-remove-${code}` }),
+      ]));
+    }
+    const free = LANGUAGE_NAMES.filter(([c]) => c !== draft.language && !codes.includes(c));
+    if (free.length) {
+      const pick = h('select', { id: 'ed-new-language', 'aria-label': 'Language to add' }, free.map(([value, name]) => h('option', { value, text: name })));
+      parts.push(h('div', { class: 'editor-row' }, [pick, button('Add language', () => {
+        draft.translations[pick.value] = {};
+        previewLanguages();
+        render(idOf(`translations.${pick.value}.${(texts[0] || [['title']])[0].join('.')}`));
+        schedule();
+      }, { id: 'ed-add-language' })]));
+    }
+    return section('Languages', parts, 'Visitors see the translation in their language (their browser\'s, the site\'s or the one the snippet names); the answers of every language are counted together.');
+  }
+
   function thanksSection() {
     return section('Thank-you screen', [
       text('Heading', 'thank_you_title', () => draft.thank_you_title, (v) => { draft.thank_you_title = v; }, { maxlength: '200' }),
@@ -773,8 +906,9 @@ export function mountEditor(container, options) {
   function render(focusId) {
     const active = focusId || (document.activeElement && form.contains(document.activeElement) ? document.activeElement.id : null);
     const sections = kind === 'poll'
-      ? [basicsSection(), appearanceSection(), settingsSection()]
-      : [basicsSection(), questionsSection(), kind === 'form' ? pagesSection() : null, kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), kind === 'form' ? endingsSection() : null, settingsSection()];
+      ? [basicsSection(), translationsSection(), appearanceSection(), settingsSection()]
+      : [basicsSection(), questionsSection(), kind === 'form' ? pagesSection() : null, kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), kind === 'form' ? endingsSection() : null, translationsSection(), settingsSection()];
+    previewLanguages();
     form.replaceChildren(...sections.filter(Boolean), actions(), ...[snippetSection()].filter(Boolean));
     if (active) {
       const el = document.getElementById(active);

@@ -169,7 +169,21 @@ function renderSummary(area, insights, kind, summary, results) {
   }
   if (questionCards.length) sections.push(h('div', { class: 'question-grid' }, questionCards));
   // A breakdown of nothing but unknown values (a plan that does not record it) says nothing.
-  const breakdowns = Object.entries(summary.breakdowns ?? {}).filter(([, items]) => items?.some((item) => item.value !== null && item.value !== undefined && item.value !== ''));
+  const { language: languages, ...metadata } = summary.breakdowns ?? {};
+  // Answers in every language count together above; this says how many came in each.
+  if (languages?.length) {
+    const names = typeof Intl.DisplayNames === 'function' ? new Intl.DisplayNames(['en'], { type: 'language' }) : null;
+    const nameOf = (code) => { try { return (names && names.of(code)) || code; } catch { return code; } };
+    sections.push(
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'languages-title' },
+        h('div', { class: 'card-header' }, h('h2', { id: 'languages-title' }, 'Languages'), h('p', { class: 'card-subtitle' }, 'The language each visitor saw; the figures above count every language together')),
+        categoryChart(languages.map((item) => ({ label: `${nameOf(String(item.value))} (${item.value})`, count: item.count })), { caption: `Languages of the ${kind === 'polls' ? 'votes' : 'responses'}`, height: 160 }),
+      ),
+    );
+  }
+  const breakdowns = Object.entries(metadata).filter(([, items]) => items?.some((item) => item.value !== null && item.value !== undefined && item.value !== ''));
   if (breakdowns.length) {
     const labels = { device: 'Devices', browser: 'Browsers', country: 'Countries' };
     sections.push(
