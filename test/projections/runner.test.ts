@@ -350,7 +350,7 @@ t.test('a projection renamed for a new shape replays into collections emptied of
   const expected = await snapshotReadModels(services);
   const renamed = projections.find((p) => p.collections.some((c) => c.name === 'responses'))!;
   // What an older version left: a document the history does not make, and no checkpoint under the new name.
-  await services.readModels.write([{ op: 'put', collection: 'responses', doc: { id: 'rsp_from_an_older_shape', parent_id: 'wgt_gone' } }]);
+  await services.readModels.write([{ op: 'put', collection: 'responses', doc: { id: 'rsp_from_an_older_shape', parent_id: 'wgt_gone', listing: 'wgt_gone' } }]);
   await services.readModels.reset([], [checkpointKey(renamed)]);
   const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent);
   await runner.init();
