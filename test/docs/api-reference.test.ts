@@ -1,0 +1,36 @@
+/**
+ * docs/api.md as its reader needs it: it states every rule itself (no
+ * pointer to a document outside the repository), and it names every
+ * operation of the OpenAPI document and every error code the service has.
+ */
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { STATUS } from '../../src/kernel/errors.js';
+import { testApp } from '../support/app.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const reference = readFileSync(`${ROOT}docs/api.md`, 'utf8');
+
+t.test('the reference refers to no decision number, decision list or outside specification', async (t) => {
+  const lines = reference.split('\n');
+  const pointers = lines.flatMap((line, index) =>
+    /\bD\d{1,2}\b|decisions\.md|interface-spec|\bspec \d/i.test(line) ? [`line ${index + 1}: ${line.trim()}`] : [],
+  );
+  t.same(pointers, [], 'no D-number, decisions.md or spec section');
+});
+
+t.test('the reference names every operation of the OpenAPI document', async (t) => {
+  const { app } = await testApp(t);
+  const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+  const missing = Object.entries(document.paths).flatMap(([path, operations]) =>
+    Object.keys(operations)
+      .map((method) => `${method.toUpperCase()} ${path.replaceAll(/\{(\w+)\}/g, ':$1')}`)
+      .filter((operation) => !reference.includes(operation)),
+  );
+  t.same(missing, [], 'each as "METHOD /path" with :id parameters');
+});
+
+t.test('the reference names every error code', async (t) => {
+  const missing = Object.keys(STATUS).filter((code) => !reference.includes(`\`${code}\``));
+  t.same(missing, []);
+});
