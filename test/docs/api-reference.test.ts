@@ -3,7 +3,7 @@
  * pointer to a document outside the repository), and it names every
  * operation of the OpenAPI document and every error code the service has.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import { STATUS } from '../../src/kernel/errors.js';
 import { testApp } from '../support/app.js';
@@ -11,12 +11,18 @@ import { testApp } from '../support/app.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const reference = readFileSync(`${ROOT}docs/api.md`, 'utf8');
 
+/** The lines that send the reader to a decision number, the decision list or the outside specification. */
+function pointersOutside(text: string): string[] {
+  return text.split('\n').flatMap((line, index) => (/\bD\d{1,2}\b|decisions\.md|interface-spec|\bspec \d/i.test(line) ? [`line ${index + 1}: ${line.trim()}`] : []));
+}
+
 t.test('the reference refers to no decision number, decision list or outside specification', async (t) => {
-  const lines = reference.split('\n');
-  const pointers = lines.flatMap((line, index) =>
-    /\bD\d{1,2}\b|decisions\.md|interface-spec|\bspec \d/i.test(line) ? [`line ${index + 1}: ${line.trim()}`] : [],
-  );
-  t.same(pointers, [], 'no D-number, decisions.md or spec section');
+  t.same(pointersOutside(reference), [], 'no D-number, decisions.md or spec section');
+});
+
+t.test('nor do the README and the other documents', async (t) => {
+  const documents = ['README.md', ...readdirSync(`${ROOT}docs`).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+  for (const document of documents) t.same(pointersOutside(readFileSync(`${ROOT}${document}`, 'utf8')), [], document);
 });
 
 t.test('the reference names every operation of the OpenAPI document', async (t) => {
