@@ -121,7 +121,7 @@ export async function registerOpenApi(app: App, services: Context): Promise<void
       servers: serversOf(services.config.PUBLIC_BASE_URL),
       components: {
         securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `svc_` and 43 characters, made with the admin CLI. Business plan only (D4). Send one `Authorization` header: a request with several is 401 `unauthorized`.' },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `svc_` and 43 characters, made with the admin command line or in the dashboard. Business plan only. Send one `Authorization` header: a request with several is 401 `unauthorized`.' },
         },
       },
       tags: [
