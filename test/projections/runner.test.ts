@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
 import { projections, readSide } from '../../projections/index.js';
@@ -438,6 +439,11 @@ t.test('a rebuild prepared on a second thread reproduces the read models exactly
   t.equal(cost.events, replayed, 'the cost counts the events replayed');
   t.ok(cost.marginEventsPerSecond > 0 && cost.fixedSeconds >= 0 && cost.fixedSeconds <= cost.seconds, 'a rate at the margin and a fixed cost within the whole');
   t.ok(Math.abs(cost.fixedSeconds + cost.events / cost.marginEventsPerSecond - cost.seconds) < 0.01 * cost.seconds + 0.001, 'fixed cost and events at the margin add up to the whole');
+  t.ok(cost.droppedSeconds >= 0, 'dropping the replaced read models is timed apart');
+  const Database = (await import('better-sqlite3')).default;
+  const db = new Database(join(dataDir, 'feedback.db'), { readonly: true });
+  t.teardown(() => db.close());
+  t.same(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 3) IN ('rs_', 'rr_')").pluck().all(), [], 'no shadow or replaced table is left once the rebuild returns');
 });
 
 t.test('a rebuild prepared on a second thread halts before an unreadable event as one read here does, and keeps the live read models', async (t) => {

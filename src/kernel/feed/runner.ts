@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../../infra/event-store/port.js';
-import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type ReadModelStore } from '../../infra/read-models/port.js';
+import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type ReadModelStore, type ShadowReadModels } from '../../infra/read-models/port.js';
 import { haltMessage, type EventStoreChangedHalt, type Halt } from './halt.js';
 import { nextTurn, Progress } from './progress.js';
 import { checkpointKey, type FeedEvent, type Projection } from './projection.js';
@@ -51,6 +51,8 @@ export interface RebuildCost {
   seconds: number;
   marginEventsPerSecond: number;
   fixedSeconds: number;
+  /** After the rebuild, not in its time: dropping the read models it replaced. */
+  droppedSeconds: number;
 }
 
 /** When the first and the last batch of a replay were written, and the events written after the first. */
@@ -276,17 +278,28 @@ export class ProjectionRunner implements HaltingFeedProcessor {
   async rebuild(): Promise<number> {
     const started = performance.now();
     const batches: ReplayTiming = { between: 0 };
-    const replayed = await this.rebuildWith(batches);
-    const seconds = (performance.now() - started) / 1000;
+    const swapped: { shadow?: ShadowReadModels } = {};
+    let replayed: number;
+    let serving = 0;
+    let dropped = 0;
+    try {
+      replayed = await this.rebuildWith(batches, swapped);
+    } finally {
+      // Timed apart: the rebuilt read models serve already, and what the swap replaced is only dropped here.
+      serving = performance.now();
+      await swapped.shadow?.close();
+      dropped = (performance.now() - serving) / 1000;
+    }
+    const seconds = (serving - started) / 1000;
     const { first, last, between } = batches;
     // Too short a replay to tell the margin from the rest: all of it counted at the margin.
     const streaming = first !== undefined && last !== undefined && last > first && between > 0 ? { events: between, seconds: (last - first) / 1000 } : { events: replayed, seconds };
     const margin = streaming.seconds > 0 ? streaming.events / streaming.seconds : 0;
-    this.lastRebuild = { events: replayed, seconds, marginEventsPerSecond: Math.round(margin), fixedSeconds: Math.max(0, margin > 0 ? seconds - replayed / margin : seconds) };
+    this.lastRebuild = { events: replayed, seconds, marginEventsPerSecond: Math.round(margin), fixedSeconds: Math.max(0, margin > 0 ? seconds - replayed / margin : seconds), droppedSeconds: dropped };
     return replayed;
   }
 
-  private async rebuildWith(batches: ReplayTiming): Promise<number> {
+  private async rebuildWith(batches: ReplayTiming, swapped: { shadow?: ShadowReadModels }): Promise<number> {
     if (!this.initialised) await this.init();
     // Read models of another store are replaced whatever their checkpoints say.
     const otherStore = this.halted?.cause === 'event_store_changed';
@@ -316,11 +329,13 @@ export class ProjectionRunner implements HaltingFeedProcessor {
         if (behind && !otherStore) this.logger.warn({ attempts: attempt }, 'live runners keep ahead of the rebuild; swapping anyway, they replay what it lacks');
         if (await shadow.swap({ behind })) {
           this.onWritten?.('all');
+          // Closed by rebuild(), which drops what the swap replaced once the rebuild is timed.
+          swapped.shadow = shadow;
           break;
         }
       }
     } finally {
-      await shadow.close();
+      if (swapped.shadow === undefined) await shadow.close();
     }
     // The events appended after the shadows' last catch-up, which no live runner may be there to apply.
     await this.loadCheckpoints();
