@@ -34,6 +34,12 @@ export interface RunnerOptions {
   prepared?: PreparedFeed;
   preparedFrom?: number;
   /**
+   * The positions a prepared rebuild reads and writes on this thread while
+   * the other one starts (loading the read side is most of a rebuild's
+   * fixed cost), the other thread starting after them. 0: none.
+   */
+  preparedHeadStart?: number;
+  /**
    * The states other consumers of the feed keep in the read-model store
    * (the erasure process's), which a rebuild does not make: emptied after a
    * rebuild when they came from another store (see rebindStore).
@@ -93,6 +99,7 @@ export class ProjectionRunner implements HaltingFeedProcessor {
   private readonly onWritten: ((ops: readonly ReadModelOp[] | 'all') => void) | undefined;
   private readonly prepared: PreparedFeed | undefined;
   private readonly preparedFrom: number;
+  private readonly preparedHeadStart: number;
   /** True once the runner has applied everything stored when it started. */
   caughtUp = false;
   /**
@@ -128,6 +135,7 @@ export class ProjectionRunner implements HaltingFeedProcessor {
     this.onWritten = options.onWritten;
     this.prepared = options.prepared;
     this.preparedFrom = options.preparedFrom ?? PREPARED_FROM;
+    this.preparedHeadStart = options.preparedHeadStart ?? 0;
     this.processStates = options.processStates ?? [];
   }
 
@@ -316,7 +324,8 @@ export class ProjectionRunner implements HaltingFeedProcessor {
       // The shadows start empty, from no checkpoint, and are bound to this store after the swap: nothing to start up.
       builder.initialised = true;
       // A long history is read on another thread; what follows its end as it was then, here.
-      if (this.prepared && (await this.events.headPosition()) >= BigInt(this.preparedFrom)) replayed += await builder.catchUpPrepared(this.prepared(builder.position));
+      const head = this.prepared ? await this.events.headPosition() : 0n;
+      if (this.prepared && head >= BigInt(this.preparedFrom)) replayed += await builder.replayPrepared(this.prepared, head, this.preparedHeadStart);
       // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
       for (let attempt = 1; ; attempt++) {
         if (!builder.halted) replayed += await builder.catchUp();
@@ -361,22 +370,73 @@ export class ProjectionRunner implements HaltingFeedProcessor {
    * for a rebuild's shadows, which start together at zero and which no one
    * else writes: a checkpoint elsewhere than the batch expects is an error.
    */
-  private async catchUpPrepared(feed: AsyncIterable<Prepared>): Promise<number> {
+  private async catchUpPrepared(feed: AsyncIterator<Prepared>, next: Promise<IteratorResult<Prepared>>): Promise<number> {
     let applied = 0;
-    for await (const prepared of feed) {
-      if (prepared.kind === 'halt') {
-        this.haltAt(prepared);
-        break;
+    try {
+      for (let result = await next; !result.done; result = await feed.next()) {
+        if (!(await this.writePrepared(result.value))) break;
+        applied += result.value.kind === 'batch' ? result.value.events : 0;
       }
-      const moves = this.projections.map((projection): CheckpointMove => ({ name: checkpointKey(projection), expected: this.checkpoints.get(checkpointKey(projection)) ?? 0n, next: prepared.last }));
-      if (moves.some((move) => move.expected !== prepared.after)) throw new Error('a prepared batch does not follow the checkpoints it is written over');
-      if (!(await this.readModels.write(prepared.ops, moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
-      for (const move of moves) this.checkpoints.set(move.name, move.next);
-      applied += prepared.events;
-      this.timed(prepared.events);
-      this.progress.changed();
+    } finally {
+      await feed.return?.();
     }
     return applied;
+  }
+
+  /**
+   * Replays the history up to `head` from a prepared feed, the first
+   * `headStart` positions read and written here while the other thread
+   * starts after them: that thread's start then costs no waiting.
+   */
+  private async replayPrepared(prepared: PreparedFeed, head: bigint, headStart: number): Promise<number> {
+    const until = [this.position + BigInt(headStart), head].reduce((a, b) => (a < b ? a : b));
+    const feed = prepared(until)[Symbol.asyncIterator]();
+    // Asked for now, so the thread starts now; what it answers is taken below.
+    const next = feed.next();
+    next.catch(() => undefined);
+    let applied = 0;
+    // Timed as the rest of the fixed cost: the margin is the prepared feed's rate.
+    const timing = this.batches;
+    this.batches = undefined;
+    try {
+      while (!this.halted && this.position < until) {
+        const after = this.position;
+        const page = (await this.events.readAll({ after, limit: this.catchUpBatchSize })).filter((event) => event.position <= until);
+        if (page.length === 0) {
+          // No event between here and `until` (the rest erased): the checkpoints go there, where the prepared feed starts.
+          const moves = this.projections.map((projection): CheckpointMove => ({ name: checkpointKey(projection), expected: after, next: until }));
+          if (!(await this.readModels.write([], moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
+          for (const move of moves) this.checkpoints.set(move.name, move.next);
+          break;
+        }
+        applied += (await this.apply(page, after)).length;
+      }
+    } catch (error) {
+      await feed.return?.();
+      throw error;
+    } finally {
+      this.batches = timing;
+    }
+    if (this.halted) {
+      await feed.return?.();
+      return applied;
+    }
+    return applied + (await this.catchUpPrepared(feed, next));
+  }
+
+  /** Writes one prepared batch, answering false at a halt. */
+  private async writePrepared(prepared: Prepared): Promise<boolean> {
+    if (prepared.kind === 'halt') {
+      this.haltAt(prepared);
+      return false;
+    }
+    const moves = this.projections.map((projection): CheckpointMove => ({ name: checkpointKey(projection), expected: this.checkpoints.get(checkpointKey(projection)) ?? 0n, next: prepared.last }));
+    if (moves.some((move) => move.expected !== prepared.after)) throw new Error('a prepared batch does not follow the checkpoints it is written over');
+    if (!(await this.readModels.write(prepared.ops, moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
+    for (const move of moves) this.checkpoints.set(move.name, move.next);
+    this.timed(prepared.events);
+    this.progress.changed();
+    return true;
   }
 
   private async loadCheckpoints(): Promise<void> {
