@@ -52,9 +52,39 @@ function countId(key: string): string {
   return id;
 }
 
+/**
+ * Counts of one made already, by scope, day, metric, dimension and value:
+ * a rebuild counts the same few counters a million times, and one op made
+ * once (frozen: stores and sums only read ops) is neither hashed again nor
+ * summed by a key of its own (a write's sum finds it as the op it met).
+ */
+const ones = new Map<string, Map<string, Map<Metric, Map<CountDim, Map<string, Tally>>>>>();
+let onesKept = 0;
+
 function tally(scope: string, account: string, day: string, metric: Metric, dim: CountDim, value: string, by: number): Tally {
+  if (by === 1) {
+    const one = ones.get(scope)?.get(day)?.get(metric)?.get(dim)?.get(value);
+    if (one !== undefined && one.doc.account_id === account) return one;
+  }
   const id = countId(JSON.stringify([scope, day, metric, dim, value]));
-  return { op: 'tally', collection: ANALYTICS_COUNTS, doc: { id, scope, account_id: account, day, metric, dim, value }, field: 'count', by };
+  const made: Tally = { op: 'tally', collection: ANALYTICS_COUNTS, doc: { id, scope, account_id: account, day, metric, dim, value }, field: 'count', by };
+  if (by !== 1) return made;
+  if (onesKept >= IDS_KEPT) {
+    ones.clear();
+    onesKept = 0;
+  }
+  let byDay = ones.get(scope);
+  if (byDay === undefined) ones.set(scope, (byDay = new Map()));
+  let byMetric = byDay.get(day);
+  if (byMetric === undefined) byDay.set(day, (byMetric = new Map()));
+  let byDim = byMetric.get(metric);
+  if (byDim === undefined) byMetric.set(metric, (byDim = new Map()));
+  let byValue = byDim.get(dim);
+  if (byValue === undefined) byDim.set(dim, (byValue = new Map()));
+  Object.freeze(made.doc);
+  byValue.set(value, Object.freeze(made));
+  onesKept++;
+  return made;
 }
 
 /** What a response counts in: its total, each breakdown its plan recorded ('' for not known), each whole-number answer. */

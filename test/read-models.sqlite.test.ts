@@ -61,6 +61,8 @@ t.test('a swapped-in table carries its indexes, under names ensureCollections ke
     t.same(indexes(), names, `rebuild ${round}: the shadow's indexes came with it`);
     await store.ensureCollections([spec]);
     t.same(indexes(), names, `rebuild ${round}: ensureCollections neither drops nor duplicates them`);
+    t.same(leftovers(), ['rr_swapped'], `rebuild ${round}: the replaced table waits aside until the shadow is closed`);
+    await shadow.close();
     t.same(leftovers(), [], `rebuild ${round}: no shadow or retired table is left`);
     const plan = db.prepare("EXPLAIN QUERY PLAN SELECT doc FROM rm_swapped WHERE json_extract(doc, '$.a') = 1").all() as Array<{ detail: string }>;
     t.match(plan.map((row) => row.detail).join(), new RegExp(`USING INDEX ${prefix}_swapped_a`), `rebuild ${round}: queries use them`);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
 import { projections, readSide } from '../../projections/index.js';
@@ -438,6 +439,34 @@ t.test('a rebuild prepared on a second thread reproduces the read models exactly
   t.equal(cost.events, replayed, 'the cost counts the events replayed');
   t.ok(cost.marginEventsPerSecond > 0 && cost.fixedSeconds >= 0 && cost.fixedSeconds <= cost.seconds, 'a rate at the margin and a fixed cost within the whole');
   t.ok(Math.abs(cost.fixedSeconds + cost.events / cost.marginEventsPerSecond - cost.seconds) < 0.01 * cost.seconds + 0.001, 'fixed cost and events at the margin add up to the whole');
+  t.ok(cost.droppedSeconds >= 0, 'dropping the replaced read models is timed apart');
+  const Database = (await import('better-sqlite3')).default;
+  const db = new Database(join(dataDir, 'feedback.db'), { readonly: true });
+  t.teardown(() => db.close());
+  t.same(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 3) IN ('rs_', 'rr_')").pluck().all(), [], 'no shadow or replaced table is left once the rebuild returns');
+});
+
+t.test('a prepared rebuild writes its first positions here while the second thread starts after them', async (t) => {
+  const dataDir = tempDir(t);
+  const services = await testServices(t, { dataDir });
+  await withVotes(services);
+  const before = await snapshotReadModels(services);
+  const starts: bigint[] = [];
+  const feed = preparedInWorker(dataDir, 50, readSide);
+  const watched: PreparedFeed = (after) => {
+    starts.push(after);
+    return feed(after);
+  };
+  const rebuilder = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { catchUpBatchSize: 7, prepared: watched, preparedFrom: 0, preparedHeadStart: 30 });
+  const replayed = await rebuilder.rebuild();
+  t.same(starts, [30n], 'the second thread starts after the head start');
+  t.equal(replayed, (await services.events.readAll({ after: 0n, limit: 100_000 })).length, 'every stored event was replayed once');
+  t.same(await snapshotReadModels(services), before, 'the same read models');
+  const history = await services.events.headPosition();
+  const whole = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { prepared: watched, preparedFrom: 0, preparedHeadStart: Number(history) + 10 });
+  t.equal(await whole.rebuild(), replayed, 'a head start beyond the history: all of it written here');
+  t.same(starts.at(-1), history, 'and the second thread starts at its end');
+  t.same(await snapshotReadModels(services), before);
 });
 
 t.test('a rebuild prepared on a second thread halts before an unreadable event as one read here does, and keeps the live read models', async (t) => {
@@ -446,8 +475,8 @@ t.test('a rebuild prepared on a second thread halts before an unreadable event a
   await history(services);
   const before = await snapshotReadModels(services);
   const { position } = await services.events.append('widget-wgt_future', [{ type: 'WidgetUpdated', data: { widget_id: 'wgt_future', changes: {}, updated_at: '2026-11-23T00:00:00.000Z' }, metadata: { schema_version: 99, occurred_at: '2026-11-23T00:00:00.000Z', actor: 'x' } }], 'any');
-  const rebuilt = async (prepared: boolean) => {
-    const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { catchUpBatchSize: 10, ...(prepared ? { prepared: preparedInWorker(dataDir, 10, readSide), preparedFrom: 0 } : {}) });
+  const rebuilt = async (prepared: boolean, headStart = 0) => {
+    const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { catchUpBatchSize: 10, ...(prepared ? { prepared: preparedInWorker(dataDir, 10, readSide), preparedFrom: 0, preparedHeadStart: headStart } : {}) });
     const replayed = await runner.rebuild();
     return { replayed, halted: runner.halted };
   };
@@ -455,6 +484,7 @@ t.test('a rebuild prepared on a second thread halts before an unreadable event a
   const there = await rebuilt(true);
   t.match(there.halted, { cause: 'unreadable_event', position, streamId: 'widget-wgt_future', type: 'WidgetUpdated', reason: /version 99/ });
   t.same(there, here, 'the same halt, after the same events');
+  t.same(await rebuilt(true, Number(position) + 5), here, 'the same halt met in the head start, written on this thread');
   t.equal(there.replayed, (await services.events.readAll({ after: 0n, limit: 100_000 })).filter((e) => e.position < position).length, 'everything before it replayed');
   t.same(await snapshotReadModels(services), before, 'the live read models stay');
 });

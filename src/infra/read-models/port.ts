@@ -236,8 +236,9 @@ export interface ReadModelStore {
 /**
  * The shadow copies of a rebuild, used as any store (a projection runner
  * fills it as it fills the live one), plus the swap. It has no shadow of its
- * own, and closing it drops it unless it was swapped in; the store it came
- * from stays open either way.
+ * own, and closing it drops it unless it was swapped in; closing a swapped
+ * one drops what the swap replaced, where the swap left that to be dropped
+ * (SQLite). The store it came from stays open either way.
  */
 export interface ShadowReadModels extends ReadModelStore {
   /**

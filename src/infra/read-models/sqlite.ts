@@ -50,7 +50,7 @@ interface Layout {
 }
 const LIVE: Layout = { tables: 'rm_', checkpoints: 'projection_checkpoints' };
 const SHADOW: Layout = { tables: 'rs_', checkpoints: 'shadow_checkpoints' };
-/** A swap renames the live tables it replaces to this prefix, and drops them once it is committed. */
+/** A swap renames the live tables it replaces to this prefix; closing the swapped shadow drops them (and the next rebuild, any it left). */
 const RETIRED = 'rr_';
 /** Leases by name: who holds each, until when (ms since the epoch, by the holder's clock). */
 const LEASES = 'leases';
@@ -583,13 +583,19 @@ class SqliteShadow extends SqliteReadModels implements ShadowReadModels {
       return true;
     }).immediate();
     if (!swapped) return false;
+    // The replaced tables are dropped by close(): the swapped-in read models serve from here, and the drop
+    // (every page of the old tables overwritten, for secure_delete) was most of what a rebuild paid after it.
     this.state = 'swapped';
-    dropTables(this.db, names.map((name) => name.retired));
-    this.settle();
     return true;
   }
 
   override async close(): Promise<void> {
+    if (this.state === 'swapped') {
+      this.state = 'dropped';
+      dropTables(this.db, this.collections.map((spec) => `${RETIRED}${spec.name}`));
+      this.settle();
+      return;
+    }
     if (this.state !== 'building') return;
     this.state = 'dropped';
     this.db.transaction(() => {

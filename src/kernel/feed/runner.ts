@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import type { EventStore, EventSubscription, StoredEvent } from '../../infra/event-store/port.js';
-import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type ReadModelStore } from '../../infra/read-models/port.js';
+import { LeaseLost, type CheckpointMove, type Fence, type ReadModelOp, type ReadModelStore, type ShadowReadModels } from '../../infra/read-models/port.js';
 import { haltMessage, type EventStoreChangedHalt, type Halt } from './halt.js';
 import { nextTurn, Progress } from './progress.js';
 import { checkpointKey, type FeedEvent, type Projection } from './projection.js';
@@ -34,6 +34,12 @@ export interface RunnerOptions {
   prepared?: PreparedFeed;
   preparedFrom?: number;
   /**
+   * The positions a prepared rebuild reads and writes on this thread while
+   * the other one starts (loading the read side is most of a rebuild's
+   * fixed cost), the other thread starting after them. 0: none.
+   */
+  preparedHeadStart?: number;
+  /**
    * The states other consumers of the feed keep in the read-model store
    * (the erasure process's), which a rebuild does not make: emptied after a
    * rebuild when they came from another store (see rebindStore).
@@ -51,6 +57,8 @@ export interface RebuildCost {
   seconds: number;
   marginEventsPerSecond: number;
   fixedSeconds: number;
+  /** After the rebuild, not in its time: dropping the read models it replaced. */
+  droppedSeconds: number;
 }
 
 /** When the first and the last batch of a replay were written, and the events written after the first. */
@@ -91,6 +99,7 @@ export class ProjectionRunner implements HaltingFeedProcessor {
   private readonly onWritten: ((ops: readonly ReadModelOp[] | 'all') => void) | undefined;
   private readonly prepared: PreparedFeed | undefined;
   private readonly preparedFrom: number;
+  private readonly preparedHeadStart: number;
   /** True once the runner has applied everything stored when it started. */
   caughtUp = false;
   /**
@@ -126,6 +135,7 @@ export class ProjectionRunner implements HaltingFeedProcessor {
     this.onWritten = options.onWritten;
     this.prepared = options.prepared;
     this.preparedFrom = options.preparedFrom ?? PREPARED_FROM;
+    this.preparedHeadStart = options.preparedHeadStart ?? 0;
     this.processStates = options.processStates ?? [];
   }
 
@@ -276,17 +286,28 @@ export class ProjectionRunner implements HaltingFeedProcessor {
   async rebuild(): Promise<number> {
     const started = performance.now();
     const batches: ReplayTiming = { between: 0 };
-    const replayed = await this.rebuildWith(batches);
-    const seconds = (performance.now() - started) / 1000;
+    const swapped: { shadow?: ShadowReadModels } = {};
+    let replayed: number;
+    let serving = 0;
+    let dropped = 0;
+    try {
+      replayed = await this.rebuildWith(batches, swapped);
+    } finally {
+      // Timed apart: the rebuilt read models serve already, and what the swap replaced is only dropped here.
+      serving = performance.now();
+      await swapped.shadow?.close();
+      dropped = (performance.now() - serving) / 1000;
+    }
+    const seconds = (serving - started) / 1000;
     const { first, last, between } = batches;
     // Too short a replay to tell the margin from the rest: all of it counted at the margin.
     const streaming = first !== undefined && last !== undefined && last > first && between > 0 ? { events: between, seconds: (last - first) / 1000 } : { events: replayed, seconds };
     const margin = streaming.seconds > 0 ? streaming.events / streaming.seconds : 0;
-    this.lastRebuild = { events: replayed, seconds, marginEventsPerSecond: Math.round(margin), fixedSeconds: Math.max(0, margin > 0 ? seconds - replayed / margin : seconds) };
+    this.lastRebuild = { events: replayed, seconds, marginEventsPerSecond: Math.round(margin), fixedSeconds: Math.max(0, margin > 0 ? seconds - replayed / margin : seconds), droppedSeconds: dropped };
     return replayed;
   }
 
-  private async rebuildWith(batches: ReplayTiming): Promise<number> {
+  private async rebuildWith(batches: ReplayTiming, swapped: { shadow?: ShadowReadModels }): Promise<number> {
     if (!this.initialised) await this.init();
     // Read models of another store are replaced whatever their checkpoints say.
     const otherStore = this.halted?.cause === 'event_store_changed';
@@ -303,7 +324,8 @@ export class ProjectionRunner implements HaltingFeedProcessor {
       // The shadows start empty, from no checkpoint, and are bound to this store after the swap: nothing to start up.
       builder.initialised = true;
       // A long history is read on another thread; what follows its end as it was then, here.
-      if (this.prepared && (await this.events.headPosition()) >= BigInt(this.preparedFrom)) replayed += await builder.catchUpPrepared(this.prepared(builder.position));
+      const head = this.prepared ? await this.events.headPosition() : 0n;
+      if (this.prepared && head >= BigInt(this.preparedFrom)) replayed += await builder.replayPrepared(this.prepared, head, this.preparedHeadStart);
       // A live runner that applied the events appended since the last catch-up makes the swap wait for one more.
       for (let attempt = 1; ; attempt++) {
         if (!builder.halted) replayed += await builder.catchUp();
@@ -316,11 +338,13 @@ export class ProjectionRunner implements HaltingFeedProcessor {
         if (behind && !otherStore) this.logger.warn({ attempts: attempt }, 'live runners keep ahead of the rebuild; swapping anyway, they replay what it lacks');
         if (await shadow.swap({ behind })) {
           this.onWritten?.('all');
+          // Closed by rebuild(), which drops what the swap replaced once the rebuild is timed.
+          swapped.shadow = shadow;
           break;
         }
       }
     } finally {
-      await shadow.close();
+      if (swapped.shadow === undefined) await shadow.close();
     }
     // The events appended after the shadows' last catch-up, which no live runner may be there to apply.
     await this.loadCheckpoints();
@@ -346,22 +370,73 @@ export class ProjectionRunner implements HaltingFeedProcessor {
    * for a rebuild's shadows, which start together at zero and which no one
    * else writes: a checkpoint elsewhere than the batch expects is an error.
    */
-  private async catchUpPrepared(feed: AsyncIterable<Prepared>): Promise<number> {
+  private async catchUpPrepared(feed: AsyncIterator<Prepared>, next: Promise<IteratorResult<Prepared>>): Promise<number> {
     let applied = 0;
-    for await (const prepared of feed) {
-      if (prepared.kind === 'halt') {
-        this.haltAt(prepared);
-        break;
+    try {
+      for (let result = await next; !result.done; result = await feed.next()) {
+        if (!(await this.writePrepared(result.value))) break;
+        applied += result.value.kind === 'batch' ? result.value.events : 0;
       }
-      const moves = this.projections.map((projection): CheckpointMove => ({ name: checkpointKey(projection), expected: this.checkpoints.get(checkpointKey(projection)) ?? 0n, next: prepared.last }));
-      if (moves.some((move) => move.expected !== prepared.after)) throw new Error('a prepared batch does not follow the checkpoints it is written over');
-      if (!(await this.readModels.write(prepared.ops, moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
-      for (const move of moves) this.checkpoints.set(move.name, move.next);
-      applied += prepared.events;
-      this.timed(prepared.events);
-      this.progress.changed();
+    } finally {
+      await feed.return?.();
     }
     return applied;
+  }
+
+  /**
+   * Replays the history up to `head` from a prepared feed, the first
+   * `headStart` positions read and written here while the other thread
+   * starts after them: that thread's start then costs no waiting.
+   */
+  private async replayPrepared(prepared: PreparedFeed, head: bigint, headStart: number): Promise<number> {
+    const until = [this.position + BigInt(headStart), head].reduce((a, b) => (a < b ? a : b));
+    const feed = prepared(until)[Symbol.asyncIterator]();
+    // Asked for now, so the thread starts now; what it answers is taken below.
+    const next = feed.next();
+    next.catch(() => undefined);
+    let applied = 0;
+    // Timed as the rest of the fixed cost: the margin is the prepared feed's rate.
+    const timing = this.batches;
+    this.batches = undefined;
+    try {
+      while (!this.halted && this.position < until) {
+        const after = this.position;
+        const page = (await this.events.readAll({ after, limit: this.catchUpBatchSize })).filter((event) => event.position <= until);
+        if (page.length === 0) {
+          // No event between here and `until` (the rest erased): the checkpoints go there, where the prepared feed starts.
+          const moves = this.projections.map((projection): CheckpointMove => ({ name: checkpointKey(projection), expected: after, next: until }));
+          if (!(await this.readModels.write([], moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
+          for (const move of moves) this.checkpoints.set(move.name, move.next);
+          break;
+        }
+        applied += (await this.apply(page, after)).length;
+      }
+    } catch (error) {
+      await feed.return?.();
+      throw error;
+    } finally {
+      this.batches = timing;
+    }
+    if (this.halted) {
+      await feed.return?.();
+      return applied;
+    }
+    return applied + (await this.catchUpPrepared(feed, next));
+  }
+
+  /** Writes one prepared batch, answering false at a halt. */
+  private async writePrepared(prepared: Prepared): Promise<boolean> {
+    if (prepared.kind === 'halt') {
+      this.haltAt(prepared);
+      return false;
+    }
+    const moves = this.projections.map((projection): CheckpointMove => ({ name: checkpointKey(projection), expected: this.checkpoints.get(checkpointKey(projection)) ?? 0n, next: prepared.last }));
+    if (moves.some((move) => move.expected !== prepared.after)) throw new Error('a prepared batch does not follow the checkpoints it is written over');
+    if (!(await this.readModels.write(prepared.ops, moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
+    for (const move of moves) this.checkpoints.set(move.name, move.next);
+    this.timed(prepared.events);
+    this.progress.changed();
+    return true;
   }
 
   private async loadCheckpoints(): Promise<void> {
