@@ -158,6 +158,8 @@ t.test('crawlers are told by their user agent, the answer kept for the next requ
   const long = `${'x'.repeat(600)} Googlebot/2.1`;
   t.equal(isCrawler(long), true, 'a long agent is judged, not kept');
   t.equal(isCrawler(long), true);
+  for (let i = 0; i < 1001; i++) isCrawler(`Mozilla/5.0 (X11; Linux x86_64) Firefox/${i}.0`);
+  t.equal(isCrawler(GOOGLEBOT), true, 'past the bound, the oldest answers are forgotten and worked out again');
 });
 
 t.test('displays and starts write no request-log lines at the default level; other requests do', async (t) => {
