@@ -71,6 +71,12 @@ async function load(name: string, url: string, seconds: number, requestFactory: 
   return figures;
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export async function displaysOnly(): Promise<void> {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   log(`machine: ${machine}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
@@ -155,12 +161,18 @@ export async function displaysOnly(): Promise<void> {
 
   const minutes = Math.ceil((floodEnded - floodStarted) / 60_000) + 1;
   const ratio = events.rps / ceiling.rps;
+  const roundRatios = rounds.map((r) => r.events.requests / r.bare.requests);
   const eventRuns = [warmup, events, flood];
   const sent = eventRuns.reduce((s, f) => s + f.requests - f.non2xx, 0);
   const inFlight = CONNECTIONS * (ROUNDS + 2);
   const rows = [...rounds.flatMap((r) => [r.bare, r.events]), ceiling, events, flood].map((s) => `| ${s.name} | ${s.rps} | ${s.p50} | ${s.p99} | ${s.requests}${s.non2xx ? ` (${s.non2xx} non-2xx)` : ''} |`);
   const goals = [
-    { figure: `events endpoint ÷ bare fastify, requests over the ${ROUNDS} rounds (each round: ${rounds.map((r) => `${((r.events.requests / r.bare.requests) * 100).toFixed(0)} %`).join(', ')})`, value: `${(ratio * 100).toFixed(1)} %`, target: '≥ 50 %', met: ratio >= 0.5 },
+    {
+      figure: `events endpoint ÷ bare fastify, requests over the ${ROUNDS} rounds (each round: ${roundRatios.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')}; median ${(median(roundRatios) * 100).toFixed(0)} %)`,
+      value: `${(ratio * 100).toFixed(1)} %`,
+      target: '≥ 50 %',
+      met: ratio >= 0.5,
+    },
     { figure: `SignalsCounted events for ${sent} visits' signals over ${minutes} minutes started, ${OBJECTS} forms`, value: String(signals), target: `≤ ${OBJECTS * minutes} (one an object a minute)`, met: signals <= OBJECTS * minutes },
     // A request still in flight when a run stops is counted by the server but not by autocannon: at most one a connection a run.
     { figure: 'signals counted in the events, beside those autocannon saw answered 204', value: `${counted} beside ${sent}`, target: `all, and at most ${inFlight} more (in flight at each run's end)`, met: counted >= sent && counted <= sent + inFlight },
