@@ -8,19 +8,22 @@ import { utcDay } from './response-summaries.js';
  * The funnel of each object by day: displays and starts (from the counts the
  * embed reports, `SignalsCounted`), responses (widgets' and forms'
  * responses, polls' votes), each in total and by the breakdowns the plan
- * recorded, and numeric answers (NPS, ratings) by value. A small record of
+ * recorded, numeric answers (NPS, ratings) by value, and a form's unfinished
+ * responses by the last page they reached (drop-off). A small record of
  * each response beside them holds its completion time (for medians) and
  * what it counted in, so an erasure takes back exactly what it added (the
  * port's retract): after an erasure the counters are what a rebuild builds.
+ * An unfinished response counts on the day of its latest page; each later
+ * page, and the submission that completes it, takes its count back first.
  */
 export const ANALYTICS_COUNTS = 'analytics_counts';
 export const ANALYTICS_RESPONSES = 'analytics_responses';
 
-export type Metric = 'display' | 'start' | 'response' | 'score';
+export type Metric = 'display' | 'start' | 'response' | 'score' | 'stopped';
 /** The breakdowns, as the response metadata names them. */
 export const FACETS = ['device', 'referer_domain', 'country', 'utm_source', 'utm_medium', 'utm_campaign'] as const;
 export type Facet = (typeof FACETS)[number];
-/** `total`, a breakdown, or (for a score) the question's id. */
+/** `total`, a breakdown, `page` (for `stopped`: the value is the page's id), or (for a score) the question's id. */
 export type CountDim = 'total' | Facet | string;
 
 /** One counter: how many `metric` of object `scope` on `day` had `value` in `dim`. */
@@ -97,10 +100,13 @@ export interface ResponseRecord {
   completion_ms: number | null;
   facets: Partial<Record<Facet, string>>;
   scores: Record<string, number>;
+  /** An unfinished response's last page: it counts there alone, as stopped. */
+  last_page?: string;
 }
 
 export function responseTallies(record: ResponseRecord): Tally[] {
   const { parent_id: scope, account_id: account, day } = record;
+  if (typeof record.last_page === 'string') return [tally(scope, account, day, 'stopped', 'page', record.last_page, 1)];
   const ops = [tally(scope, account, day, 'response', 'total', '', 1)];
   for (const facet of FACETS) {
     const value = record.facets[facet];
@@ -139,10 +145,13 @@ const isRecord = (doc: Doc): doc is Doc & ResponseRecord =>
 export const recordCounters = (doc: Doc): string[] => (isRecord(doc) ? responseTallies(doc).map((op) => op.doc.id) : []);
 
 const put = (record: ResponseRecord): ReadModelOp[] => [{ op: 'put', collection: ANALYTICS_RESPONSES, doc: { ...record } }, ...responseTallies(record)];
+/** Takes back what a response's record counted (an unfinished one's page), before it is replaced. */
+const retract = (id: string): ReadModelOp => ({ op: 'retract', collection: ANALYTICS_COUNTS, field: 'count', record: { collection: ANALYTICS_RESPONSES, id } });
 
 export const analyticsProjection: Projection<DomainEvent> = {
   name: 'analytics',
-  version: 1,
+  // 2 counts unfinished responses by their last page.
+  version: 2,
   collections: [
     {
       name: ANALYTICS_COUNTS,
@@ -172,7 +181,13 @@ export const analyticsProjection: Projection<DomainEvent> = {
       case 'ResponseSubmitted': {
         const parent = event.data.widget_id ?? event.data.form_id;
         if (!parent) return [];
-        return put(responseRecord(event.data as Parameters<typeof responseRecord>[0], parent));
+        const record = put(responseRecord(event.data as Parameters<typeof responseRecord>[0], parent));
+        // Not first in its stream: it completes an unfinished response, whose page count it takes back.
+        return event.revision > 0n ? [retract(event.data.response_id), ...record] : record;
+      }
+      case 'ResponseProgressed': {
+        const { response_id, account_id, form_id, page, progressed_at } = event.data;
+        return [retract(response_id), ...put({ id: response_id, parent_id: form_id, account_id, day: utcDay(progressed_at), completion_ms: null, facets: {}, scores: {}, last_page: page })];
       }
       case 'VoteCast': {
         const { vote_id, poll_id, account_id, cast_at } = event.data;
@@ -180,7 +195,7 @@ export const analyticsProjection: Projection<DomainEvent> = {
       }
       case 'ResponsesErased':
         return event.data.response_ids.flatMap((id): ReadModelOp[] => [
-          { op: 'retract', collection: ANALYTICS_COUNTS, field: 'count', record: { collection: ANALYTICS_RESPONSES, id } },
+          retract(id),
           { op: 'delete', collection: ANALYTICS_RESPONSES, where: { id } },
         ]);
       default:

@@ -25,7 +25,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<{ services: Context }> = asy
       await ownEmbeddable(services, what, request.params.id, sessionOf(request).accountId);
       const object = await findEmbeddable(services, what, request.params.id);
       if (!object) throw notFound(kind);
-      return objectAnalytics(services.readModels, object, request.query, services.clock());
+      return objectAnalytics(services.readModels, kind, object, request.query, services.clock());
     });
   }
 };

@@ -23,6 +23,15 @@ const Funnel = z.object({ displays: z.number().int(), starts: z.number().int(), 
 const Range = z.object({ from: z.string(), to: z.string() });
 const Split = z.object({ value: z.string(), displays: z.number().int(), starts: z.number().int(), responses: z.number().int(), start_rate: Rate, completion_rate: Rate });
 
+const DropOff = z
+  .object({
+    keeps_partial: z.boolean(),
+    pages: z.array(z.object({ page_id: z.string(), title: z.string().nullable(), removed: z.boolean(), stopped: z.number().int(), share: Rate })),
+    sent: z.number().int(),
+    sent_share: Rate,
+  })
+  .nullable();
+
 export const ObjectAnalytics = z.object({
   range: Range,
   previous_range: Range,
@@ -42,6 +51,11 @@ export const ObjectAnalytics = z.object({
       weeks: z.array(z.object({ week: z.string(), answered: z.number().int(), value: z.number().nullable() })),
     }),
   ),
+  /**
+   * A form's visits in the range by where they ended: each page with the unfinished responses whose last page it was,
+   * and the responses sent; each share of their sum. Null for widgets and polls.
+   */
+  drop_off: DropOff,
 });
 export type ObjectAnalytics = z.infer<typeof ObjectAnalytics>;
 
@@ -112,7 +126,7 @@ interface StoredQuestion {
 }
 
 /** One object's funnel, splits and trends over the range, beside the previous period's funnel. */
-export async function objectAnalytics(store: ReadModelStore, object: Record<string, unknown> & { id: string }, query: AnalyticsQuery, now: Date): Promise<ObjectAnalytics> {
+export async function objectAnalytics(store: ReadModelStore, kind: ParentKind, object: Record<string, unknown> & { id: string }, query: AnalyticsQuery, now: Date): Promise<ObjectAnalytics> {
   const { range, previous_range } = ranges(query, now);
   const [counts, records] = await Promise.all([
     store.find(ANALYTICS_COUNTS, { scope: object.id }, { range: { field: 'day', gte: previous_range.from, lte: range.to }, limit: READ_LIMIT }) as unknown as Promise<AnalyticsCount[]>,
@@ -122,6 +136,7 @@ export async function objectAnalytics(store: ReadModelStore, object: Record<stri
   const days = new Map<string, Sums>();
   const periods = new Map<string, Sums>();
   const splits = new Map<Facet, Map<string, Sums>>(FACETS.map((facet) => [facet, new Map()]));
+  const stopped = new Map<string, number>();
   const scores = new Map<string, Map<string, Map<number, number>>>();
   for (const c of counts) {
     const current = inRange(c.day);
@@ -129,6 +144,7 @@ export async function objectAnalytics(store: ReadModelStore, object: Record<stri
       add(periods, current ? 'now' : 'before', c.metric, c.count);
       if (current) add(days, c.day, c.metric, c.count);
     } else if (!current) continue;
+    else if (c.metric === 'stopped') stopped.set(c.value, (stopped.get(c.value) ?? 0) + c.count);
     else if (c.metric === 'score') {
       const byWeek = scores.get(c.dim) ?? new Map<string, Map<number, number>>();
       scores.set(c.dim, byWeek);
@@ -173,6 +189,25 @@ export async function objectAnalytics(store: ReadModelStore, object: Record<stri
     per_day,
     by,
     trends: trends((object.questions ?? []) as StoredQuestion[], scores, range),
+    drop_off: kind === 'form' ? dropOff(object, stopped, periods.get('now')?.response ?? 0) : null,
+  };
+}
+
+/** The form's pages in order, then any page counted that the form no longer has (`removed`). */
+function dropOff(form: Record<string, unknown>, stopped: Map<string, number>, sent: number): NonNullable<ObjectAnalytics['drop_off']> {
+  const pages = Array.isArray(form.pages) ? (form.pages as Array<{ id: string; title?: string }>) : [];
+  const known = new Set(pages.map((page) => page.id));
+  const rows = [
+    ...pages.map((page) => ({ page_id: page.id, title: page.title ?? null, removed: false })),
+    ...[...stopped.keys()].filter((id) => !known.has(id)).sort().map((id) => ({ page_id: id, title: null, removed: true })),
+  ];
+  const total = sent + [...stopped.values()].reduce((sum, n) => sum + n, 0);
+  const settings = form.settings as { keep_partial?: boolean } | undefined;
+  return {
+    keeps_partial: settings?.keep_partial === true,
+    pages: rows.map((row) => ({ ...row, stopped: stopped.get(row.page_id) ?? 0, share: rate(stopped.get(row.page_id) ?? 0, total) })),
+    sent,
+    sent_share: rate(sent, total),
   };
 }
 

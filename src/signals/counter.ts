@@ -64,6 +64,9 @@ export class SignalCounter {
   /** `type:id:session` → when it is forgotten; in the order counted, so the oldest go first. */
   private readonly sessions = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  /** The minute under way and its name: worked out once a minute, not once a signal. */
+  private minuteStart = Number.NaN;
+  private minuteName = '';
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -78,7 +81,12 @@ export class SignalCounter {
     this.forgetSessions(now);
     if (this.sessions.has(key)) return false;
     this.sessions.set(key, now + SESSION_TTL_MS);
-    const minute = new Date(now - (now % MINUTE_MS)).toISOString();
+    const start = now - (now % MINUTE_MS);
+    if (start !== this.minuteStart) {
+      this.minuteStart = start;
+      this.minuteName = new Date(start).toISOString();
+    }
+    const minute = this.minuteName;
     const at = `${signal.id}:${minute}`;
     let counts = this.minutes.get(at);
     if (counts === undefined) {

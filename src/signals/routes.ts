@@ -9,8 +9,8 @@ import type { App } from '../http/instance.js';
 import { titled } from '../http/operations.js';
 import type { Context } from '../kernel/context.js';
 import { gateOnSummary } from '../submissions/gate.js';
-import { captureMetadata, ClientMetadata } from '../submissions/metadata.js';
-import { FACETS, FLUSH_EVERY_MS, SignalCounter, type Facets } from './counter.js';
+import { captureFacets, ClientMetadata } from '../submissions/metadata.js';
+import { FLUSH_EVERY_MS, SignalCounter } from './counter.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,6 +34,27 @@ export const SignalBody = z
   .meta({ examples: [{ _token: 'v1.form.frm_01JD3Q5V8K2M4N6P8R0S2T4V6Z.m3u9x0a1.Xb8…', type: 'display', session: 'k3v9QwZr2mX8aP1t', metadata: { pageUrl: 'https://example.com/?utm_source=newsletter' } }] });
 
 /**
+ * Telling a crawler's user agent tries one long pattern, and most visitors
+ * send one of a few common agents: the answers for the latest are kept (a
+ * bounded number, of agents of a common length), oldest out first.
+ */
+const crawlers = new Map<string, boolean>();
+const AGENTS_KEPT = 1000;
+const AGENT_KEPT_LENGTH = 512;
+
+export function isCrawler(userAgent: string | undefined): boolean {
+  if (userAgent === undefined) return isbot(userAgent);
+  const known = crawlers.get(userAgent);
+  if (known !== undefined) return known;
+  const found = isbot(userAgent);
+  if (userAgent.length <= AGENT_KEPT_LENGTH) {
+    if (crawlers.size >= AGENTS_KEPT) crawlers.delete(crawlers.keys().next().value!);
+    crawlers.set(userAgent, found);
+  }
+  return found;
+}
+
+/**
  * POST <path>/:id/events for widgets, forms and polls: 204 once counted in
  * memory. Crawlers get the same 204 and count nothing.
  */
@@ -47,6 +68,9 @@ export function signalRoutes(app: App, services: Context): void {
     app.post(
       `${what.path}/:id/events`,
       {
+        // One a visit and type, whatever the traffic: two request-log lines each would grow the log with every page view.
+        // Refusals and successes are not logged; failures (5xx) are, at error level.
+        logLevel: 'warn',
         config: { publicCors: true, errors: [CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed'] },
         schema: {
           tags: [`${kind}s`],
@@ -55,7 +79,7 @@ export function signalRoutes(app: App, services: Context): void {
           description:
             `The embed reports each visit's display and first answer once. Counted in memory and written out per ${kind} and minute, once the minute has ended (within ${FLUSH_EVERY_MS / 1000} seconds) and on shutdown: a crash loses at most the minute under way and ${FLUSH_EVERY_MS / 1000} seconds, 65 seconds of counts. ` +
             'A session counts once per type; known crawlers are answered 204 and not counted. Nothing about the visitor is stored: no address, fingerprint or user agent, only counts by the breakdowns the plan records of a response (device; referring domain on Pro; country and UTM tags on Business). ' +
-            'Checked as a submission is: published, open, its own token, an allowed site.',
+            'Checked as a submission is: published, open, its own token, an allowed site. Not written to the request log (one a visit and type would grow it with every page view); a failure (5xx) is.',
           params: ParamsOf[kind],
           body: SignalBody,
           response: { 204: z.null().describe('Counted (or a crawler, not counted).') },
@@ -67,12 +91,9 @@ export function signalRoutes(app: App, services: Context): void {
         if (!summary) throw notFound(kind);
         const now = services.clock();
         gateOnSummary(services, kind, summary, { token: request.body._token, headers: request.headers }, now);
-        if (!isbot(request.headers['user-agent'])) {
-          const request_ = { headers: request.headers, ip: request.ip, ips: request.ips, client: request.body.metadata };
-          // The response's own capture, for the same breakdowns by plan; of it only the facets are kept.
-          const metadata = (await captureMetadata({ plan, request: request_, issuedAt: now, now }, { hashKey: services.keys.hashes, geo: services.geo })) as Record<string, unknown>;
-          const facets: Facets = {};
-          for (const facet of FACETS) if (Object.hasOwn(metadata, facet)) facets[facet] = (metadata[facet] as string | null) ?? null;
+        if (!isCrawler(request.headers['user-agent'])) {
+          // The breakdowns a response records by plan, with the same values; nothing else of the request is worked out.
+          const facets = await captureFacets(plan, { headers: request.headers, ip: request.ip, client: request.body.metadata }, services.geo);
           counter.count({ target: kind, id: summary.id, account: summary.account_id, type: request.body.type, session: request.body.session, facets });
         }
         return reply.code(204).send(null);

@@ -308,3 +308,38 @@ export async function captureMetadata(input: MetadataInput, deps: MetadataDeps):
     is_proxy: cameThroughProxy(request),
   };
 }
+
+/** The breakdowns a display or start counts under, as captureMetadata records them of a response. */
+export interface MetadataFacets {
+  device?: ResponseMetadata['device'];
+  referer_domain?: string | null;
+  country?: string | null;
+  utm_source?: string | null;
+  utm_medium?: string | null;
+  utm_campaign?: string | null;
+}
+
+/**
+ * Of captureMetadata, only the breakdowns by plan (device; referring domain
+ * on Pro; country and UTM tags on Business), with the same values: a
+ * display or start keeps nothing else, so nothing else (no address hash) is
+ * worked out for it.
+ */
+export async function captureFacets(plan: Plan, request: Pick<SubmissionRequest, 'headers' | 'ip' | 'client'>, geo: GeoLookup): Promise<MetadataFacets> {
+  const userAgent = header(request.headers, 'user-agent');
+  const agent = userAgent ? device(userAgent) : UNKNOWN_DEVICE;
+  if (plan === 'free') return { device: agent.device };
+  const referer = url(request.client.referrer);
+  if (plan === 'pro') return { device: agent.device, referer_domain: referer ? referer.hostname : null };
+  const pageUrl = url(request.client.pageUrl);
+  const query = pageUrl && pageUrl.search ? pageUrl.searchParams : undefined;
+  const place = await geo(request.ip);
+  return {
+    device: agent.device,
+    referer_domain: referer ? referer.hostname : null,
+    country: place?.country ?? null,
+    utm_source: utm(query, 'utm_source'),
+    utm_medium: utm(query, 'utm_medium'),
+    utm_campaign: utm(query, 'utm_campaign'),
+  };
+}

@@ -181,3 +181,111 @@ t.test('the overview ranks objects by completion rate; a poll’s votes are its 
   t.match((await app.inject({ method: 'GET', url: `/dashboard/api/polls/${poll.id}/analytics`, headers: { cookie: theirs.cookie } })).json(), { statusCode: 404, code: 'poll_not_found' });
   t.match((await app.inject({ method: 'GET', url: `/dashboard/api/analytics?from=2026-13-01`, headers: { cookie } })).json(), { statusCode: 400, code: 'validation_error' });
 });
+
+t.test('drop-off per page equals a recomputation from the visits, after an erasure and after a rebuild', async (t) => {
+  const rnd = random(11);
+  const clock = manualClock('2026-10-05T08:00:00.000Z');
+  const { app, services } = await testApp(t, { clock });
+  const biz = await owner(services);
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/forms',
+    headers: biz.headers,
+    payload: {
+      title: 'Join the beta',
+      questions: [
+        { id: 'name', type: 'short_text', title: 'Your name', required: true },
+        { id: 'role', type: 'single_choice', title: 'Role', required: true, choices: [{ id: 'dev', label: 'Developer' }, { id: 'des', label: 'Designer' }] },
+        { id: 'tool', type: 'short_text', title: 'Design tool', required: true },
+        { id: 'fan', type: 'yes_no', title: 'Would you recommend us?', required: true },
+      ],
+      pages: [
+        { id: 'about', title: 'About you', question_ids: ['name', 'role'] },
+        { id: 'design', question_ids: ['tool'] },
+        { id: 'verdict', title: 'Your verdict', question_ids: ['fan'] },
+      ],
+      logic: [{ page: 'about', if: { question: 'role', op: 'equals', value: 'dev' }, go_to: 'verdict' }],
+      settings: { keep_partial: true },
+    },
+  });
+  const form = created.json().id as string;
+  await app.inject({ method: 'PUT', url: `/api/forms/${form}`, headers: biz.headers, payload: { published: true } });
+  const post = async (path: string, payload: object) => {
+    const reply = await app.inject({ method: 'POST', url: `/api/forms/${form}/${path}`, payload: { _token: await tokenFor(app, 'forms', form), ...payload } });
+    t.equal(reply.statusCode, 200, reply.body);
+    return reply.json();
+  };
+
+  /** Each visit: where it ended (a page, or sent) and on which day; its response's id. */
+  const visits: Array<{ name: string; ended: string; day: string; id?: string }> = [];
+  for (let i = 0; i < 24; i++) {
+    clock.advance(rnd.int(20) * 3_600_000);
+    const name = `visitor-${i}`;
+    const session = `session-${String(i).padStart(3, '0')}-abcdefgh`;
+    const role = rnd.pick(['dev', 'des'] as const);
+    const answers: Record<string, unknown> = { name, role };
+    const visit = { name, ended: 'none', day: '' };
+    const path = role === 'dev' ? ['about'] : ['about', 'design'];
+    for (const page of path) {
+      if (rnd.next() < 0.25) break;
+      if (page === 'design') answers.tool = 'Figma';
+      await post('progress', { session, page, answers });
+      // A later page comes hours later at times: the visit counts on the day of its latest page.
+      clock.advance(rnd.int(3) * 6 * 3_600_000);
+      Object.assign(visit, { ended: page, day: clock().toISOString().slice(0, 10) });
+    }
+    if (rnd.next() < 0.5) {
+      if (role === 'des') answers.tool = 'Figma';
+      const sent = await post('submit', { session, answers: { ...answers, fan: true } });
+      Object.assign(visit, { ended: 'sent', day: clock().toISOString().slice(0, 10), id: sent.id });
+    }
+    if (visit.ended !== 'none') visits.push(visit);
+  }
+  const partials = (await app.inject({ method: 'GET', url: `/api/forms/${form}/responses?status=partial&limit=100`, headers: biz.headers })).json().responses as Array<{ id: string; answers: { name: string } }>;
+  for (const partial of partials) visits.find((v) => v.name === partial.answers.name)!.id = partial.id;
+  t.ok(visits.every((v) => v.id), 'every visit has its response');
+  t.ok(visits.some((v) => v.ended === 'about') && visits.some((v) => v.ended === 'design') && visits.some((v) => v.ended === 'sent'), 'visits end on each page and sent');
+
+  const erased = [visits.find((v) => v.ended === 'about')!, visits.find((v) => v.ended === 'sent')!, ...visits.filter(() => rnd.next() < 0.2)];
+  const ids = [...new Set(erased.map((v) => v.id!))];
+  t.match((await app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload: { ids, formId: form } })).json(), { success: true, deleted: ids.length });
+  const kept = visits.filter((v) => !ids.includes(v.id!));
+  await services.reach.projections(await services.events.headPosition(), 5000);
+
+  const { cookie } = await signIn(app, services, biz.accountId);
+  const expected = (from: string, to: string) => {
+    const inRange = kept.filter((v) => v.day >= from && v.day <= to);
+    const total = inRange.length;
+    const count = (ended: string) => inRange.filter((v) => v.ended === ended).length;
+    return {
+      keeps_partial: true,
+      pages: [
+        { page_id: 'about', title: 'About you', removed: false, stopped: count('about'), share: rateOf(count('about'), total) },
+        { page_id: 'design', title: null, removed: false, stopped: count('design'), share: rateOf(count('design'), total) },
+        { page_id: 'verdict', title: 'Your verdict', removed: false, stopped: 0, share: rateOf(0, total) },
+      ],
+      sent: count('sent'),
+      sent_share: rateOf(count('sent'), total),
+    };
+  };
+  const first = '2026-10-05';
+  const last = clock().toISOString().slice(0, 10);
+  const middle = kept[Math.floor(kept.length / 2)]!.day;
+  const all = await analyticsOf(app, cookie, form, `?from=${first}&to=${last}`);
+  t.strictSame(all.drop_off, expected(first, last), 'over every day');
+  t.strictSame((await analyticsOf(app, cookie, form, `?from=${middle}&to=${last}`)).drop_off, expected(middle, last), 'from the middle on');
+  t.equal(all.funnel.responses, all.drop_off!.sent, 'the responses sent are the funnel’s');
+
+  const before = await services.readModels.find(ANALYTICS_COUNTS, {}, { sort: [['id', 1]] });
+  await services.projections.rebuild();
+  t.strictSame(await services.readModels.find(ANALYTICS_COUNTS, {}, { sort: [['id', 1]] }), before, 'the same counters after a rebuild');
+  t.strictSame(await analyticsOf(app, cookie, form, `?from=${first}&to=${last}`), all, 'the same figures after a rebuild');
+
+  // A page the form no longer has is still shown, as removed; a widget has no drop-off.
+  const pages = [{ id: 'about', title: 'About you', question_ids: ['name', 'role', 'tool', 'fan'] }];
+  t.equal((await app.inject({ method: 'PUT', url: `/api/forms/${form}`, headers: biz.headers, payload: { pages, logic: [] } })).statusCode, 200);
+  const after = (await analyticsOf(app, cookie, form, `?from=${first}&to=${last}`)).drop_off!;
+  t.strictSame(after.pages.map((p) => [p.page_id, p.removed]), expected(first, last).pages.filter((p) => p.page_id === 'about' || p.stopped > 0).map((p) => [p.page_id, p.page_id !== 'about']));
+  const widget = (await app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'custom', title: 'Feedback', questions: [{ id: 'q', type: 'short_text', title: 'Say' }] } })).json();
+  t.match((await app.inject({ method: 'GET', url: `/dashboard/api/widgets/${widget.id}/analytics`, headers: { cookie } })).json(), { funnel: { displays: 0 }, drop_off: null }, 'a widget has no pages');
+});

@@ -3,7 +3,8 @@
  * process; a host site on another origin embeds a form; visitors in real
  * Chromium see it, some answer a question, some send it. The counts are in
  * memory until the server shuts down (which writes them out); started again,
- * the dashboard's analytics show the exact funnel. A reload in the same
+ * the dashboard's analytics show the exact funnel and where visits ended
+ * (drop-off per page, from the pages the form keeps). A reload in the same
  * visit counts once; a crawler counts nothing. axe checks the page;
  * screenshots go to test-artifacts/analytics/.
  */
@@ -56,7 +57,16 @@ if (!existsSync(CHROMIUM)) {
       method: 'POST',
       url: '/api/forms',
       headers: biz.headers,
-      payload: { title: 'Checkout survey', questions: [{ id: 'nps', type: 'nps', title: 'How likely are you to recommend us?' }, { id: 'more', type: 'short_text', title: 'Anything else?' }] },
+      payload: {
+        title: 'Checkout survey',
+        questions: [{ id: 'nps', type: 'nps', title: 'How likely are you to recommend us?' }, { id: 'more', type: 'short_text', title: 'Anything else?' }],
+        pages: [
+          { id: 'score', title: 'Your score', question_ids: ['nps'] },
+          { id: 'comment', title: 'Your comment', question_ids: ['more'] },
+        ],
+        // Each page is kept as the visitor leaves it: the drop-off per page.
+        settings: { keep_partial: true },
+      },
     });
     const form = created.json().id as string;
     await app.inject({ method: 'PUT', url: `/api/forms/${form}`, headers: biz.headers, payload: { published: true } });
@@ -78,7 +88,7 @@ if (!existsSync(CHROMIUM)) {
     const browser = await launch(t);
     const signals: string[] = [];
     /** One visit in a browser of its own (its own sessionStorage): `steps` after the form is drawn. */
-    const visit = async (steps: Array<'start' | 'submit' | 'reload'>, userAgent?: string) => {
+    const visit = async (steps: Array<'start' | 'next' | 'submit' | 'reload'>, userAgent?: string) => {
       const context = await browser.newContext({ viewport: { width: 1000, height: 900 }, userAgent: userAgent ?? VISITOR });
       context.setDefaultTimeout(120_000);
       const tab = await context.newPage();
@@ -97,6 +107,11 @@ if (!existsSync(CHROMIUM)) {
           const started = tab.waitForResponse((r) => r.url().endsWith('/events') && r.request().postDataJSON().type === 'start');
           await tab.getByRole('radio', { name: '9 out of 10' }).check();
           t.equal((await started).status(), 204);
+        } else if (step === 'next') {
+          const kept = tab.waitForResponse((r) => r.url().endsWith('/progress'));
+          await tab.getByRole('button', { name: 'Next' }).click();
+          t.equal((await kept).status(), 200, 'the first page is kept as the visitor leaves it');
+          await tab.getByRole('textbox', { name: 'Anything else?' }).waitFor();
         } else {
           await tab.getByRole('textbox', { name: 'Anything else?' }).fill('Quick checkout.');
           await tab.getByRole('button', { name: 'Send' }).click();
@@ -105,13 +120,13 @@ if (!existsSync(CHROMIUM)) {
       }
       await context.close();
     };
-    // Seven visits seen, four started, two sent; one reloaded; one crawler.
+    // Seven visits seen, four started, one left after the first page, two sent; two reloaded; one crawler.
     await visit([]);
     await visit([]);
     await visit(['start']);
-    await visit(['start', 'reload']);
-    await visit(['start', 'submit']);
-    await visit(['start', 'submit']);
+    await visit(['start', 'next', 'reload']);
+    await visit(['start', 'next', 'submit']);
+    await visit(['start', 'next', 'submit']);
     await visit(['reload']);
     await visit(['start'], CRAWLER);
     t.strictSame(
@@ -145,6 +160,8 @@ if (!existsSync(CHROMIUM)) {
     t.equal(await stat('completion-rate'), '28.6%', '2 of 7');
     const funnel = await tab.locator('[data-chart-data="funnel"] tbody tr').allTextContents();
     t.strictSame(funnel, ['Displayed7100.0%', 'Started457.1%', 'Completed228.6%'], 'the funnel’s hidden table');
+    const dropOff = await tab.locator('[data-chart-data="drop-off"] tbody tr').allTextContents();
+    t.strictSame(dropOff, ['Your score133.3%', 'Your comment00.0%', 'Sent266.7%'], 'the drop-off’s hidden table: one of three left after the first page, two sent');
     const bySource = await tab.locator('[data-split="utm_source"] tbody tr').allTextContents();
     t.strictSame(bySource, ['newsletter74228.6%'], 'every visit came from the newsletter');
     t.same(await axe(tab), [], 'axe: nothing serious or critical on the analytics page');

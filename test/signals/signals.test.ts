@@ -1,4 +1,9 @@
+import { Writable } from 'node:stream';
 import t from 'tap';
+import { createLogger } from '../../src/services.js';
+import { isCrawler } from '../../src/signals/routes.js';
+import { FACETS } from '../../src/signals/counter.js';
+import { captureFacets, captureMetadata } from '../../src/submissions/metadata.js';
 import { changePlan } from '../../src/accounts/commands.js';
 import { SignalCounter, signalsStream } from '../../src/signals/counter.js';
 import { catalog } from '../../src/domain-events.js';
@@ -125,4 +130,48 @@ t.test('the counter: sessions forgotten oldest first past their bound; breakdown
   t.equal(appended.length, 2, 'the minute under way on stop');
   clock.advance(7 * 3_600_000);
   t.ok(counter.count(signal('s9', 'DE')), 'a session is forgotten after hours');
+});
+
+t.test('a signal counts under the breakdowns its response would record, by plan, with the same values', async (t) => {
+  const geo = async () => ({ country: 'FR', region: 'Île-de-France', city: 'Paris', timezone: 'Europe/Paris' });
+  const now = new Date('2026-12-01T09:00:00.000Z');
+  const requests = [
+    { headers: { 'user-agent': IPHONE }, ip: '203.0.113.5', client: { pageUrl: 'https://a.example/p?utm_source=mail&utm_campaign=winter', referrer: 'https://news.example.org/a' } },
+    { headers: { 'user-agent': CHROME }, ip: '2001:db8::1', client: { pageUrl: 'not an address', referrer: 'ftp://files.example' } },
+    { headers: {}, ip: '198.51.100.9', client: {} },
+  ];
+  for (const plan of ['free', 'pro', 'business'] as const) {
+    for (const request of requests) {
+      const metadata = (await captureMetadata({ plan, request, issuedAt: now, now }, { hashKey: Buffer.alloc(32, 1), geo })) as Record<string, unknown>;
+      const recorded = Object.fromEntries(FACETS.filter((facet) => Object.hasOwn(metadata, facet)).map((facet) => [facet, metadata[facet]]));
+      t.strictSame(await captureFacets(plan, request, geo), recorded, `${plan}: ${request.headers['user-agent'] ?? 'no agent'}`);
+    }
+  }
+});
+
+t.test('crawlers are told by their user agent, the answer kept for the next request', async (t) => {
+  for (let i = 0; i < 2; i++) {
+    t.equal(isCrawler(GOOGLEBOT), true);
+    t.equal(isCrawler(CHROME), false);
+  }
+  t.equal(isCrawler(undefined), false, 'no user agent: not known as a crawler');
+  const long = `${'x'.repeat(600)} Googlebot/2.1`;
+  t.equal(isCrawler(long), true, 'a long agent is judged, not kept');
+  t.equal(isCrawler(long), true);
+  for (let i = 0; i < 1001; i++) isCrawler(`Mozilla/5.0 (X11; Linux x86_64) Firefox/${i}.0`);
+  t.equal(isCrawler(GOOGLEBOT), true, 'past the bound, the oldest answers are forgotten and worked out again');
+});
+
+t.test('displays and starts write no request-log lines at the default level; other requests do', async (t) => {
+  const lines: string[] = [];
+  const sink = new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
+  const { app, services } = await testApp(t, { logger: createLogger({ LOG_LEVEL: 'info' }, sink) });
+  const biz = await owner(services);
+  const form = await publishedForm(app, biz.headers);
+  const token = await tokenFor(app, 'forms', form);
+  const reply = await app.inject({ method: 'POST', url: `/api/forms/${form}/events`, headers: { 'user-agent': CHROME }, payload: { _token: token, type: 'display', session: 'logged-or-not' } });
+  t.equal(reply.statusCode, 204);
+  const urls = lines.map((line) => JSON.parse(line) as { msg: string; req?: { url: string } }).filter((line) => line.msg === 'incoming request').map((line) => line.req!.url);
+  t.ok(urls.some((url) => url.startsWith(`/api/forms/${form}/token`)), 'the token request is logged');
+  t.notOk(urls.some((url) => url.endsWith('/events')), 'the display is not');
 });

@@ -70,15 +70,36 @@ export function funnelChart(funnel, { caption = 'Funnel', height = 200 } = {}) {
     { label: 'Started', count: funnel.starts, rate: funnel.start_rate },
     { label: 'Completed', count: funnel.responses, rate: funnel.completion_rate },
   ];
-  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, steps.map((step, i) => `${step.label} ${number(step.count)}${i > 0 ? ` (${percent(step.rate)})` : ''}`).join(' → '));
+  const readout = steps.map((step, i) => `${step.label} ${number(step.count)}${i > 0 ? ` (${percent(step.rate)})` : ''}`).join(' → ');
+  return barChart(steps, { caption, height, slug: 'funnel', readout, columns: ['Step', 'Visits', 'Of displays'] });
+}
+
+/**
+ * Where a form's visits ended: a bar for each page (the unfinished
+ * responses whose last page it was) and one for those sent, each with its
+ * share of them all.
+ */
+export function dropOffChart(dropOff, { caption = 'Drop-off per page', height = 200 } = {}) {
+  const steps = [
+    ...dropOff.pages.map((page, i) => ({ label: page.title || (page.removed ? `Removed page (${page.page_id})` : `Page ${i + 1}`), key: page.page_id, count: page.stopped, rate: page.share })),
+    { label: 'Sent', key: 'sent', count: dropOff.sent, rate: dropOff.sent_share },
+  ];
+  const readout = steps.map((step) => `${step.label} ${number(step.count)} (${percent(step.rate)})`).join(' · ');
+  return barChart(steps, { caption, height, slug: 'drop-off', readout, columns: ['Where the visit ended', 'Visits', 'Share'] });
+}
+
+/** Bars of `steps` [{label, count, rate, key?}], with a readout and a visually hidden table of label, count and rate. */
+function barChart(steps, { caption, height, slug, readout, columns }) {
+  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, readout);
   const figures = h(
     'table',
-    { dataset: { chartData: 'funnel' } },
+    { dataset: { chartData: slug } },
     h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Step'), h('th', { scope: 'col' }, 'Visits'), h('th', { scope: 'col' }, 'Of displays'))),
-    h('tbody', {}, steps.map((step) => h('tr', { dataset: { step: step.label.toLowerCase() } }, h('th', { scope: 'row' }, step.label), h('td', {}, String(step.count)), h('td', {}, percent(step.rate))))),
+    h('thead', {}, h('tr', {}, columns.map((column) => h('th', { scope: 'col' }, column)))),
+    h('tbody', {}, steps.map((step) => h('tr', { dataset: { step: step.key ?? step.label.toLowerCase() } }, h('th', { scope: 'row' }, step.label), h('td', {}, String(step.count)), h('td', {}, percent(step.rate))))),
   );
   const wrapper = h('figure', { class: 'chart chart-small' }, status, h('div', { class: 'visually-hidden' }, figures));
+  const last = steps.length - 1;
   return mount(wrapper, (target, width) => {
     const colours = palette();
     const [x, y] = axes(colours, (u, ticks) => ticks.map((tick) => (Number.isInteger(tick) && steps[tick] ? steps[tick].label : '')));
@@ -90,11 +111,11 @@ export function funnelChart(funnel, { caption = 'Funnel', height = 200 } = {}) {
         legend: { show: false },
         cursor: { y: false, points: { show: false }, drag: { x: false, y: false } },
         select: { show: false },
-        scales: { x: { time: false, range: [-0.5, 2.5] }, y: { range: (u, min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
-        axes: [{ ...x, splits: () => [0, 1, 2], gap: 4 }, y],
+        scales: { x: { time: false, range: [-0.5, last + 0.5] }, y: { range: (u, min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
+        axes: [{ ...x, splits: () => steps.map((_, i) => i), gap: 4 }, y],
         series: [{}, { label: 'Visits', stroke: colours.accent, fill: colours.accent, width: 0, paths: uPlot.paths.bars({ size: [0.6, 80], gap: 2, radius: 0.15 }), points: { show: false } }],
       },
-      [[0, 1, 2], steps.map((step) => step.count)],
+      [steps.map((_, i) => i), steps.map((step) => step.count)],
       target,
     );
   });

@@ -5,7 +5,7 @@
  * beside the period just before it.
  */
 import { api, query } from '../api.js';
-import { duration, funnelChart, lineChart, percent } from '../analytics-charts.js';
+import { dropOffChart, duration, funnelChart, lineChart, percent } from '../analytics-charts.js';
 import { clear, emptyState, h, kindNames, notice, number, pageHeader, table, titleOf } from '../ui.js';
 
 const KIND_PATHS = { widget: 'widgets', form: 'forms', poll: 'polls' };
@@ -80,6 +80,13 @@ function splitTable(rows, caption) {
   });
 }
 
+function dropOffBody(dropOff, range) {
+  const unfinished = dropOff.pages.reduce((sum, page) => sum + page.stopped, 0);
+  if (unfinished === 0 && !dropOff.keeps_partial) return notice('This form does not keep unfinished responses, so where visitors stop is not known. Turn on “Keep unfinished responses” in its settings to see it here.');
+  if (unfinished + dropOff.sent === 0) return emptyState('No responses in this range', 'Unfinished responses show here as visitors leave each page.');
+  return dropOffChart(dropOff, { caption: `Where visits ended from ${range.from} to ${range.to}` });
+}
+
 export async function render(container, { params, navigate, isCurrent }) {
   const search = new URLSearchParams(location.search);
   const range = query({ from: search.get('from') ?? '', to: search.get('to') ?? '' });
@@ -103,7 +110,7 @@ export async function render(container, { params, navigate, isCurrent }) {
       section('funnel-title', 'Funnel', 'Each visit counted once: displayed, started (first answer), completed', funnelChart(data.funnel, { caption: `Funnel from ${data.range.from} to ${data.range.to}` })),
       section('completion-title', 'Completion rate per day', 'Responses ÷ displays, UTC days', lineChart(perDay.map((d) => ({ day: d.day, value: d.completion_rate })), { caption: 'Completion rate per day', label: 'Completion rate', format: percent, slug: 'completion-rate', yRange: [0, 1] })),
       section('median-title', 'Median completion time per day', 'From the moment the visitor loaded it to the submission', lineChart(perDay.map((d) => ({ day: d.day, value: d.median_completion_ms })), { caption: 'Median completion time per day', label: 'Median completion time', format: duration, slug: 'median-time', minSpan: 60_000 })),
-      section('dropoff-title', 'Drop-off per page', null, notice('Drop-off per page needs the progress of unfinished answers, which is not recorded yet: the funnel shows how many started and did not complete.')),
+      data.drop_off ? section('dropoff-title', 'Drop-off per page', 'Where visits ended: unfinished responses by the last page they sent, and the responses sent', dropOffBody(data.drop_off, data.range)) : null,
     ),
     data.trends.length
       ? h(
