@@ -2,6 +2,7 @@ import type { DomainEvent } from '../src/domain-events.js';
 import type { Recorded } from '../src/kernel/event-catalog.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import type { Projection } from '../src/kernel/feed/projection.js';
+import { SEALED } from '../src/kernel/personal.js';
 import { countersCollection, RESPONSE_SUMMARIES, responseCounted, responseCounters, uncount } from './response-summaries.js';
 
 export const RESPONSES = 'responses';
@@ -18,7 +19,8 @@ export const responsesProjection: Projection<DomainEvent> = {
   // 5 keeps the summaries' counters, each response listing its own (one row a response, where a record beside it halved a rebuild);
   // 6 lists them no more (an erasure works them out from the response), and its text leaves out what the columns hold: a third less to write in a rebuild.
   // 7 counts list and matrix answers (choices, places, rows) and keeps the day a date answer names.
-  version: 7,
+  // 8 keeps a sealed response's personal fields sealed, as the event stores them (opened when served).
+  version: 8,
   collections: [
     {
       name: RESPONSES,
@@ -41,6 +43,12 @@ export const responsesProjection: Projection<DomainEvent> = {
         if (!parent_id) return [];
         const { ops } = responseCounted(data, parent_id);
         const { response_id: id, account_id, submitted_at } = data;
+        if (event.sealed) {
+          // What a person sent stays sealed at rest here too: only the fields that place the response are plain.
+          const { widget_id, form_id, duplicate_guard } = data;
+          const placed = { ...(widget_id !== undefined ? { widget_id } : {}), ...(form_id !== undefined ? { form_id } : {}), ...(duplicate_guard !== undefined ? { duplicate_guard } : {}) };
+          return [{ op: 'put', collection: RESPONSES, doc: { id, parent_id, account_id, submitted_at, ...placed, [SEALED]: event.sealed } }, ...ops];
+        }
         const json = textOf(event, id, account_id, submitted_at);
         // With its text, the document needs only what the store keeps in columns (the port's put): a rebuild puts a million.
         if (json !== undefined) return [{ op: 'put', collection: RESPONSES, doc: { id, parent_id, account_id, submitted_at }, json }, ...ops];

@@ -12,7 +12,7 @@ import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
 import { writePointInTime } from '../seals/point-in-time.js';
 import { erasedBy } from '../seals/verify.js';
-import { openServices, type Services } from '../services.js';
+import { openServices, subjectKeysAt, type Services } from '../services.js';
 
 type Output = (line: string) => void;
 
@@ -103,7 +103,9 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
   // A copy of a copy: what was erased after the first copy's moment is gone from both, and still in their seals.
   const erasedAfter = new Map<string, Set<string>>(Object.entries(source?.erased_after_by_object ?? {}).map(([object, ids]) => [object, new Set(ids)]));
   if (source?.erased_after?.length) erasedAfter.set('', new Set(source.erased_after));
-  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString() });
+  const keys = subjectKeysAt(services.config, source);
+  const keyStore = keys.kind === 'sqlite' ? { key_store: resolve(keys.path) } : {};
+  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString(), ...keyStore });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
 
@@ -171,6 +173,7 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
     events,
     source: services.events.kind,
     built_at: clock().toISOString(),
+    ...keyStore,
     erased_after_by_object: Object.fromEntries([...erasedAfter].sort(([a], [b]) => a.localeCompare(b)).map(([object, ids]) => [object, [...ids].sort()])),
   });
 

@@ -10,6 +10,9 @@ import { inOrder, TimeRange } from '../submissions/responses.js';
 export const DownloadQuery = inOrder(TimeRange.strict());
 export type DownloadQuery = z.infer<typeof DownloadQuery>;
 
+/** Read-model documents with their sealed personal fields opened, the erased ones left out (Context.personal). */
+export type Reveal = (docs: Doc[]) => Promise<Doc[]>;
+
 /** Responses read per query: a page of the index, never the whole set. */
 export const PAGE_SIZE = 500;
 
@@ -22,12 +25,14 @@ const ORDER = [['submitted_at', 1], ['id', 1]] satisfies Array<[string, 1]>;
  * memory holds one page, every page costs what the first does, and a response
  * arriving or erased meanwhile never shifts what follows.
  */
-export async function* responsePages(store: ReadModelStore, parentId: string, query: DownloadQuery, pageSize = PAGE_SIZE): AsyncGenerator<Doc[]> {
+export async function* responsePages(store: ReadModelStore, parentId: string, query: DownloadQuery, pageSize = PAGE_SIZE, reveal: Reveal = async (docs) => docs): AsyncGenerator<Doc[]> {
   const range = { field: 'submitted_at', ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) };
   let after: Scalar[] | undefined;
   for (;;) {
     const page = await store.find(RESPONSES, { parent_id: parentId }, { sort: ORDER, range, limit: pageSize, ...(after ? { after } : {}) });
-    if (page.length > 0) yield page;
+    // Opened as served: the read model keeps the personal fields sealed; an erased one is left out.
+    const shown = await reveal(page);
+    if (shown.length > 0) yield shown;
     if (page.length < pageSize) return;
     const last = page.at(-1)!;
     after = [String(last.submitted_at), last.id];
@@ -119,10 +124,10 @@ const CSV = { record_delimiter: 'windows', quoted: true, quoted_empty: true } as
 const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(cell)));
 
 /** The CSV download, as text chunks: the header, then one chunk per page of responses. */
-export async function* csvChunks(store: ReadModelStore, parentId: string, questions: StoredQuestion[], query: DownloadQuery, plan: Plan, hiddenFields: readonly string[] = []): AsyncGenerator<string> {
+export async function* csvChunks(store: ReadModelStore, reveal: Reveal, parentId: string, questions: StoredQuestion[], query: DownloadQuery, plan: Plan, hiddenFields: readonly string[] = []): AsyncGenerator<string> {
   const columns = csvColumns(questions, plan, hiddenFields);
   yield stringify([row(columns.map((c) => c.header))], CSV);
-  for await (const page of responsePages(store, parentId, query)) {
+  for await (const page of responsePages(store, parentId, query, PAGE_SIZE, reveal)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
   }
 }
@@ -134,8 +139,8 @@ function record(doc: Doc): Record<string, unknown> {
 }
 
 /** The NDJSON download: one response per line, as the API shows it. */
-export async function* ndjsonChunks(store: ReadModelStore, parentId: string, query: DownloadQuery): AsyncGenerator<string> {
-  for await (const page of responsePages(store, parentId, query)) {
+export async function* ndjsonChunks(store: ReadModelStore, reveal: Reveal, parentId: string, query: DownloadQuery): AsyncGenerator<string> {
+  for await (const page of responsePages(store, parentId, query, PAGE_SIZE, reveal)) {
     yield page.map((doc) => `${JSON.stringify(record(doc))}\n`).join('');
   }
 }

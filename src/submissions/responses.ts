@@ -71,7 +71,9 @@ export async function listResponses(services: Context, parentId: string, query: 
   if (query.cursor === undefined && query.since === undefined && query.until === undefined) {
     const { docs, total } = await services.readModels.newestFirst(RESPONSES, parentId, window(query));
     const { offset } = window(query);
-    return { responses: docs as unknown as z.input<typeof ResponseRecord>[], pagination: { ...pagination(query, total), next_cursor: next(docs, offset + docs.length < total) } };
+    // The read model keeps the personal fields sealed: opened as served (an erased one is left out).
+    const shown = await services.personal.reveal(docs);
+    return { responses: shown as unknown as z.input<typeof ResponseRecord>[], pagination: { ...pagination(query, total), next_cursor: next(docs, offset + docs.length < total) } };
   }
   const after = query.cursor === undefined ? undefined : decodeCursor(services.keys.cursors, query.cursor);
   const range = { field: 'submitted_at', ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) };
@@ -85,7 +87,7 @@ export async function listResponses(services: Context, parentId: string, query: 
   // One more than the page asks for tells whether a page follows, without counting what remains.
   const docs = found.slice(0, query.limit);
   return {
-    responses: docs as unknown as z.input<typeof ResponseRecord>[],
+    responses: (await services.personal.reveal(docs)) as unknown as z.input<typeof ResponseRecord>[],
     pagination: { ...pagination(query, total), ...(after ? { page: null } : {}), next_cursor: next(docs, found.length > query.limit) },
   };
 }

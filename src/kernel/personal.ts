@@ -1,0 +1,206 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { JsonObject, NewEvent, StoredEvent } from '../infra/event-store/port.js';
+import type { SubjectKeyStore } from '../infra/subject-keys/port.js';
+import type { EventDefinition } from './event-catalog.js';
+
+/**
+ * Personal content at rest: the fields of an event that hold what a person
+ * sent (a response's answers, hidden fields, metadata and consent record)
+ * are stored encrypted under a key of their subject (the response or vote),
+ * AES-256-GCM, and the key is kept apart (SubjectKeyStore), wrapped under a
+ * key derived from SECRET. Erasing a subject deletes its key: from then on
+ * no copy of its events (a follower, a backup, a raw copy of the files) can
+ * be read.
+ *
+ * It is a storage envelope, not a version of the event: the stored data is
+ * the event's other fields as they are plus one field, `sealed`, holding
+ * the personal fields' JSON encrypted. Reading puts the fields back where
+ * they were, so the catalog sees the event it wrote; an event stored before
+ * (no `sealed`) reads as it always did.
+ */
+
+/** Which fields of an event type are personal, and which data field names their subject (the key they are sealed under). */
+export interface PersonalDeclaration {
+  type: string;
+  subject: string;
+  fields: readonly string[];
+}
+
+/** The field of stored data (and of read-model documents) that holds the sealed personal fields. */
+export const SEALED = 'sealed';
+
+/** One line per event type: `personal(ResponseSubmitted, 'response_id', ['answers', 'metadata'])`. */
+export function personal(definition: EventDefinition, subject: string, fields: readonly string[]): PersonalDeclaration {
+  const shape = definition.schema.shape as Record<string, unknown>;
+  for (const field of [subject, ...fields]) if (!(field in shape)) throw new Error(`${definition.type} has no field ${field}`);
+  if (SEALED in shape) throw new Error(`${definition.type} has a field named ${SEALED}, which the sealed envelope takes`);
+  if (fields.includes(subject)) throw new Error(`${definition.type}: its subject ${subject} must stay readable`);
+  return { type: definition.type, subject, fields };
+}
+
+/** What `sealed` holds: the subject, the nonce, and the personal fields' JSON encrypted with the tag after it (base64). */
+export interface Sealed {
+  key: string;
+  iv: string;
+  box: string;
+}
+
+const isSealed = (value: unknown): value is Sealed =>
+  typeof value === 'object' && value !== null && typeof (value as Sealed).key === 'string' && typeof (value as Sealed).iv === 'string' && typeof (value as Sealed).box === 'string';
+
+/** The sealed envelope of stored data, or of a read-model document, if it holds one. */
+export const sealedOf = (data: unknown): Sealed | undefined => {
+  const sealed = (data as Record<string, unknown> | null)?.[SEALED];
+  return isSealed(sealed) ? sealed : undefined;
+};
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+
+function encrypt(key: Buffer, plain: Buffer, aad: string, iv = randomBytes(IV_BYTES)): { iv: Buffer; box: Buffer } {
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(aad));
+  const box = Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  return { iv, box };
+}
+
+function decrypt(key: Buffer, iv: Buffer, box: Buffer, aad: string): Buffer {
+  const decipher = createDecipheriv('aes-256-gcm', key, iv);
+  decipher.setAAD(Buffer.from(aad));
+  decipher.setAuthTag(box.subarray(box.length - TAG_BYTES));
+  return Buffer.concat([decipher.update(box.subarray(0, box.length - TAG_BYTES)), decipher.final()]);
+}
+
+/** The key that wraps every subject key: HKDF-SHA-256 of SECRET, for this use only. */
+export const wrappingKey = (secret: string): Buffer => Buffer.from(hkdfSync('sha256', secret, 'feedback-service', 'subject-keys', KEY_BYTES));
+
+export class PersonalCodec {
+  private readonly byType: Map<string, PersonalDeclaration>;
+  private readonly kek: Buffer;
+
+  constructor(
+    declarations: readonly PersonalDeclaration[],
+    readonly keys: SubjectKeyStore,
+    secret: string,
+  ) {
+    this.byType = new Map(declarations.map((d) => [d.type, d]));
+    this.kek = wrappingKey(secret);
+  }
+
+  /** Whether events of this type carry personal fields. */
+  declares(type: string): boolean {
+    return this.byType.has(type);
+  }
+
+  /** The events as they are to be stored: each declared one's personal fields sealed under its subject's key (made on first use). */
+  async seal(events: NewEvent[]): Promise<NewEvent[]> {
+    const subjects = new Set<string>();
+    for (const event of events) {
+      const declaration = this.byType.get(event.type);
+      if (declaration && !sealedOf(event.data)) subjects.add(String(event.data[declaration.subject]));
+    }
+    if (subjects.size === 0) return events;
+    const keys = await this.keysFor([...subjects], true);
+    return events.map((event) => {
+      const declaration = this.byType.get(event.type);
+      if (!declaration || sealedOf(event.data)) return event;
+      return { ...event, data: this.sealData(event.data, declaration, keys.get(String(event.data[declaration.subject]))!) };
+    });
+  }
+
+  /**
+   * The events as their readers know them: sealed ones opened, others as
+   * they are. An event whose key is gone is `undefined`: erased, as if its
+   * stream were deleted. The stored envelope is kept on the opened event
+   * (`sealed`) for read models that keep it rather than the content.
+   */
+  async open(events: StoredEvent[]): Promise<Array<StoredEvent | undefined>> {
+    const subjects = new Set<string>();
+    for (const event of events) {
+      const sealed = this.byType.has(event.type) ? sealedOf(event.data) : undefined;
+      if (sealed) subjects.add(sealed.key);
+    }
+    if (subjects.size === 0) return events;
+    const keys = await this.keysFor([...subjects], false);
+    return events.map((event) => {
+      const sealed = this.byType.has(event.type) ? sealedOf(event.data) : undefined;
+      if (!sealed) return event;
+      const key = keys.get(sealed.key);
+      if (!key) return undefined;
+      const { dataText: _text, ...rest } = event;
+      return { ...rest, data: this.openData(event.data, sealed, key), sealed };
+    });
+  }
+
+  /**
+   * Read-model documents as they are served: those that keep a sealed
+   * envelope get its fields back, those whose key is gone are left out.
+   */
+  async reveal<D extends Record<string, unknown>>(docs: D[]): Promise<D[]> {
+    const subjects = docs.flatMap((doc) => sealedOf(doc)?.key ?? []);
+    if (subjects.length === 0) return docs;
+    const keys = await this.keysFor([...new Set(subjects)], false);
+    const shown: D[] = [];
+    for (const doc of docs) {
+      const sealed = sealedOf(doc);
+      if (!sealed) shown.push(doc);
+      else {
+        const key = keys.get(sealed.key);
+        if (key) shown.push(this.openData(doc, sealed, key) as D);
+      }
+    }
+    return shown;
+  }
+
+  /** Deletes the subjects' keys: everything sealed under them is unreadable from now on, wherever it is copied. */
+  async forget(subjects: readonly string[]): Promise<void> {
+    if (subjects.length > 0) await this.keys.erase(subjects);
+  }
+
+  /** The stored data of an event: its other fields in their order, `sealed` where the first personal field was. */
+  private sealData(data: JsonObject, declaration: PersonalDeclaration, key: Buffer): JsonObject {
+    const subject = String(data[declaration.subject]);
+    const personal: JsonObject = {};
+    const stored: JsonObject = {};
+    for (const field of Object.keys(data)) {
+      if (declaration.fields.includes(field)) {
+        if (!(SEALED in stored)) stored[SEALED] = null;
+        personal[field] = data[field];
+      } else stored[field] = data[field];
+    }
+    const { iv, box } = encrypt(key, Buffer.from(JSON.stringify(personal)), subject);
+    stored[SEALED] = { key: subject, iv: iv.toString('base64'), box: box.toString('base64') } satisfies Sealed;
+    return stored;
+  }
+
+  /** The data with the sealed fields put back where `sealed` stands. */
+  private openData(data: JsonObject, sealed: Sealed, key: Buffer): JsonObject {
+    const personal = JSON.parse(decrypt(key, Buffer.from(sealed.iv, 'base64'), Buffer.from(sealed.box, 'base64'), sealed.key).toString()) as JsonObject;
+    const opened: JsonObject = {};
+    for (const field of Object.keys(data)) {
+      if (field === SEALED) Object.assign(opened, personal);
+      else opened[field] = data[field];
+    }
+    return opened;
+  }
+
+  /** The subjects' keys, unwrapped; with `create`, made for those that have none. */
+  private async keysFor(subjects: string[], create: boolean): Promise<Map<string, Buffer>> {
+    let wrapped: Map<string, Buffer>;
+    if (create) {
+      // A subject is new when its first event is sealed: one write that keeps the key stored first, if any.
+      const made = new Map<string, Buffer>();
+      for (const subject of subjects) {
+        const { iv, box } = encrypt(this.kek, randomBytes(KEY_BYTES), `subject-key:${subject}`);
+        made.set(subject, Buffer.concat([iv, box]));
+      }
+      wrapped = await this.keys.add(made);
+    } else wrapped = await this.keys.find(subjects);
+    const keys = new Map<string, Buffer>();
+    for (const [subject, blob] of wrapped) {
+      keys.set(subject, decrypt(this.kek, blob.subarray(0, IV_BYTES), blob.subarray(IV_BYTES), `subject-key:${subject}`));
+    }
+    return keys;
+  }
+}
