@@ -47,7 +47,9 @@ export const responsesProjection: Projection<DomainEvent> = {
           // What a person sent stays sealed at rest here too: only the fields that place the response are plain.
           const { widget_id, form_id, duplicate_guard } = data;
           const placed = { ...(widget_id !== undefined ? { widget_id } : {}), ...(form_id !== undefined ? { form_id } : {}), ...(duplicate_guard !== undefined ? { duplicate_guard } : {}) };
-          return [{ op: 'put', collection: RESPONSES, doc: { id, parent_id, account_id, submitted_at, ...placed, [SEALED]: event.sealed } }, ...ops];
+          // The counters it counted in are listed, as an erasure cannot work them out from sealed answers.
+          const counted = ops.map((op) => op.doc.id);
+          return [{ op: 'put', collection: RESPONSES, doc: { id, parent_id, account_id, submitted_at, ...placed, counted, [SEALED]: event.sealed } }, ...ops];
         }
         const json = textOf(event, id, account_id, submitted_at);
         // With its text, the document needs only what the store keeps in columns (the port's put): a rebuild puts a million.

@@ -24,6 +24,8 @@ export interface PersonalDeclaration {
   type: string;
   subject: string;
   fields: readonly string[];
+  /** The schema's fields in order, which is the order the catalog writes them in: an opened event has them so again. */
+  order: readonly string[];
 }
 
 /** The field of stored data (and of read-model documents) that holds the sealed personal fields. */
@@ -35,7 +37,7 @@ export function personal(definition: EventDefinition, subject: string, fields: r
   for (const field of [subject, ...fields]) if (!(field in shape)) throw new Error(`${definition.type} has no field ${field}`);
   if (SEALED in shape) throw new Error(`${definition.type} has a field named ${SEALED}, which the sealed envelope takes`);
   if (fields.includes(subject)) throw new Error(`${definition.type}: its subject ${subject} must stay readable`);
-  return { type: definition.type, subject, fields };
+  return { type: definition.type, subject, fields, order: Object.keys(shape) };
 }
 
 /** What `sealed` holds: the subject, the nonce, and the personal fields' JSON encrypted with the tag after it (base64). */
@@ -129,7 +131,7 @@ export class PersonalCodec {
       const key = keys.get(sealed.key);
       if (!key) return undefined;
       const { dataText: _text, ...rest } = event;
-      return { ...rest, data: this.openData(event.data, sealed, key), sealed };
+      return { ...rest, data: this.openData(event.data, sealed, key, this.byType.get(event.type)!.order), sealed };
     });
   }
 
@@ -174,10 +176,20 @@ export class PersonalCodec {
     return stored;
   }
 
-  /** The data with the sealed fields put back where `sealed` stands. */
-  private openData(data: JsonObject, sealed: Sealed, key: Buffer): JsonObject {
+  /** The data with the sealed fields put back: in the schema's order where given, else where `sealed` stands. */
+  private openData(data: JsonObject, sealed: Sealed, key: Buffer, order?: readonly string[]): JsonObject {
     const personal = JSON.parse(decrypt(key, Buffer.from(sealed.iv, 'base64'), Buffer.from(sealed.box, 'base64'), sealed.key).toString()) as JsonObject;
     const opened: JsonObject = {};
+    if (order) {
+      for (const field of order) {
+        const value = Object.hasOwn(personal, field) ? personal[field] : data[field];
+        if (value !== undefined) opened[field] = value;
+      }
+      // Fields the schema does not name (an older version's) follow, as stored.
+      for (const field of Object.keys(data)) if (field !== SEALED && !(field in opened)) opened[field] = data[field];
+      for (const field of Object.keys(personal)) if (!(field in opened)) opened[field] = personal[field];
+      return opened;
+    }
     for (const field of Object.keys(data)) {
       if (field === SEALED) Object.assign(opened, personal);
       else opened[field] = data[field];

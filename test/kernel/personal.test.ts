@@ -1,0 +1,170 @@
+/**
+ * The personal-data codec over the embedded store: what a declared event
+ * stores, how it reads back, and what an erased key leaves.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { catalog, personalData } from '../../src/domain-events.js';
+import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
+import { DATABASE_FILE } from '../../src/infra/sqlite.js';
+import { KEYS_FILE } from '../../src/infra/subject-keys/port.js';
+import { openSqliteSubjectKeys } from '../../src/infra/subject-keys/sqlite.js';
+import { openSubjectKeysAt } from '../../src/infra/subject-keys/open.js';
+import { personal, PersonalCodec, SEALED, sealedOf } from '../../src/kernel/personal.js';
+import { PersonalEventStore } from '../../src/kernel/personal-store.js';
+import { ResponseSubmitted } from '../../src/submissions/events.js';
+import { VoteCast } from '../../src/polls/events.js';
+import { tempDir } from '../support/services.js';
+
+const SECRET = 'a-secret-of-at-least-thirty-two-characters!';
+const meta = { occurred_at: '2026-11-22T10:00:00.000Z', actor: 'public' };
+
+const response = (id: string, text: string) =>
+  catalog.serialize(
+    {
+      type: 'ResponseSubmitted',
+      data: {
+        response_id: id,
+        account_id: 'acc_1',
+        widget_id: 'wid_1',
+        answers: { comment: text },
+        metadata: { browser: null, browser_version: null, device: null, os: null, ip_hash: 'h', language: null, completion_time_ms: 1, page_url: `https://x.example/${text}`, page_title: null },
+        submitted_at: '2026-11-22T10:00:00.000Z',
+        consent_record: { consent_given: true, timestamp: 't', ip_hash: 'h', user_agent: 'ua', consent_text: 'I agree', form_version: 1 },
+      },
+    },
+    meta,
+  );
+
+function open(t: Test, dir = tempDir(t)) {
+  const store = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), SECRET));
+  t.teardown(() => store.close());
+  return { store, dir };
+}
+
+t.test('a declared event is stored sealed, reads back as written, and other events are left as they are', async (t) => {
+  const { store, dir } = open(t);
+  const event = response('r1', 'SECRET-TEXT-1');
+  await store.append('response-r1', [event], 'no_stream');
+  await store.append('other', [catalog.serialize({ type: 'SubmissionGuarded', data: { target: 'widget', target_id: 'wid_1', response_id: 'r1' } }, meta)], 'no_stream');
+
+  const [raw] = await store.readFeed({ limit: 10 });
+  const stored = JSON.parse(raw!.data);
+  t.same(Object.keys(stored), ['response_id', 'account_id', 'widget_id', SEALED, 'submitted_at'], 'its other fields plain, in their order; the sealed ones in one envelope where they stood');
+  t.notOk(raw!.data.includes('SECRET-TEXT-1'), 'the stored text holds none of what was sent');
+  t.equal(sealedOf(stored)?.key, 'r1', 'sealed under the response');
+
+  const [read] = await store.readStream('response-r1');
+  t.same(read!.data, event.data, 'read back, it is the event as written');
+  t.same(Object.keys(read!.data), Object.keys(event.data), 'its fields in the order written');
+  t.ok(read!.sealed, 'with the envelope it came from');
+  const recorded = catalog.parse(read!);
+  t.same(recorded?.data, event.data);
+  t.equal((await store.readAll({ limit: 10 })).length, 2);
+  t.equal((await store.readAccount('acc_1', { limit: 10 })).length, 1);
+  await store.close();
+  const bytes = Buffer.concat([readFileSync(join(dir, DATABASE_FILE)), existsSync(join(dir, `${DATABASE_FILE}-wal`)) ? readFileSync(join(dir, `${DATABASE_FILE}-wal`)) : Buffer.alloc(0)]);
+  t.notOk(bytes.includes('SECRET-TEXT-1'), 'no file of the event store holds it');
+});
+
+t.test('an event stored before sealing reads as it always did', async (t) => {
+  const dir = tempDir(t);
+  const plain = openSqliteEventStore(dir);
+  await plain.append('response-old', [response('old', 'OLD-TEXT')], 'no_stream');
+  await plain.close();
+  const { store } = open(t, dir);
+  const [read] = await store.readStream('response-old');
+  t.equal((read!.data.answers as { comment: string }).comment, 'OLD-TEXT');
+  t.equal(read!.sealed, undefined);
+});
+
+t.test('an erased key makes its events unreadable anywhere: the stream and the feed read as if it were deleted', async (t) => {
+  const { store, dir } = open(t);
+  for (let i = 0; i < 5; i++) await store.append(`response-e${i}`, [response(`e${i}`, `TEXT-${i}`)], 'no_stream');
+  await store.append('response-kept', [response('kept', 'KEPT')], 'no_stream');
+  const keysBefore = readFileSync(join(dir, KEYS_FILE));
+  await store.codec.forget(['e0', 'e1', 'e2', 'e3', 'e4']);
+  t.same(await store.readStream('response-e0'), [], 'its stream reads empty');
+  // A page of only erased events would tell a reader the feed ends there: the store reads on past them.
+  const page = await store.readAll({ limit: 2 });
+  t.same(page.map((e) => e.streamId), ['response-kept'], 'the feed skips them, past whole pages of them');
+  t.same((await store.readAccount('acc_1', { limit: 2 })).map((e) => e.streamId), ['response-kept']);
+  t.equal((await store.readFeed({ limit: 10 })).length, 6, 'the stored records stay, sealed, for the seals');
+  const keysAfter = readFileSync(join(dir, KEYS_FILE));
+  t.ok(keysAfter.length > 0 && keysBefore.length > 0);
+  const stillThere = [...(await openSqliteSubjectKeys(dir, { readonly: true }).find(['e0', 'kept']))].map(([subject]) => subject);
+  t.same(stillThere, ['kept'], 'the key file holds the kept key only');
+
+  const sub = store.subscribe({ after: 0n, batchSize: 10 });
+  for await (const batch of sub) {
+    t.same(batch.map((e) => e.streamId), ['response-kept'], 'the live feed skips them too');
+    break;
+  }
+  await sub.close();
+});
+
+t.test('read-model documents are opened as served; an erased one is left out', async (t) => {
+  const { store } = open(t);
+  await store.append('response-a', [response('a', 'A-TEXT')], 'no_stream');
+  await store.append('response-b', [response('b', 'B-TEXT')], 'no_stream');
+  const events = await store.readAll({ limit: 10 });
+  const docs = events.map((e) => ({ id: e.data.response_id as string, [SEALED]: e.sealed }));
+  docs.push({ id: 'plain', answers: { comment: 'as it is' } } as never);
+  await store.codec.forget(['b']);
+  const shown = await store.codec.reveal(docs as Array<Record<string, unknown>>);
+  t.same(
+    shown.map((d) => [d.id, (d.answers as { comment: string }).comment]),
+    [
+      ['a', 'A-TEXT'],
+      ['plain', 'as it is'],
+    ],
+  );
+  t.same(await store.codec.reveal([{ id: 'x' }]), [{ id: 'x' }], 'documents without an envelope are served as they are');
+});
+
+t.test('appends across streams seal each part, and a vote is sealed under its own key', async (t) => {
+  const { store } = open(t);
+  const vote = catalog.serialize({ type: 'VoteCast', data: { vote_id: 'v1', poll_id: 'p1', account_id: 'acc_1', option_ids: ['opt-SECRET'], cast_at: 't' } }, meta);
+  await store.appendToStreams([
+    { streamId: 'vote-v1', events: [vote], expected: 'no_stream' },
+    { streamId: 'response-c', events: [response('c', 'C')], expected: 'no_stream' },
+  ]);
+  const raw = await store.readFeed({ limit: 10 });
+  t.same(raw.map((r) => sealedOf(JSON.parse(r.data))?.key), ['v1', 'c']);
+  t.notOk(raw[0]!.data.includes('opt-SECRET'));
+  t.same((await store.readStream('vote-v1'))[0]!.data.option_ids, ['opt-SECRET']);
+  t.equal(store.kind, 'sqlite');
+  t.equal(store.atomicAcrossStreams, true);
+  t.equal(await store.streamState('vote-v1'), 0n);
+  t.equal(await store.headPosition(), 2n);
+  t.equal(await store.endPosition(), 2n);
+  t.equal(await store.hasRoom?.(), true);
+  await store.deleteStreams(['vote-v1']);
+  await store.expunge();
+  t.same(await store.readStream('vote-v1'), []);
+});
+
+t.test('a declaration names fields the event has, and keeps its subject readable', async (t) => {
+  t.throws(() => personal(ResponseSubmitted, 'response_id', ['nothing']), /has no field nothing/);
+  t.throws(() => personal(VoteCast, 'vote_id', ['vote_id']), /must stay readable/);
+  t.equal(personal(VoteCast, 'vote_id', ['option_ids']).type, 'VoteCast');
+});
+
+t.test('a key store opened read-only finds keys and changes none; one never made finds none', async (t) => {
+  const dir = tempDir(t);
+  const writable = openSqliteSubjectKeys(dir);
+  await writable.add(new Map([['s', Buffer.from('wrapped')]]));
+  t.same([...(await writable.add(new Map([['s', Buffer.from('other')]])))].map(([, v]) => v.toString()), ['wrapped'], 'the first key stored wins');
+  await writable.close();
+  const reader = await openSubjectKeysAt({ kind: 'sqlite', path: join(dir, KEYS_FILE), readonly: true });
+  t.same([...(await reader.find(['s', 'none']))].map(([k]) => k), ['s']);
+  await t.rejects(reader.add(new Map()), /read-only/);
+  await t.rejects(reader.erase(['s']), /read-only/);
+  await reader.close();
+  const none = openSqliteSubjectKeys(join(dir, 'never'), { readonly: true });
+  t.same(await none.find(['s']), new Map());
+  await t.rejects(none.add(new Map()), /read-only/);
+  await t.rejects(none.erase([]), /read-only/);
+  await none.close();
+});
