@@ -75,6 +75,8 @@ t.test('an answer is sealed at rest, and erasing it leaves no copy that can read
   t.teardown(() => copy.stop('SIGKILL'));
   t.ok((await list(copy.url)).includes(answer), 'the copy reads the answer before the erasure');
 
+  // Sealed into the hash chain as stored, so that verify after the erasure checks the chain over sealed content.
+  t.equal((await admin(['seal'], env)).code, 0);
   const before = JSON.parse(await list()) as { responses: unknown[] };
   const erased = await fetch(`${server.url}/api/responses`, { method: 'DELETE', headers, body: JSON.stringify({ widgetId: widget.id, ids: [id] }) });
   t.equal(erased.status, 200, await erased.clone().text());
@@ -98,6 +100,8 @@ t.test('an answer is sealed at rest, and erasing it leaves no copy that can read
 
   const verified = await admin(['verify'], env);
   t.equal(verified.code, 0, `verify passes: ${verified.stdout}${verified.stderr}`);
+  t.match(json(verified), { verified: true, erased: 1 }, 'with the erased response counted as erased, its hash in the chain');
+  t.ok(json(verified).sealed > 0);
   const rebuilt = await admin(['rebuild'], env);
   t.equal(rebuilt.code, 0, rebuilt.stderr);
   const after = JSON.parse(await list()) as { responses: unknown[] };
