@@ -16,6 +16,7 @@ import { PersonalEventStore } from '../../src/kernel/personal-store.js';
 import { ResponseSubmitted } from '../../src/submissions/events.js';
 import { VoteCast } from '../../src/polls/events.js';
 import { tempDir } from '../support/services.js';
+import { eventStoreContract } from '../contracts/event-store.js';
 
 const SECRET = 'a-secret-of-at-least-thirty-two-characters!';
 const meta = { occurred_at: '2026-11-22T10:00:00.000Z', actor: 'public' };
@@ -167,4 +168,10 @@ t.test('a key store opened read-only finds keys and changes none; one never made
   await t.rejects(none.add(new Map()), /read-only/);
   await t.rejects(none.erase([]), /read-only/);
   await none.close();
+});
+
+// The sealing store keeps the port's contract over the adapter it wraps (here the embedded one; KurrentDB's the same way).
+t.test('the event-store contract holds through the sealing store', async (t) => {
+  const dir = tempDir(t, 'contract');
+  eventStoreContract(t, { open: async () => new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), SECRET)), erasesFromFeedAtOnce: true });
 });
