@@ -4,7 +4,9 @@ import { targetOf } from '../erasure/state.js';
 import { haltMessage } from '../kernel/feed/halt.js';
 import { SessionActivity } from '../dashboard/activity.js';
 import { AppError } from '../kernel/errors.js';
-import { UnreadableEvent } from '../kernel/event-catalog.js';
+import { UnreadableEvent, type Recorded } from '../kernel/event-catalog.js';
+import { sealedOf } from '../kernel/personal.js';
+import type { DomainEvent } from '../domain-events.js';
 import type { FeedRecord, JsonObject } from '../infra/event-store/port.js';
 import { systemClock } from '../infra/ids.js';
 import { openSqliteEventStore, type SqliteEventStore } from '../infra/event-store/sqlite.js';
@@ -219,7 +221,10 @@ async function removedSince(store: Services['events'], copy: SqliteEventStore, c
     if (id !== undefined && !erased.has(id)) return [];
     let event;
     try {
-      event = catalog.parse({ ...record, data: JSON.parse(record.data) as JsonObject, metadata: JSON.parse(record.metadata) as JsonObject });
+      const data = JSON.parse(record.data) as JsonObject;
+      // Sealed, its personal fields cannot be read here, nor need they be: the ids and streams erasure reads are plain.
+      if (sealedOf(data)) event = { type: record.type, data, streamId: record.streamId } as unknown as Recorded<DomainEvent>;
+      else event = catalog.parse({ ...record, data, metadata: JSON.parse(record.metadata) as JsonObject });
     } catch (error) {
       // The copy's rebuild halts before it, naming it; nothing of it is taken for a submission here.
       if (error instanceof SyntaxError || error instanceof UnreadableEvent) return [];
