@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { adapterOf } from '../kernel/personal-store.js';
 import { UnreadableRecord } from '../infra/event-store/port.js';
 import type { SqliteEventStore } from '../infra/event-store/sqlite.js';
 import { leavesInThreads } from '../seals/leaves.js';
@@ -29,7 +30,7 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
   // Threads take ranges of positions: where positions are mostly gaps (an event
   // put far past the others by hand), most ranges would be empty, and a walk here
   // reads only what is there.
-  const threaded = head >= THREADED_FROM && head <= 2n * BigInt((services.events as SqliteEventStore).countEvents());
+  const threaded = head >= THREADED_FROM && head <= 2n * BigInt((adapterOf(services.events) as SqliteEventStore).countEvents());
   const mark = embedded ? readPointInTime(services.config.DATA_DIR) : undefined;
   const erasedLater = mark ? erasedAfter(mark) : undefined;
   let result;
@@ -70,7 +71,7 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
         }
       : {}),
   };
-  const broken = result.firstBreak ?? (embedded ? await cutOff(services.events as SqliteEventStore) : undefined);
+  const broken = result.firstBreak ?? (embedded ? await cutOff(adapterOf(services.events) as SqliteEventStore) : undefined);
   if (!broken) {
     out(JSON.stringify({ verified: true, ...figures }));
     return 0;

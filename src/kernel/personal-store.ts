@@ -105,3 +105,6 @@ export class PersonalEventStore implements EventStore {
     }
   }
 }
+
+/** The adapter beneath the sealing store, for what only the adapter offers (the embedded store's counts and cut-offs). */
+export const adapterOf = (store: EventStore): EventStore => (store instanceof PersonalEventStore ? store.inner : store);
