@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { JsonObject, NewEvent, StoredEvent } from '../infra/event-store/port.js';
+import { groupedAdds } from '../infra/subject-keys/grouped.js';
 import type { SubjectKeyStore } from '../infra/subject-keys/port.js';
 import type { EventDefinition } from './event-catalog.js';
 
@@ -7,10 +8,12 @@ import type { EventDefinition } from './event-catalog.js';
  * Personal content at rest: the fields of an event that hold what a person
  * sent (a response's answers, hidden fields, metadata and consent record)
  * are stored encrypted under a key of their subject (the response or vote),
- * AES-256-GCM, and the key is kept apart (SubjectKeyStore), wrapped under a
- * key derived from SECRET. Erasing a subject deletes its key: from then on
- * no copy of its events (a follower, a backup, a raw copy of the files) can
- * be read.
+ * AES-256-GCM. The key is HMAC-SHA-256, under a key derived from SECRET, of
+ * the subject and a random salt of its own; the salt is kept apart
+ * (SubjectKeyStore). Neither the salt without SECRET nor SECRET without the
+ * salt gives the key, so erasing a subject deletes its salt: from then on no
+ * copy of its events (a follower, a backup, a raw copy of the files) can be
+ * read.
  *
  * It is a storage envelope, not a version of the event: the stored data is
  * the event's other fields as they are plus one field, `sealed`, holding
@@ -60,26 +63,36 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 
-function encrypt(key: Buffer, plain: Buffer, aad: string, iv = randomBytes(IV_BYTES)): { iv: Buffer; box: Buffer } {
+function encrypt(key: Buffer, plain: Buffer, aad: string, iv: Buffer): { iv: Buffer; box: Buffer } {
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(aad));
   const box = Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
   return { iv, box };
 }
 
-function decrypt(key: Buffer, iv: Buffer, box: Buffer, aad: string): Buffer {
+/** The plain text of a box (its tag after it), as a string: the one form every reader parses. */
+function decrypt(key: Buffer, iv: Buffer, box: Buffer, aad: string): string {
   const decipher = createDecipheriv('aes-256-gcm', key, iv);
   decipher.setAAD(Buffer.from(aad));
   decipher.setAuthTag(box.subarray(box.length - TAG_BYTES));
-  return Buffer.concat([decipher.update(box.subarray(0, box.length - TAG_BYTES)), decipher.final()]);
+  return decipher.update(box.subarray(0, box.length - TAG_BYTES), undefined, 'utf8') + decipher.final('utf8');
 }
 
-/** The key that wraps every subject key: HKDF-SHA-256 of SECRET, for this use only. */
-export const wrappingKey = (secret: string): Buffer => Buffer.from(hkdfSync('sha256', secret, 'feedback-service', 'subject-keys', KEY_BYTES));
+/** The key every subject key is derived under: HKDF-SHA-256 of SECRET, for this use only, derived once per codec. */
+export const rootKey = (secret: string): Buffer => Buffer.from(hkdfSync('sha256', secret, 'feedback-service', 'subject-keys', KEY_BYTES));
+
+/** A subject's salt: what the key store keeps for it. */
+const SALT_BYTES = 32;
+
+/** Keys derived, kept per process; bounded, as a rebuild meets a million subjects once each. */
+const DERIVED_KEPT = 10_000;
 
 export class PersonalCodec {
   private readonly byType: Map<string, PersonalDeclaration>;
-  private readonly kek: Buffer;
+  private readonly root: Buffer;
+  private readonly add: SubjectKeyStore['add'];
+  /** Derived keys by subject, with the salt they came from: a salt found again in the store is not derived twice. */
+  private readonly derived = new Map<string, { salt: Buffer; key: Buffer }>();
 
   constructor(
     declarations: readonly PersonalDeclaration[],
@@ -87,7 +100,8 @@ export class PersonalCodec {
     secret: string,
   ) {
     this.byType = new Map(declarations.map((d) => [d.type, d]));
-    this.kek = wrappingKey(secret);
+    this.root = rootKey(secret);
+    this.add = groupedAdds(keys);
   }
 
   /** Whether events of this type carry personal fields. */
@@ -104,10 +118,13 @@ export class PersonalCodec {
     }
     if (subjects.size === 0) return events;
     const keys = await this.keysFor([...subjects], true);
+    // One draw of randomness for the nonces of the lot: a draw costs more than the bytes.
+    const ivs = randomBytes(IV_BYTES * events.length);
+    let at = 0;
     return events.map((event) => {
       const declaration = this.byType.get(event.type);
       if (!declaration || sealedOf(event.data)) return event;
-      return { ...event, data: this.sealData(event.data, declaration, keys.get(String(event.data[declaration.subject]))!) };
+      return { ...event, data: this.sealData(event.data, declaration, keys.get(String(event.data[declaration.subject]))!, ivs.subarray(IV_BYTES * at, IV_BYTES * ++at)) };
     });
   }
 
@@ -157,11 +174,13 @@ export class PersonalCodec {
 
   /** Deletes the subjects' keys: everything sealed under them is unreadable from now on, wherever it is copied. */
   async forget(subjects: readonly string[]): Promise<void> {
-    if (subjects.length > 0) await this.keys.erase(subjects);
+    if (subjects.length === 0) return;
+    await this.keys.erase(subjects);
+    for (const subject of subjects) this.derived.delete(subject);
   }
 
   /** The stored data of an event: its other fields in their order, `sealed` where the first personal field was. */
-  private sealData(data: JsonObject, declaration: PersonalDeclaration, key: Buffer): JsonObject {
+  private sealData(data: JsonObject, declaration: PersonalDeclaration, key: Buffer, nonce: Buffer): JsonObject {
     const subject = String(data[declaration.subject]);
     const personal: JsonObject = {};
     const stored: JsonObject = {};
@@ -171,14 +190,14 @@ export class PersonalCodec {
         personal[field] = data[field];
       } else stored[field] = data[field];
     }
-    const { iv, box } = encrypt(key, Buffer.from(JSON.stringify(personal)), subject);
+    const { iv, box } = encrypt(key, Buffer.from(JSON.stringify(personal)), subject, nonce);
     stored[SEALED] = { key: subject, iv: iv.toString('base64'), box: box.toString('base64') } satisfies Sealed;
     return stored;
   }
 
   /** The data with the sealed fields put back: in the schema's order where given, else where `sealed` stands. */
   private openData(data: JsonObject, sealed: Sealed, key: Buffer, order?: readonly string[]): JsonObject {
-    const personal = JSON.parse(decrypt(key, Buffer.from(sealed.iv, 'base64'), Buffer.from(sealed.box, 'base64'), sealed.key).toString()) as JsonObject;
+    const personal = JSON.parse(decrypt(key, Buffer.from(sealed.iv, 'base64'), Buffer.from(sealed.box, 'base64'), sealed.key)) as JsonObject;
     const opened: JsonObject = {};
     if (order) {
       for (const field of order) {
@@ -197,22 +216,32 @@ export class PersonalCodec {
     return opened;
   }
 
-  /** The subjects' keys, unwrapped; with `create`, made for those that have none. */
+  /**
+   * The subjects' keys; with `create`, made for those that have none. Every
+   * call looks the salts up in the store (one query for the lot), so a key
+   * erased by another process is gone here too; only the derivation of a
+   * salt seen before is skipped.
+   */
   private async keysFor(subjects: string[], create: boolean): Promise<Map<string, Buffer>> {
-    let wrapped: Map<string, Buffer>;
+    let salts: Map<string, Buffer>;
     if (create) {
-      // A subject is new when its first event is sealed: one write that keeps the key stored first, if any.
-      const made = new Map<string, Buffer>();
-      for (const subject of subjects) {
-        const { iv, box } = encrypt(this.kek, randomBytes(KEY_BYTES), `subject-key:${subject}`);
-        made.set(subject, Buffer.concat([iv, box]));
-      }
-      wrapped = await this.keys.add(made);
-    } else wrapped = await this.keys.find(subjects);
+      // A subject is new when its first event is sealed: its salt is stored (durably) before that event is appended.
+      const drawn = randomBytes(SALT_BYTES * subjects.length);
+      salts = await this.add(new Map(subjects.map((subject, i) => [subject, drawn.subarray(SALT_BYTES * i, SALT_BYTES * (i + 1))])));
+    } else salts = await this.keys.find(subjects);
     const keys = new Map<string, Buffer>();
-    for (const [subject, blob] of wrapped) {
-      keys.set(subject, decrypt(this.kek, blob.subarray(0, IV_BYTES), blob.subarray(IV_BYTES), `subject-key:${subject}`));
-    }
+    for (const [subject, salt] of salts) keys.set(subject, this.derive(subject, salt));
     return keys;
+  }
+
+  /** HMAC-SHA-256 under the root key of the subject and its salt (the salt is of fixed length, last, so no two inputs read alike). */
+  private derive(subject: string, salt: Buffer): Buffer {
+    const known = this.derived.get(subject);
+    if (known && known.salt.equals(salt)) return known.key;
+    const key = createHmac('sha256', this.root).update(subject).update(salt).digest();
+    // Emptied when full rather than trimmed one by one: a Map's oldest entry is slow to find once many are deleted.
+    if (this.derived.size >= DERIVED_KEPT) this.derived.clear();
+    this.derived.set(subject, { salt, key });
+    return key;
   }
 }

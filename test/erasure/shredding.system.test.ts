@@ -62,9 +62,9 @@ t.test('an answer is sealed at rest, and erasing it leaves no copy that can read
   const raw = tempDir(t, 'raw');
   for (const name of [DATABASE_FILE, `${DATABASE_FILE}-wal`, KEYS_FILE]) if (existsSync(join(dir, name))) copyFileSync(join(dir, name), join(raw, name));
   const oldKeys = openSqliteSubjectKeys(raw, { readonly: true });
-  const wrapped = (await oldKeys.find([id])).get(id);
+  const salt = (await oldKeys.find([id])).get(id);
   await oldKeys.close();
-  t.ok(wrapped, 'the copy of the key file held the key, wrapped');
+  t.ok(salt, 'the copy of the key file held its salt');
   t.notOk(readFileSync(join(raw, KEYS_FILE)).includes(answer));
 
   // A point-in-time copy made before the erasure, served read-only beside the live one.
@@ -86,7 +86,7 @@ t.test('an answer is sealed at rest, and erasing it leaves no copy that can read
   t.notOk((await list(copy.url)).includes(answer), 'the point-in-time copy made before cannot read it any more');
   t.ok((await list(copy.url)).includes(keptAnswer), 'while it reads what was not erased');
 
-  t.same(holding(filesUnder(dir), wrapped!), [], 'no file under DATA_DIR holds its key');
+  t.same(holding(filesUnder(dir), salt!), [], 'no file under DATA_DIR holds its key');
   t.same(holding([join(raw, DATABASE_FILE), ...(existsSync(join(raw, `${DATABASE_FILE}-wal`)) ? [join(raw, `${DATABASE_FILE}-wal`)] : [])], answer), [], 'the raw copy holds no plain answer');
   // The raw copy opened with the live keys: the response's events are there, sealed, and read as erased.
   const rawEvents = openSqliteEventStore(raw);

@@ -3,12 +3,13 @@
  * stores, how it reads back, and what an erased key leaves.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { createDecipheriv } from 'node:crypto';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { catalog, personalData } from '../../src/domain-events.js';
 import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
-import { KEYS_FILE } from '../../src/infra/subject-keys/port.js';
+import { KEYS_FILE, type SubjectKeyStore } from '../../src/infra/subject-keys/port.js';
 import { openSqliteSubjectKeys } from '../../src/infra/subject-keys/sqlite.js';
 import { openSubjectKeysAt } from '../../src/infra/subject-keys/open.js';
 import { personal, PersonalCodec, SEALED, sealedOf } from '../../src/kernel/personal.js';
@@ -144,6 +145,75 @@ t.test('appends across streams seal each part, and a vote is sealed under its ow
   await store.deleteStreams(['vote-v1']);
   await store.expunge();
   t.same(await store.readStream('vote-v1'), []);
+});
+
+/** A key store that counts its writes: how many durable commits the embedded one would make. */
+function counting(inner: SubjectKeyStore, fail?: Error) {
+  const writes: number[] = [];
+  const store: SubjectKeyStore = {
+    ...inner,
+    find: (subjects) => inner.find(subjects),
+    erase: (subjects) => inner.erase(subjects),
+    close: () => inner.close(),
+    add: async (keys) => {
+      writes.push(keys.size);
+      if (fail) throw fail;
+      return inner.add(keys);
+    },
+  };
+  return { store, writes };
+}
+
+t.test('the submits of one turn store their keys in one write, each answered once it is done', async (t) => {
+  const dir = tempDir(t);
+  const { store: keys, writes } = counting(openSqliteSubjectKeys(dir));
+  const store = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, keys, SECRET));
+  t.teardown(() => store.close());
+  await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`response-g${i}`, [response(`g${i}`, `G-${i}`)], 'no_stream')));
+  t.same(writes, [20], 'twenty new keys, one write');
+  for (let i = 0; i < 20; i++) t.equal(((await store.readStream(`response-g${i}`))[0]!.data.answers as { comment: string }).comment, `G-${i}`);
+  // Two asking for the same subject in one turn: one key, which both seal under.
+  await Promise.all([store.append('response-twice', [response('twice', 'ONE')], 'no_stream'), store.codec.seal([response('twice', 'TWO')])]);
+  t.same(writes, [20, 1]);
+  t.equal(((await store.readStream('response-twice'))[0]!.data.answers as { comment: string }).comment, 'ONE');
+});
+
+t.test('a key write that fails fails every submit of its turn, and none is appended', async (t) => {
+  const dir = tempDir(t);
+  const { store: keys } = counting(openSqliteSubjectKeys(dir), new Error('disk full'));
+  const store = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, keys, SECRET));
+  t.teardown(() => store.close());
+  const results = await Promise.allSettled([store.append('response-f1', [response('f1', 'F')], 'no_stream'), store.append('response-f2', [response('f2', 'F')], 'no_stream')]);
+  t.same(results.map((r) => r.status), ['rejected', 'rejected']);
+  t.same(await store.readFeed({ limit: 10 }), [], 'no event without its key');
+});
+
+t.test('the key store holds a salt, not the key: without SECRET it opens nothing, and an erasure elsewhere reaches a process that opened before', async (t) => {
+  const dir = tempDir(t);
+  const { store } = open(t, dir);
+  await store.append('response-k', [response('k', 'K-TEXT')], 'no_stream');
+  const [raw] = await store.readFeed({ limit: 1 });
+  const sealed = sealedOf(JSON.parse(raw!.data))!;
+  const salt = (await store.codec.keys.find(['k'])).get('k')!;
+  t.equal(salt.length, 32);
+  t.throws(() => {
+    const decipher = createDecipheriv('aes-256-gcm', salt, Buffer.from(sealed.iv, 'base64'));
+    const box = Buffer.from(sealed.box, 'base64');
+    decipher.setAAD(Buffer.from('k'));
+    decipher.setAuthTag(box.subarray(box.length - 16));
+    decipher.update(box.subarray(0, box.length - 16));
+    decipher.final();
+  }, 'the salt does not open the content');
+  const otherSecret = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), `${SECRET}-other`));
+  await t.rejects(otherSecret.readStream('response-k'), 'nor does the salt under another SECRET');
+  await otherSecret.close();
+
+  // A second process on the same files: it reads the response (deriving its key), then another erases it.
+  const second = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), SECRET));
+  t.equal((await second.readStream('response-k')).length, 1);
+  await store.codec.forget(['k']);
+  t.same(await second.readStream('response-k'), [], 'the key it derived before is not used once the salt is gone');
+  await second.close();
 });
 
 t.test('a declaration names fields the event has, and keeps its subject readable', async (t) => {

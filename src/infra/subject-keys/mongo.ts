@@ -6,7 +6,7 @@ export const SUBJECT_KEYS = 'subject_keys';
 
 interface KeyDocument {
   _id: string;
-  wrapped: Buffer;
+  salt: Buffer;
 }
 
 /** Duplicate key: another writer stored the subject's key first. */
@@ -14,7 +14,7 @@ const DUPLICATE_KEY = 11000;
 
 /**
  * The subject keys in a MongoDB collection of their own, `{ _id: subject,
- * wrapped: BinData }`, written with majority write concern: an erased key
+ * salt: BinData }`, written with majority write concern: an erased key
  * is gone from every member that acknowledged the delete. `add` inserts
  * unordered and ignores duplicate-key errors (the first writer wins, as on
  * SQLite), then reads every subject back.
@@ -30,8 +30,8 @@ export async function openMongoSubjectKeys(url: string): Promise<SubjectKeyStore
     if (subjects.length === 0) return found;
     for (const doc of await keys.find({ _id: { $in: [...subjects] } }).toArray()) {
       // The driver hands binary data back as its Binary type.
-      const wrapped = doc.wrapped as unknown as { buffer?: Uint8Array } | Buffer;
-      found.set(doc._id, Buffer.isBuffer(wrapped) ? wrapped : Buffer.from(wrapped.buffer!));
+      const salt = doc.salt as unknown as { buffer?: Uint8Array } | Buffer;
+      found.set(doc._id, Buffer.isBuffer(salt) ? salt : Buffer.from(salt.buffer!));
     }
     return found;
   };
@@ -42,7 +42,7 @@ export async function openMongoSubjectKeys(url: string): Promise<SubjectKeyStore
       if (given.size === 0) return new Map();
       try {
         await keys.insertMany(
-          [...given].map(([_id, wrapped]) => ({ _id, wrapped })),
+          [...given].map(([_id, salt]) => ({ _id, salt })),
           { ordered: false },
         );
       } catch (error) {

@@ -25,14 +25,14 @@ export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boo
     db.pragma('secure_delete = ON');
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
-    db.exec('CREATE TABLE IF NOT EXISTS subject_keys (subject TEXT PRIMARY KEY, wrapped BLOB NOT NULL) WITHOUT ROWID');
+    db.exec('CREATE TABLE IF NOT EXISTS subject_keys (subject TEXT PRIMARY KEY, salt BLOB NOT NULL) WITHOUT ROWID');
   } else {
     db.pragma('busy_timeout = 5000');
   }
-  const select = (n: number) => db.prepare<string[], { subject: string; wrapped: Buffer }>(`SELECT subject, wrapped FROM subject_keys WHERE subject IN (${Array(n).fill('?').join(',')})`);
+  const select = (n: number) => db.prepare<string[], { subject: string; salt: Buffer }>(`SELECT subject, salt FROM subject_keys WHERE subject IN (${Array(n).fill('?').join(',')})`);
   const selects = new Map<number, ReturnType<typeof select>>();
-  const one = db.prepare<[string], { wrapped: Buffer }>('SELECT wrapped FROM subject_keys WHERE subject = ?');
-  const insert = options.readonly ? undefined : db.prepare('INSERT OR IGNORE INTO subject_keys (subject, wrapped) VALUES (?, ?)');
+  const one = db.prepare<[string], { salt: Buffer }>('SELECT salt FROM subject_keys WHERE subject = ?');
+  const insert = options.readonly ? undefined : db.prepare('INSERT OR IGNORE INTO subject_keys (subject, salt) VALUES (?, ?)');
   const remove = options.readonly ? undefined : db.prepare('DELETE FROM subject_keys WHERE subject = ?');
   const find = (subjects: readonly string[]): Map<string, Buffer> => {
     const found = new Map<string, Buffer>();
@@ -40,17 +40,17 @@ export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boo
       const part = subjects.slice(i, i + CHUNK);
       if (part.length === 1) {
         const row = one.get(part[0]!);
-        if (row) found.set(part[0]!, row.wrapped);
+        if (row) found.set(part[0]!, row.salt);
         continue;
       }
       let statement = selects.get(part.length);
       if (!statement) selects.set(part.length, (statement = select(part.length)));
-      for (const row of statement.all(...part)) found.set(row.subject, row.wrapped);
+      for (const row of statement.all(...part)) found.set(row.subject, row.salt);
     }
     return found;
   };
   const add = db.transaction((keys: ReadonlyMap<string, Buffer>) => {
-    for (const [subject, wrapped] of keys) insert!.run(subject, wrapped);
+    for (const [subject, salt] of keys) insert!.run(subject, salt);
     return find([...keys.keys()]);
   });
   const erase = db.transaction((subjects: readonly string[]) => {

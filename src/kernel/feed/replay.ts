@@ -150,7 +150,7 @@ export interface ReplayWorkerData {
   aheadBytes: number;
   /** The URL of a module exporting the read side (`ReadSide`): the worker imports it, so the feed machinery names no projection. */
   readSide: string;
-  /** How the worker opens sealed personal content (kernel/personal.ts): the secret that unwraps the keys, and where they are. */
+  /** How the worker opens sealed personal content (kernel/personal.ts): the secret the keys are derived under, and where they are. */
   personal?: { secret: string; keys: SubjectKeysAt };
 }
 
