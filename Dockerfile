@@ -2,7 +2,8 @@
 # dependencies in another, and run the compiled output as the non-root `node`
 # user in a slim runtime stage without compilers.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 22: the active LTS (Node 20's support has ended).
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---- base: toolchain for native addons -------------------------------------
 FROM ${NODE_IMAGE} AS base

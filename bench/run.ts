@@ -13,14 +13,18 @@
  * processes and a `projector` on one DATA_DIR. `npm run bench -- auditors`
  * only the auditors' figures: rebuild, seal and verify of BENCH_EVENTS
  * events, and the service beside the CRUD peer on submit and list-100;
+ * `npm run bench -- rebuild` only the rebuild of a store written through the
+ * service at two sizes, and its cost at the margin and fixed (bench/rebuild.ts);
  * `npm run bench -- tenant-flood` only another tenant's public reads while
  * one tenant floods; `npm run bench -- crud-peer` only the service beside
  * the CRUD peer, their runs alternating (see `beside`); `npm run bench --
  * download` only the server's memory while it streams a CSV download of 1M
  * responses (bench/download.ts); `npm run bench -- replay-cost` only what
  * a webhook replay costs against the replaying account's own history,
- * beside others' (bench/replay-cost.ts); `npm run bench -- sealing` only
- * what sealing personal fields costs on the codec alone (bench/sealing.ts). The auditors' and CRUD peer's runs first
+ * beside others' (bench/replay-cost.ts); `npm run bench -- displays` only
+ * the displays-and-starts endpoint and the event log's growth under a flood
+ * of it (bench/displays.ts); `npm run bench -- sealing` only what sealing
+ * personal fields costs on the codec alone (bench/sealing.ts). The auditors' and CRUD peer's runs first
  * time a fixed piece of work (bench/calibration.ts), so that their figures
  * from different days can be read beside how fast the machine was.
  */
@@ -38,6 +42,7 @@ import { catalog } from '../src/domain-events.js';
 import { buildApp } from '../src/app.js';
 import { openServices, type Services } from '../src/services.js';
 import { rebuildThrice, sealAndVerify, startPeer } from './auditors.js';
+import { rebuildOnly } from './rebuild.js';
 import { calibrate, describeCalibration } from './calibration.js';
 import { downloadOnly } from './download.js';
 import { replayCostOnly } from './replay-cost.js';
@@ -724,9 +729,11 @@ async function scaleOutOnly() {
 if (process.argv.includes('propagation')) await propagationOnly();
 else if (process.argv.includes('scale-out')) await scaleOutOnly();
 else if (process.argv.includes('auditors')) await auditorsOnly();
+else if (process.argv.includes('rebuild')) await rebuildOnly();
 else if (process.argv.includes('crud-peer')) await crudPeerOnly();
 else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
 else if (process.argv.includes('download')) await downloadOnly();
 else if (process.argv.includes('replay-cost')) await replayCostOnly();
+else if (process.argv.includes('displays')) await (await import('./displays.js')).displaysOnly();
 else if (process.argv.includes('sealing')) await sealingOnly();
 else await main();

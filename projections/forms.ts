@@ -16,7 +16,9 @@ export const formsProjection: Projection<DomainEvent> = withSummaries(FORM_SUMMA
   name: 'forms',
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
   // 3: hidden fields and the redirect.
-  version: 3,
+  // 4: pages, rules, endings, the presentation and keep_partial.
+  // 5: the language and translations.
+  version: 5,
   collections: [{ name: FORMS, indexes: [] }],
   project(event) {
     switch (event.type) {

@@ -26,8 +26,8 @@ export type PollDoc = EmbeddableDocOf<PollCreated, 'poll_id'>;
 export const pollsProjection: Projection<DomainEvent> = withSummaries(POLL_SUMMARIES, POLLS, {
   name: 'polls',
   // 2: the summaries collection; 3: the dashboard's vote counters, each vote listing its own;
-  // 4: each vote keeps the options it chose instead, from which an erasure works its counters out; 5: polls hold a theme.
-  version: 5,
+  // 4: each vote keeps the options it chose instead, from which an erasure works its counters out; 5: polls hold a theme; 6: the language and translations.
+  version: 6,
   collections: [
     { name: POLLS, indexes: [] },
     // A poll's first and last vote, an account's latest.

@@ -29,7 +29,7 @@ export const countersCollection = (name: string): CollectionSpec => ({ name, ind
 
 export type ParentKind = 'widget' | 'form' | 'poll';
 /** What a counter counts, within its scope (an object, or an account for the overview). */
-export type Dimension = 'total' | 'day' | 'answer' | 'answered' | 'rank' | 'option' | 'device' | 'browser' | 'country';
+export type Dimension = 'total' | 'day' | 'answer' | 'answered' | 'rank' | 'option' | 'device' | 'browser' | 'country' | 'language';
 /** The metadata fields broken down, as stored (src/submissions/metadata.ts). */
 export const BREAKDOWNS = ['device', 'browser', 'country'] as const;
 
@@ -173,9 +173,9 @@ function count(into: Counted, collection: string, scope: string, dim: Dimension,
   into.ops.push(op);
 }
 
-/** A response's counters: its object's total and day, the account's, each counted answer and each breakdown its plan recorded. */
+/** A response's counters: its object's total and day, the account's, each counted answer, its language and each breakdown its plan recorded. */
 export function responseCounted(
-  response: { account_id: string; answers: Record<string, unknown>; metadata: unknown; submitted_at: string },
+  response: { account_id: string; answers: Record<string, unknown>; metadata: unknown; submitted_at: string; language?: unknown },
   parentId: string,
 ): Counted {
   const counters: Contribution['counters'] = [];
@@ -206,6 +206,8 @@ export function responseCounted(
     const value = recorded[field];
     counters.push({ dim: field, key: '', value: typeof value === 'string' ? value : null });
   }
+  // The language the visitor saw; a response from before languages was given in English (as its event reads).
+  counters.push({ dim: 'language', key: '', value: typeof response.language === 'string' ? response.language : 'en' });
   return contribute(RESPONSE_SUMMARIES, { parentId, accountId: response.account_id, at: response.submitted_at, counters });
 }
 
@@ -221,12 +223,14 @@ export function voteCounted(vote: { poll_id: string; account_id: string; option_
 
 /** The counters a response's document counted in (the responses collection's `counted`); none for a document not of that shape. */
 export function responseCounters(doc: Doc): string[] {
-  const { parent_id, account_id, answers, metadata, submitted_at, counted } = doc;
+  const { parent_id, account_id, answers, metadata, submitted_at, status, language, counted } = doc;
+  // A partial response counts in nothing.
+  if (status === 'partial') return [];
   // A sealed response lists them: its answers are not readable here.
   if (Array.isArray(counted)) return counted.filter((id): id is string => typeof id === 'string');
   if (typeof parent_id !== 'string' || typeof account_id !== 'string' || typeof submitted_at !== 'string' || !isObject(answers) || !isObject(metadata)) return [];
   // Asked for a response being erased (a retract): its answers are not kept here.
-  return unremembered(() => responseCounted({ account_id, answers, metadata, submitted_at }, parent_id).ops.map((op) => op.doc.id));
+  return unremembered(() => responseCounted({ account_id, answers, metadata, submitted_at, language }, parent_id).ops.map((op) => op.doc.id));
 }
 
 /** The counters a vote's document counted in (the voters collection's `counted`); none for a document not of that shape. */

@@ -7,11 +7,18 @@ import { countersCollection, RESPONSE_SUMMARIES, responseCounted, responseCounte
 
 export const RESPONSES = 'responses';
 
+/** Where a form's partial responses are ranked, apart from its complete ones (which rank under the parent's id). */
+export const partialListing = (parentId: string): string => `partial:${parentId}`;
+
 /**
  * Response records as the API shows them (spec 2.6), plus the owner and the
- * parent (widget or form) for checks. Ranked within the
- * parent in the order they were recorded, so every page of a list costs the
- * same. The counters live beside them in `response_summaries`.
+ * parent (widget or form) for checks. Ranked within their `listing` in the
+ * order they were recorded, so every page of a list costs the same: a
+ * parent's complete responses rank under its id, a form's partial ones
+ * (`status: "partial"`, from `ResponseProgressed`) under
+ * `partial:<form id>`; the submission that completes a partial response
+ * moves it to the parent's listing, as its newest. The counters live beside
+ * them in `response_summaries`, counted from complete responses only.
  */
 export const responsesProjection: Projection<DomainEvent> = {
   name: 'responses',
@@ -19,17 +26,20 @@ export const responsesProjection: Projection<DomainEvent> = {
   // 5 keeps the summaries' counters, each response listing its own (one row a response, where a record beside it halved a rebuild);
   // 6 lists them no more (an erasure works them out from the response), and its text leaves out what the columns hold: a third less to write in a rebuild.
   // 7 counts list and matrix answers (choices, places, rows) and keeps the day a date answer names.
-  // 8 keeps a sealed response's personal fields sealed, as the event stores them (opened when served).
-  version: 8,
+  // 8 ranks within the listing (complete or partial) and keeps partial responses.
+  // 9 counts responses by language.
+  // 10 keeps a sealed response's personal fields sealed, as the event stores them (opened when served).
+  version: 10,
   collections: [
     {
       name: RESPONSES,
-      // Cursor pages, date filters and an object's first and last; an account's latest for the overview.
+      // Cursor pages, date filters and an object's first and last (all, or by status); an account's latest for the overview.
       indexes: [
         ['parent_id', 'submitted_at', 'id'],
+        ['listing', 'submitted_at', 'id'],
         ['account_id', 'submitted_at', 'id'],
       ],
-      rankWithin: 'parent_id',
+      rankWithin: 'listing',
       indexedColumns: true,
       counted: responseCounters,
     },
@@ -43,19 +53,29 @@ export const responsesProjection: Projection<DomainEvent> = {
         if (!parent_id) return [];
         const { ops } = responseCounted(data, parent_id);
         const { response_id: id, account_id, submitted_at } = data;
+        // Not first in its stream: a partial response before it, which this one replaces in the parent's listing.
+        const completes: ReadModelOp[] = event.revision > 0n ? [{ op: 'delete', collection: RESPONSES, where: { id } }] : [];
         if (event.sealed) {
           // What a person sent stays sealed at rest here too: only the fields that place the response are plain.
-          const { widget_id, form_id, duplicate_guard } = data;
-          const placed = { ...(widget_id !== undefined ? { widget_id } : {}), ...(form_id !== undefined ? { form_id } : {}), ...(duplicate_guard !== undefined ? { duplicate_guard } : {}) };
+          const { response_id: _id, answers: _answers, hidden: _hidden, metadata: _metadata, consent_record: _consent, ...plain } = data;
           // The counters it counted in are listed, as an erasure cannot work them out from sealed answers.
           const counted = ops.map((op) => op.doc.id);
-          return [{ op: 'put', collection: RESPONSES, doc: { id, parent_id, account_id, submitted_at, ...placed, counted, [SEALED]: event.sealed } }, ...ops];
+          return [...completes, { op: 'put', collection: RESPONSES, doc: { id, parent_id, listing: parent_id, ...plain, counted, [SEALED]: event.sealed } }, ...ops];
         }
         const json = textOf(event, id, account_id, submitted_at);
         // With its text, the document needs only what the store keeps in columns (the port's put): a rebuild puts a million.
-        if (json !== undefined) return [{ op: 'put', collection: RESPONSES, doc: { id, parent_id, account_id, submitted_at }, json }, ...ops];
+        if (json !== undefined) return [...completes, { op: 'put', collection: RESPONSES, doc: { id, parent_id, listing: parent_id, account_id, submitted_at }, json }, ...ops];
         const { response_id, ...record } = data;
-        return [{ op: 'put', collection: RESPONSES, doc: { id: response_id, parent_id, ...record } }, ...ops];
+        return [...completes, { op: 'put', collection: RESPONSES, doc: { id: response_id, parent_id, listing: parent_id, ...record } }, ...ops];
+      }
+      case 'ResponseProgressed': {
+        // The latest page replaces the one before; it counts in no summary. Without the account's id, the account's latest responses
+        // (read by its index) are complete ones only.
+        const { response_id, form_id, page, answers, hidden, progressed_at } = event.data;
+        const placed = { id: response_id, parent_id: form_id, listing: partialListing(form_id), form_id, status: 'partial', last_page: page };
+        // Sealed, its answers stay sealed here as the event stores them (opened when served).
+        const doc = event.sealed ? { ...placed, [SEALED]: event.sealed, submitted_at: progressed_at } : { ...placed, answers, ...(hidden ? { hidden } : {}), submitted_at: progressed_at };
+        return [{ op: 'put', collection: RESPONSES, doc }];
       }
       case 'ResponsesErased':
         // A poll's erased ids are votes, which were never responses here.

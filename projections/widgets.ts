@@ -16,7 +16,9 @@ export const widgetsProjection: Projection<DomainEvent> = withSummaries(WIDGET_S
   name: 'widgets',
   // 2: the summaries collection beside the documents; themes hold text_color and mode.
   // 3: hidden fields and the redirect.
-  version: 3,
+  // 4: pages, rules and endings.
+  // 5: the language and translations.
+  version: 5,
   collections: [{ name: WIDGETS, indexes: [] }],
   project(event) {
     switch (event.type) {

@@ -1,19 +1,19 @@
 // `npm run build [-- OUT_DIR]`: compiles src/ and projections/ into OUT_DIR
-// (dist/ by default), then copies the embed script beside its route as it is
-// (and the dashboard's files beside theirs),
+// (dist/ by default), then copies the embed script beside its route and
+// writes the script served (the embed with the form evaluator bundled in)
+// beside it (and the dashboard's files beside theirs),
 // and the API reference where the server serves it from (OUT_DIR/docs/).
 // It also publishes the API for clients: the OpenAPI document a server with
 // default settings serves (OUT_DIR/client/openapi.json) and TypeScript types
 // of every path, made from it by openapi-typescript (OUT_DIR/client/api.d.ts),
 // which openapi-fetch turns into a typed client.
-// Browsers load that script as a classic script, so it must reach them byte
-// for byte as written: compiled as a module it would end in `export {};`,
-// which a classic script refuses.
+// Browsers load that script as a classic script, so it is not compiled as a
+// module (it would end in `export {};`, which a classic script refuses).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = resolve(process.argv[2] ?? join(root, 'dist'));
@@ -26,6 +26,19 @@ try {
   process.exit(1);
 }
 copyFileSync(join(root, 'src/embed/embed.js'), join(outDir, 'src/embed/embed.js'));
+// The language packs the embed fetches (English is also built into the script).
+cpSync(join(root, 'src/embed/languages'), join(outDir, 'src/embed/languages'), { recursive: true });
+// The script /embed.js serves: the embed with the form evaluator bundled in, made once here from the sources
+// (as the server makes it when run from them), so a built server never bundles.
+{
+  const script = pathToFileURL(join(root, 'src/embed/script.ts')).href;
+  const served = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', `process.stdout.write((await import(${JSON.stringify(script)})).embedScript())`], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  writeFileSync(join(outDir, 'src/embed/served.js'), served);
+}
 // The dashboard's front end is served as files, as written (no build step of its own).
 if (existsSync(join(root, 'src/dashboard/assets'))) cpSync(join(root, 'src/dashboard/assets'), join(outDir, 'src/dashboard/assets'), { recursive: true });
 mkdirSync(join(outDir, 'docs'), { recursive: true });

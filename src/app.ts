@@ -28,6 +28,7 @@ import { erasureRoutes } from './submissions/erasure-routes.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
 import { hostedRoutes } from './hosted/index.js';
+import { signalRoutes } from './signals/index.js';
 
 import type { App } from './http/instance.js';
 
@@ -145,6 +146,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(formRoutes, { services });
   await app.register(pollRoutes, { services });
   await app.register(erasureRoutes, { services });
+  signalRoutes(app, services);
   await app.register(webhookRoutes, { services });
   await app.register(dashboardRoutes, { services });
   return app;

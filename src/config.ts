@@ -7,6 +7,7 @@ const optional = <T extends z.ZodType>(schema: T) =>
 
 const PORT_RANGE = 'must be a whole number from 1 to 65535';
 const TIMEOUT_RANGE = 'must be a whole number of milliseconds from 10 to 5000';
+const STORE_TIMEOUT_RANGE = 'must be a whole number of milliseconds from 100 to 120000';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -43,6 +44,14 @@ export const ConfigSchema = z.object({
     z.string().regex(/^(esdb|kurrentdb|kurrent)(\+discover)?:\/\/\S+$/, 'must be an esdb:// or kurrentdb:// connection string'),
   ),
   MONGODB_URL: optional(z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'must be a mongodb:// connection string')),
+  /**
+   * How long one call to KurrentDB or MongoDB may take before it fails (and
+   * the request answers 503 store_unavailable): KurrentDB's deadline per call,
+   * MongoDB's server selection, connection, pool wait and time limit per read;
+   * a MongoDB write transaction, its retries included, gets four times this.
+   * A connection string's own option of the same kind wins.
+   */
+  STORE_TIMEOUT_MS: optional(z.coerce.number(STORE_TIMEOUT_RANGE).int(STORE_TIMEOUT_RANGE).min(100, STORE_TIMEOUT_RANGE).max(120_000, STORE_TIMEOUT_RANGE)).default(5000),
   REDIS_URL: optional(z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')),
   SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   TRUST_PROXY: optional(TrustProxy),
@@ -66,6 +75,19 @@ export const ConfigSchema = z.object({
       .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'must be seconds, comma-separated, such as 5,300,1800')
       .transform((value) => value.split(',').map((seconds) => Math.round(Number(seconds) * 1000))),
   ),
+  /** Where mail goes: `smtp://` or `smtps://`, credentials in the URL. Unset, mail (sign-in links among it) is written to the log. */
+  SMTP_URL: optional(z.string().regex(/^smtps?:\/\/\S+$/, 'must be an smtp:// or smtps:// URL')),
+  /** The sender of the service's mail. */
+  MAIL_FROM: optional(z.string().trim().min(3).max(320).regex(/@/, 'must hold an email address, such as Feedback <feedback@example.com>')).default('Feedback <feedback@localhost>'),
+  /** Seconds between attempts at a mail the SMTP server refused, comma-separated; one attempt more than it has entries. */
+  MAIL_RETRY_SCHEDULE: optional(
+    z
+      .string()
+      .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'must be seconds, comma-separated, such as 5,60,600')
+      .transform((value) => value.split(',').map((seconds) => Math.round(Number(seconds) * 1000))),
+  ),
+  /** `open`: anyone may create a Free account by email from the sign-in page. */
+  SIGNUP: optional(z.enum(['open', 'closed'], 'must be open or closed')).default('closed'),
 }).superRefine((config, ctx) => {
   // A secret generated per DATA_DIR differs per instance: tokens issued by one
   // would fail on another, and visitor hashes (duplicate guards, vote streams)
@@ -85,7 +107,7 @@ export type Config = z.infer<typeof ConfigSchema>;
 export class ConfigError extends Error {}
 
 /** Values that may hold credentials are never echoed back. */
-const SENSITIVE = new Set(['SECRET', 'EVENTSTORE_URL', 'MONGODB_URL', 'REDIS_URL', 'METRICS_TOKEN']);
+const SENSITIVE = new Set(['SECRET', 'EVENTSTORE_URL', 'MONGODB_URL', 'REDIS_URL', 'METRICS_TOKEN', 'SMTP_URL']);
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const result = ConfigSchema.safeParse(env);

@@ -1,6 +1,7 @@
 import { addressesAt } from './http/about.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
+import { embedScript } from './embed/script.js';
 import { forgetAddress, recordAddress } from './infra/address.js';
 import { createLogger, openServices } from './services.js';
 
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
   const services = await openServices(config, { logger });
   await services.start();
   const app = await buildApp(services);
+  // Bundled once here, so no visitor waits for it.
+  embedScript();
 
   let closing = false;
   let recorded: string | undefined;
@@ -68,10 +71,13 @@ async function main(): Promise<void> {
   const parts = config.ROLE === 'projector' ? `health ${at.health}, readiness ${at.ready}` : `API docs ${at.docs}, OpenAPI ${at.openapi}, embed script ${at.embed_script}, dashboard ${at.dashboard}, health ${at.health}`;
   // A point-in-time copy says so first: its answers are of its moment, and it takes no writes.
   const copy = services.readOnly ? `a read-only copy as of ${services.readOnly.until}, ` : '';
+  // Said at start-up, so a laptop's owner knows where the link of their first sign-in will be.
+  const mail = services.mailer.kind === 'log' ? '; mail: SMTP_URL is unset, so sign-in links and other mail are written to this log' : `; mail: sent through SMTP as ${config.MAIL_FROM}`;
   logger.info(
-    { role: config.ROLE, events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR, url: base, ...(services.readOnly ? { read_only_as_of: services.readOnly.until } : {}), ...where },
-    `feedback service ready at ${base}: ${copy}${parts}`,
+    { role: config.ROLE, mail: services.mailer.kind, events: services.events.kind, read_models: services.readModels.kind, data_dir: config.DATA_DIR, url: base, ...(services.readOnly ? { read_only_as_of: services.readOnly.until } : {}), ...where },
+    `feedback service ready at ${base}: ${copy}${parts}${mail}`,
   );
+
 }
 
 main().catch((error: unknown) => {

@@ -41,6 +41,10 @@ import { StateCache } from './kernel/state-cache.js';
 import { StorageWatch } from './infra/storage.js';
 import { WebhookDispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
 import type { Resolve } from './webhooks/targets.js';
+import { logMailer, smtpMailer, type Mailer } from './infra/mail.js';
+import { recordedAddress } from './infra/address.js';
+import { MailOutbox, type OutboxOptions } from './mail/outbox.js';
+import { Notifier, type NotifierOptions } from './notifications/notifier.js';
 
 /**
  * Everything a process builds once: the features' context, and the parts
@@ -61,6 +65,12 @@ export interface Services extends Context {
   /** How webhook targets resolve when checked at creation (tests inject it; else the system's resolver). */
   webhookResolve?: Resolve;
   keyUsage: KeyUsage;
+  /** Sends the service's mail (sign-in links, invitations) from the event feed; runs beside the projections, under the projector lease. */
+  mail: MailOutbox;
+  /** Decides when notifications are due (from the event feed) and puts them in the mail outbox; runs beside the projections, under the projector lease. */
+  notifier: Notifier;
+  /** Where mail goes: SMTP_URL's server, or the log. */
+  mailer: Mailer;
   /**
    * Starts the server's part of ROLE: in `all` and `projector`, claims the
    * projector lease (resolving once this process holds it or stands by) and
@@ -92,6 +102,16 @@ export interface ServiceOptions {
   sealing?: SealingOptions;
   /** How webhooks resolve and send (tests inject both), and their retry schedule over WEBHOOK_RETRY_SCHEDULE. */
   webhooks?: Pick<DispatcherOptions, 'resolve' | 'send' | 'schedule' | 'timeoutMs' | 'replayClockSlackMs'>;
+  /** Where mail goes (tests may give their own), and its retry schedule over MAIL_RETRY_SCHEDULE. */
+  mail?: OutboxOptions & { mailer?: Mailer };
+  /** How notifications gather responses and reach Slack (tests shorten and inject them). */
+  notifications?: NotifierOptions;
+}
+
+/** The address links in mail point at: PUBLIC_BASE_URL, else where the server said it listens, else HOST and PORT. */
+export function linkBase(config: Config): string {
+  const chosen = config.PUBLIC_BASE_URL ?? recordedAddress(config.DATA_DIR) ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+  return chosen.replace(/\/+$/, '');
 }
 
 const STATE_CACHE_BYTES = 64 * 1024 * 1024;
@@ -138,7 +158,7 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: No
 async function openEventStore(config: Config, logger: FastifyBaseLogger): Promise<EventStore> {
   if (config.EVENTSTORE_URL) {
     const { openKurrentEventStore } = await import('./infra/event-store/kurrent.js');
-    return openKurrentEventStore(config.EVENTSTORE_URL);
+    return openKurrentEventStore(config.EVENTSTORE_URL, { deadlineMs: config.STORE_TIMEOUT_MS });
   }
   const { openSqliteEventStore } = await import('./infra/event-store/sqlite.js');
   return openSqliteEventStore(config.DATA_DIR, logger);
@@ -147,7 +167,7 @@ async function openEventStore(config: Config, logger: FastifyBaseLogger): Promis
 async function openReadModels(config: Config, logger: FastifyBaseLogger): Promise<ReadModelStore> {
   if (config.MONGODB_URL) {
     const { openMongoReadModels } = await import('./infra/read-models/mongo.js');
-    return openMongoReadModels(config.MONGODB_URL);
+    return openMongoReadModels(config.MONGODB_URL, { timeoutMs: config.STORE_TIMEOUT_MS });
   }
   const { openSqliteReadModels } = await import('./infra/read-models/sqlite.js');
   return openSqliteReadModels(config.DATA_DIR, logger);
@@ -246,12 +266,28 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
   });
   await webhooks.init();
+  const mailer = options.mail?.mailer ?? (config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM) : logMailer(logger));
+  const mailSchedule = options.mail?.schedule ?? config.MAIL_RETRY_SCHEDULE;
+  const mail = new MailOutbox(events, readModels, catalog, mailer, { base: () => linkBase(config), key: keys.loginLinks }, clock, logger, {
+    reveal: (docs) => events.codec.reveal(docs),
+    ...options.mail,
+    ...(mailSchedule ? { schedule: mailSchedule } : {}),
+  });
+  await mail.init();
+  const notifier = new Notifier(events, readModels, catalog, { poke: () => mail.poke(), base: () => linkBase(config) }, clock, logger, {
+    ...(schedule ? { schedule } : {}),
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    ...(options.webhooks?.resolve ? { resolve: options.webhooks.resolve } : {}),
+    ...(options.webhooks?.send ? { send: options.webhooks.send } : {}),
+    ...options.notifications,
+  });
+  await notifier.init();
   const projector =
     config.ROLE === 'api' || readOnly
       ? undefined
       : new Projector(readModels, runner, erasure, logger, {
           ...(options.leaseTiming ? { timing: options.leaseTiming } : {}),
-          beside: config.SEALS === 'on' ? [webhooks, seals] : [webhooks],
+          beside: config.SEALS === 'on' ? [webhooks, mail, notifier, seals] : [webhooks, mail, notifier],
         });
   const watch = new CheckpointWatch(readModels, logger);
   const stored = { projections: watch.of(projections.map(checkpointKey)), erasure: watch.of([checkpointKey(erasureState)]) };
@@ -299,6 +335,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     erasureWaitMs: options.erasureWaitMs ?? 10_000,
     commands,
     webhooks,
+    mail,
+    notifier,
+    mailer,
     ...(options.webhooks?.resolve ? { webhookResolve: options.webhooks.resolve } : {}),
     keyUsage: new KeyUsage(readModels, clock, logger, readOnly !== undefined),
     recent,
@@ -328,6 +367,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       // Also started by hand in some tests, without the lease.
       await seals.stop();
       await webhooks.stop();
+      await notifier.stop();
+      await mail.stop();
+      mailer.close();
       await erasure.stop();
       await runner.stop();
       await checkpoints?.stop();

@@ -42,7 +42,7 @@ function readmeTypedCall(): string {
   return block.join('\n');
 }
 
-t.test('the built output is the product: plain node serves the same API, the embed script as written, and the CLI', async (t) => {
+t.test('the built output is the product: plain node serves the same API, the embed script with its evaluator, and the CLI', async (t) => {
   const dir = tempDir(t, 'build');
   const result = await build(dir);
   t.equal(result.code, 0, `the build succeeds ${result.output}`);
@@ -58,7 +58,9 @@ t.test('the built output is the product: plain node serves the same API, the emb
   t.equal(embed.status, 200);
   t.match(embed.headers.get('content-type'), /^application\/javascript/);
   const served = Buffer.from(await embed.arrayBuffer());
-  t.ok(served.equals(readFileSync(join(ROOT, 'src/embed/embed.js'))), '/embed.js is the source, byte for byte');
+  t.ok(served.equals(readFileSync(join(dir, 'dist/src/embed/served.js'))), '/embed.js is the script the build made');
+  t.ok(served.length < readFileSync(join(ROOT, 'src/embed/embed.js')).length, 'the embed, minified');
+  t.match(served.toString('utf8'), /logicProblems/, 'with the form evaluator');
   // A classic script, as a browser runs <script src>: `export` or `import` in it would not parse.
   t.doesNotThrow(() => new Script(served.toString('utf8'), { filename: 'embed.js' }), 'it parses as a classic script');
   t.throws(() => new Script(`${served.toString('utf8')}\nexport {};`), 'which a module tail would not');

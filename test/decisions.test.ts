@@ -66,7 +66,7 @@ t.test('form', async (t) => {
 t.test('poll', async (t) => {
   const spec = aggregateOf(t, poll);
   const history: PollEvent[] = [
-    { type: 'PollCreated', data: { poll_id: 'p1', account_id: 'a1', question: 'Q?', options: [{ id: 'o1', text: 'A' }, { id: 'o2', text: 'B' }], allow_multiple: false, settings: pageSettings, theme: defaultTheme, created_at: at } },
+    { type: 'PollCreated', data: { poll_id: 'p1', account_id: 'a1', question: 'Q?', options: [{ id: 'o1', text: 'A' }, { id: 'o2', text: 'B' }], allow_multiple: false, settings: pageSettings, theme: defaultTheme, language: 'en', translations: {}, created_at: at } },
   ];
   spec.given([]).when({ type: 'CreatePoll', poll_id: 'p1', account_id: 'a1', body: { question: 'Q?', options: [{ text: 'A' }, { text: 'B' }] }, option_ids: ['o1', 'o2'], at }).then(history);
   spec.given(history).when({ type: 'UpdatePoll', account_id: 'a1', body: { options: [{ id: 'o2', text: 'B' }, { text: 'C' }] }, new_option_ids: ['o3'], at: later }).then([
@@ -104,7 +104,7 @@ t.test('read-only fields: accepted unchanged, refused changed, on widgets, forms
   forms.given(form1).when({ type: 'UpdateForm', account_id: 'a1', body: { version: 2 }, at: later }).thenThrows('validation_error', 'a form\'s version', [{ path: 'body.version' }]);
 
   const polls = aggregateOf(t, poll);
-  const poll1: PollEvent[] = [{ type: 'PollCreated', data: { poll_id: 'p1', account_id: 'a1', question: 'Q?', options: [{ id: 'o1', text: 'A' }, { id: 'o2', text: 'B' }], allow_multiple: false, settings: pageSettings, theme: defaultTheme, created_at: at } }];
+  const poll1: PollEvent[] = [{ type: 'PollCreated', data: { poll_id: 'p1', account_id: 'a1', question: 'Q?', options: [{ id: 'o1', text: 'A' }, { id: 'o2', text: 'B' }], allow_multiple: false, settings: pageSettings, theme: defaultTheme, language: 'en', translations: {}, created_at: at } }];
   polls.given(poll1).when({ type: 'UpdatePoll', account_id: 'a1', body: { id: 'p1', created_at: at, updated_at: at }, new_option_ids: [], at: later }).then([], 'a poll unchanged');
   polls.given(poll1).when({ type: 'UpdatePoll', account_id: 'a1', body: { updated_at: later }, new_option_ids: [], at: later }).thenThrows('validation_error', 'a poll\'s updated_at', [{ path: 'body.updated_at' }]);
 });

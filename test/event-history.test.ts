@@ -74,7 +74,7 @@ t.test('settings stored before rate limits came in read as they always did: no r
     const old = fixtures.find((f) => f.file === `${type}.v1.json`)!;
     t.notOk('honeypot' in grown(old), `${type} version 1 as first stored`);
     const event = catalog.parse(stored(old, 1n))!;
-    t.same(grown({ ...old, data: event.data as JsonObject }), { ...grown(old), rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null, ...(type.startsWith('Widget') ? {} : { indexable: false }) }, type);
+    t.same(grown({ ...old, data: event.data as JsonObject }), { ...grown(old), rate_limit: null, honeypot: false, prevent_duplicates: false, network_limit_per_hour: null, ...(type.startsWith('Widget') ? {} : { indexable: false }), ...(type.startsWith('Form') ? { keep_partial: false } : {}) }, type);
   }
 });
 
@@ -87,7 +87,7 @@ t.test('settings stored before the network limit was a setting keep their duplic
       t.equal(grown({ ...old, data: event.data as JsonObject }), undefined, `${type} v${version}: changes without settings stay without`);
       continue;
     }
-    t.same(grown({ ...old, data: event.data as JsonObject }), { ...before, network_limit_per_hour: null, ...(type.startsWith('Widget') ? {} : { indexable: false }) }, `${type} v${version}: prevent_duplicates as stored, no network limit`);
+    t.same(grown({ ...old, data: event.data as JsonObject }), { ...before, network_limit_per_hour: null, ...(type.startsWith('Widget') ? {} : { indexable: false }), ...(type.startsWith('Form') ? { keep_partial: false } : {}) }, `${type} v${version}: prevent_duplicates as stored, no network limit`);
   }
   const guarded = fixtures.find((f) => f.file === 'WidgetCreated.v3.json')!;
   t.equal(grown(guarded).prevent_duplicates, true, 'a guarded widget among them');
@@ -118,4 +118,26 @@ t.test('widgets and forms stored before hidden fields and redirects read as havi
     const event = catalog.parse(stored(old, 1n))!;
     t.match(event.data, { hidden_fields: [], redirect_url: null, questions: old.data.questions }, type);
   }
+});
+
+t.test('forms and widgets stored before pages read as one page, no rules, no endings; forms a page at a time and no partial responses', async (t) => {
+  for (const type of ['WidgetCreated', 'FormCreated']) {
+    const old = fixtures.find((f) => f.file === `${type}.v${type === 'FormCreated' ? 6 : 5}.json`)!;
+    const event = catalog.parse(stored(old, 1n))!;
+    t.match(event.data, { pages: [], logic: [], endings: [], questions: old.data.questions }, type);
+    if (type === 'FormCreated') t.match(event.data, { presentation: 'all', settings: { ...grown(old), keep_partial: false } }, 'the form');
+  }
+  const changed = fixtures.find((f) => f.file === 'FormUpdated.v6.json')!;
+  const settings = grown(changed);
+  const event = catalog.parse(stored(changed, 1n))!;
+  t.same(grown({ ...changed, data: event.data as JsonObject }), settings === undefined ? undefined : { ...settings, keep_partial: false }, 'changed settings keep no partial responses');
+  const widgetChange = fixtures.find((f) => f.file === 'WidgetUpdated.v5.json')!;
+  t.same(catalog.parse(stored(widgetChange, 1n))!.data, widgetChange.data, 'a widget change reads as it was');
+});
+
+t.test('responses stored before endings ended on the default ending', async (t) => {
+  const old = fixtures.find((f) => f.file === 'ResponseSubmitted.v2.json')!;
+  t.equal((catalog.parse(stored(old, 1n))!.data as { ending?: unknown }).ending, null);
+  const current = fixtures.find((f) => f.file === 'ResponseSubmitted.v3.json')!;
+  t.equal((catalog.parse(stored(current, 1n))!.data as { ending?: unknown }).ending, 'fans');
 });

@@ -57,18 +57,22 @@ function differential(t: { fail(message: string): void }, name: string, schema: 
 }
 
 t.test('for every event of the service, what the check takes, zod takes and hands back unchanged', async (t) => {
-  let checked = 0;
+  const unchecked: string[] = [];
   for (const definition of definitions) {
     const sample = fixture(definition.type, definition.version).data as Json;
     const { taken, refused } = differential(t, definition.type, definition.schema, sample);
-    if (taken + refused === 0) continue;
-    checked++;
+    if (taken + refused === 0) {
+      unchecked.push(definition.type);
+      continue;
+    }
     t.ok(taken > 0 && refused > 0, `${definition.type}: some changed values are taken (${taken}) and some refused (${refused})`);
   }
   const metadata = fixture('ResponseSubmitted', 1).metadata as Json;
   const { taken, refused } = differential(t, 'EventMetadata', EventMetadata, metadata);
   t.ok(taken > 0 && refused > 0, `metadata: taken ${taken}, refused ${refused}`);
-  t.ok(checked >= definitions.length - 5, `${checked} of ${definitions.length} event types have a check`);
+  // These hold what JSON Schema does not state as zod checks it (unions of question objects, records of
+  // translations, patterns), so zod decides them. They are written when an object changes, not read by the thousand.
+  t.strictSame(unchecked.sort(), ['ApiKeyIssued', 'FormCreated', 'FormUpdated', 'PollCreated', 'PollUpdated', 'WidgetCreated', 'WidgetUpdated'], 'every other event type has a check');
 });
 
 t.test('the events a rebuild reads most have a check, and take their stored data as it is', async (t) => {

@@ -29,7 +29,7 @@ export interface AuditEntry {
   erased?: true;
 }
 
-const SUBMISSION_IDS: Record<string, string> = { ResponseSubmitted: 'response_id', VoteCast: 'vote_id', SubmissionSlotReserved: 'response_id', SubmissionGuarded: 'response_id' };
+const SUBMISSION_IDS: Record<string, string> = { ResponseSubmitted: 'response_id', ResponseProgressed: 'response_id', VoteCast: 'vote_id', SubmissionSlotReserved: 'response_id', SubmissionGuarded: 'response_id' };
 
 /** The object an event concerns, if it concerns a widget, form or poll. */
 function objectOf(data: Record<string, unknown>): unknown[] {

@@ -5,6 +5,8 @@
  */
 export const COMMANDS = [
   { name: 'create-account', description: 'open an account with its first key; prints the key, once' },
+  { name: 'add-member', description: 'make an address a member of an account with a role, at once (no invitation)' },
+  { name: 'list-members', description: "an account's members: address, role and when they joined" },
   { name: 'create-key', description: 'make another key for an account; prints the key, once' },
   { name: 'revoke-key', description: 'revoke a key (the server refuses it within 2 s)' },
   { name: 'list-keys', description: "an account's keys: prefix, scopes and dates, never a key" },

@@ -12,6 +12,10 @@ import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
 import type { Config } from '../config.js';
 import { isoInstant } from '../kernel/instant.js';
 import { issueLoginLink } from '../dashboard/commands.js';
+import { addMember, listMembers, openAccountWithOwner } from '../members/commands.js';
+import { Email, Role } from '../members/roles.js';
+import { ACCOUNTS } from '../../projections/accounts.js';
+import { AppError } from '../kernel/errors.js';
 import type { StoredEvent } from '../infra/event-store/port.js';
 import { scavengeRequests, startScavenge } from '../infra/event-store/kurrent-scavenge.js';
 import { PROJECTOR_LEASE } from '../kernel/feed/lease.js';
@@ -137,9 +141,40 @@ export const JOBS: Record<CommandName, CommandSpec<z.ZodType>> = {
       { flags: '--name <name>', description: 'the account name' },
       { flags: '--plan <plan>', description: PLANS },
       { flags: '--scopes <list>', description: SCOPE_LIST },
+      { flags: '--owner-email <email>', description: 'the address of its first owner, who signs in to the dashboard by email' },
     ],
-    schema: z.object({ name: Name, plan: PlanOption, scopes: Scopes.optional() }),
-    job: async (v, { stores, out }) => out(JSON.stringify(await openAccount(await stores(), { name: v.name, plan: v.plan, scopes: v.scopes ?? DEFAULT_SCOPES }))),
+    schema: z.object({ name: Name, plan: PlanOption, scopes: Scopes.optional(), ownerEmail: Email.optional() }),
+    job: async (v, { stores, out }) => {
+      const services = await stores();
+      const scopes = v.scopes ?? DEFAULT_SCOPES;
+      if (v.ownerEmail === undefined) return out(JSON.stringify(await openAccount(services, { name: v.name, plan: v.plan, scopes })));
+      const { owner, ...opened } = await openAccountWithOwner(services, { name: v.name, plan: v.plan, scopes, ownerEmail: v.ownerEmail, via: 'account_opened' });
+      out(JSON.stringify({ ...opened, owner_email: owner.email, owner_member_id: owner.member_id }));
+    },
+  }),
+  'add-member': command({
+    history: 'appends',
+    options: [
+      { flags: '--account <id>', description: 'the account id (acc_…)' },
+      { flags: '--email <email>', description: 'the member\'s address' },
+      { flags: '--role <role>', description: 'owner, admin, editor or viewer' },
+    ],
+    schema: z.object({ account: Id, email: Email, role: z.enum(Role.options, 'must be owner, admin, editor or viewer') }),
+    job: async (v, { stores, out }) => {
+      const services = await stores();
+      await services.projections.catchUp();
+      out(JSON.stringify(await addMember(services, { accountId: v.account, email: v.email, role: v.role })));
+    },
+  }),
+  'list-members': command({
+    options: [{ flags: '--account <id>', description: 'the account id (acc_…)' }],
+    schema: z.object({ account: Id }),
+    job: async (v, { stores, out }) => {
+      const services = await stores();
+      await services.projections.catchUp();
+      if (!(await services.readModels.get(ACCOUNTS, v.account))) throw new AppError('account_not_found', 'no such account');
+      out(JSON.stringify(await listMembers(services, v.account)));
+    },
   }),
   'create-key': command({
     history: 'appends',
@@ -223,7 +258,17 @@ export const JOBS: Record<CommandName, CommandSpec<z.ZodType>> = {
       const halted = services.projections.halted;
       if (halted) throw new Error(haltMessage(halted));
       const seconds = (performance.now() - started) / 1000;
-      out(JSON.stringify({ rebuilt: true, events, seconds: Number(seconds.toFixed(3)) }));
+      // The cost as a line: what any rebuild pays, and what each event adds.
+      const cost = services.projections.lastRebuild;
+      out(
+        JSON.stringify({
+          rebuilt: true,
+          events,
+          seconds: Number(seconds.toFixed(3)),
+          margin_events_per_second: cost?.marginEventsPerSecond ?? 0,
+          fixed_seconds: Number((cost?.fixedSeconds ?? seconds).toFixed(3)),
+        }),
+      );
     },
   }),
   seal: command({

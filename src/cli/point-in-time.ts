@@ -216,7 +216,7 @@ async function removedSince(store: Services['events'], copy: SqliteEventStore, c
   let storeAfter = 0n;
   let storeDone = false;
   const erasedSubmission = (record: FeedRecord): string[] => {
-    if (erased.size === 0 || (record.type !== 'ResponseSubmitted' && record.type !== 'VoteCast')) return [];
+    if (erased.size === 0 || (record.type !== 'ResponseSubmitted' && record.type !== 'ResponseProgressed' && record.type !== 'VoteCast')) return [];
     const id = SUBMISSION_ID.exec(record.data)?.[1];
     if (id !== undefined && !erased.has(id)) return [];
     let event;

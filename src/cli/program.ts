@@ -42,9 +42,10 @@ function validate(name: CommandName, spec: CommandSpec<z.ZodType>, values: Recor
   const parsed = spec.schema.safeParse(values);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  const option = issue.path.length ? String(issue.path[0]) : undefined;
+  // Commander names `--owner-email` ownerEmail: told back as typed.
+  const option = issue.path.length ? String(issue.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`) : undefined;
   if (option === undefined) throw new UsageError(`${name}: ${issue.message}`);
-  if (values[option] === undefined) {
+  if (values[String(issue.path[0])] === undefined) {
     const hint = spec.options.find((o) => o.flags.startsWith(`--${option} `))?.description;
     throw new UsageError(`missing --${option}${hint ? ` (${hint})` : ''}`);
   }

@@ -2,6 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { DASHBOARD_SESSIONS } from '../../projections/dashboard-sessions.js';
+import { MEMBER_LINKS, MEMBERS } from '../../projections/members.js';
+import { Role, requireRole } from '../members/roles.js';
 import { execute } from '../kernel/aggregate.js';
 import { Plan } from '../accounts/plans.js';
 import { AppError } from '../kernel/errors.js';
@@ -14,12 +16,20 @@ export const SESSION_COOKIE = 'fs_session';
 /** Where a browser without a session is sent from a dashboard page. */
 export const SIGNED_OUT_PAGE = '/dashboard/signed-out';
 
-/** A signed-in owner, as the dashboard's routes see them. */
+/** A signed-in member, as the dashboard's routes see them. */
 export interface DashboardSession {
   sessionId: string;
   accountId: string;
   linkId: string;
   account: { id: string; name: string; plan: Plan };
+  /**
+   * The member signed in, or null for a session of the admin command line's
+   * login link, which acts as the service's operator with the owner's rights.
+   */
+  member: { id: string; email: string } | null;
+  role: Role;
+  /** Who the session's changes are recorded as made by: the member's id, or `operator`. */
+  by: string;
   signedInAt: Date;
   /** When the session ends unless used again before (idle expiry or its lifetime). */
   endsAt: Date;
@@ -79,12 +89,19 @@ export async function findSession(services: SessionServices, request: FastifyReq
   }
   const account = await services.readModels.get(ACCOUNTS, String(doc.account_id));
   if (!account) return null;
+  // A member's session lasts while they are a member, with the role they have now: a removed member is signed out at their next request.
+  const link = await services.readModels.get(MEMBER_LINKS, String(doc.link_id));
+  const member = link ? await services.readModels.get(MEMBERS, String(link.member_id)) : null;
+  if (link && (!member || member.account_id !== doc.account_id)) return null;
   const recorded = await activity.touch(sessionId, lastActive);
   return {
     sessionId,
     accountId: String(doc.account_id),
     linkId: String(doc.link_id),
     account: { id: String(account.id), name: String(account.name), plan: Plan.catch('free').parse(account.plan) },
+    member: member ? { id: String(member.id), email: String(member.email) } : null,
+    role: member ? Role.catch('viewer').parse(member.role) : 'owner',
+    by: member ? String(member.id) : 'operator',
     signedInAt,
     // As every instance will judge it: from the activity on record, which may be up to a minute old.
     endsAt: sessionEndsAt(signedInAt, recorded, idleMs(services)),
@@ -141,9 +158,11 @@ export const cookieOptions = (services: Pick<Context, 'config'>, protocol: strin
  * or a 303 to the signed-out page (`page: true`); then a JSON request is
  * counted against its session's and its account's rates (429
  * `rate_limited`), one without a session against its address's; then a
- * state-changing request without the session's CSRF token is refused.
+ * state-changing request without the session's CSRF token is refused;
+ * last, a member whose role is below the route's gets 403 `forbidden`
+ * (reading needs a viewer, changing an editor, unless `role` says).
  */
-export function requireSession(services: SessionServices, options: { page?: boolean } = {}): preHandlerAsyncHookHandler {
+export function requireSession(services: SessionServices, options: { page?: boolean; role?: Role } = {}): preHandlerAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const changes = STATE_CHANGING.has(request.method);
     const { limits } = request.server;
@@ -165,6 +184,8 @@ export function requireSession(services: SessionServices, options: { page?: bool
       await limits.take(request, reply, limits.dashboardAccount(found.accountId), false);
     }
     if (changes) checkCsrfToken(request, found.csrfToken);
+    // Every route checks the member's role here: reading needs a viewer, changing an editor, unless the route asks for more (or less).
+    requireRole(found.role, options.role ?? (changes ? 'editor' : 'viewer'));
     request.dashboardSession = found;
   };
 }

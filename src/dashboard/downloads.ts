@@ -4,11 +4,12 @@ import { RESPONSES } from '../../projections/responses.js';
 import type { Plan } from '../accounts/plans.js';
 import type { Doc, ReadModelStore, Scalar } from '../infra/read-models/port.js';
 import { RECORDED_FIELDS } from '../submissions/metadata.js';
-import { inOrder, TimeRange } from '../submissions/responses.js';
+import { inOrder, shown, StatusQuery, statusFilter, TimeRange, type ResponseStatus } from '../submissions/responses.js';
 
-/** `since` and `until` as the responses list takes them. */
-export const DownloadQuery = inOrder(TimeRange.strict());
-export type DownloadQuery = z.infer<typeof DownloadQuery>;
+/** `since`, `until` and `status` as the responses list takes them (complete responses by default). */
+export const DownloadQuery = inOrder(TimeRange.extend(StatusQuery.shape).strict());
+/** As sent: without `status`, complete responses. */
+export type DownloadQuery = Omit<z.infer<typeof DownloadQuery>, 'status'> & { status?: ResponseStatus };
 
 /** Read-model documents with their sealed personal fields opened, the erased ones left out (Context.personal). */
 export type Reveal = (docs: Doc[]) => Promise<Doc[]>;
@@ -16,7 +17,7 @@ export type Reveal = (docs: Doc[]) => Promise<Doc[]>;
 /** Responses read per query: a page of the index, never the whole set. */
 export const PAGE_SIZE = 500;
 
-/** Oldest first, the id breaking ties: the order of the read model's index on (parent_id, submitted_at, id). */
+/** Oldest first, the id breaking ties: the order of the read model's index on (parent_id, submitted_at, id), and on (listing, submitted_at, id) for one status. */
 const ORDER = [['submitted_at', 1], ['id', 1]] satisfies Array<[string, 1]>;
 
 /**
@@ -27,12 +28,13 @@ const ORDER = [['submitted_at', 1], ['id', 1]] satisfies Array<[string, 1]>;
  */
 export async function* responsePages(store: ReadModelStore, parentId: string, query: DownloadQuery, pageSize = PAGE_SIZE, reveal: Reveal = async (docs) => docs): AsyncGenerator<Doc[]> {
   const range = { field: 'submitted_at', ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) };
+  const { filter } = statusFilter(parentId, query.status ?? 'complete');
   let after: Scalar[] | undefined;
   for (;;) {
-    const page = await store.find(RESPONSES, { parent_id: parentId }, { sort: ORDER, range, limit: pageSize, ...(after ? { after } : {}) });
+    const page = await store.find(RESPONSES, filter, { sort: ORDER, range, limit: pageSize, ...(after ? { after } : {}) });
     // Opened as served: the read model keeps the personal fields sealed; an erased one is left out.
-    const shown = await reveal(page);
-    if (shown.length > 0) yield shown;
+    const opened = await reveal(page);
+    if (opened.length > 0) yield opened;
     if (page.length < pageSize) return;
     const last = page.at(-1)!;
     after = [String(last.submitted_at), last.id];
@@ -77,16 +79,22 @@ export const LIST_SEPARATOR = '; ';
  * hidden field, then `metadata.<field>` for each metadata field the
  * account's plan records (a field of a higher plan would be a column empty in
  * every row; a response kept from a time on a higher plan has those fields in
- * the NDJSON download). A title two
+ * the NDJSON download). An object with endings of its own has an `ending`
+ * column after the hidden fields: the id of the ending each response reached,
+ * empty for the default one. An object with translations has a
+ * `language` column after it: the language each response was given in
+ * (the answers of every language share their question's column, by id). A title two
  * columns share (two questions, or a question named like another column) is
  * followed by its question id in parentheses, so every header names one
  * column. Answers to questions the object no longer has are in the NDJSON
- * download, which holds every answer as stored.
+ * download, which holds every answer as stored. A download that holds
+ * partial responses (`status` partial or all) has `status` and `last_page`
+ * columns after `submitted_at`.
  */
-export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = []): Column[] {
+export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = [], endings = false, partial = false, languages = false): Column[] {
   const fields = RECORDED_FIELDS[plan];
   const hiddenHeaders = hiddenFields.map((name) => `hidden.${name}`);
-  const fixed = ['id', 'submitted_at', ...hiddenHeaders, ...fields.map((field) => `metadata.${field}`)];
+  const fixed = ['id', 'submitted_at', ...(partial ? ['status', 'last_page'] : []), ...hiddenHeaders, ...(endings ? ['ending'] : []), ...(languages ? ['language'] : []), ...fields.map((field) => `metadata.${field}`)];
   const answered = questions.filter((q) => q.type !== 'statement');
   const uses = new Map<string, number>();
   for (const title of [...fixed, ...answered.map((q) => q.title)]) uses.set(title, (uses.get(title) ?? 0) + 1);
@@ -108,8 +116,12 @@ export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields
   return [
     { header: 'id', cell: (r) => r.id },
     { header: 'submitted_at', cell: (r) => r.submitted_at },
+    ...(partial ? [{ header: 'status', cell: (r: Doc) => r.status ?? 'complete' } satisfies Column, { header: 'last_page', cell: (r: Doc) => r.last_page ?? null } satisfies Column] : []),
     ...answered.flatMap(questionColumns),
     ...hiddenFields.map((name, i): Column => ({ header: hiddenHeaders[i]!, cell: (r) => own(r.hidden, name) })),
+    ...(endings ? [{ header: 'ending', cell: (r: Doc) => r.ending ?? null } satisfies Column] : []),
+    // Responses recorded before objects had languages were given in English.
+    ...(languages ? [{ header: 'language', cell: (r: Doc) => r.language ?? 'en' } satisfies Column] : []),
     ...fields.map((field): Column => ({ header: `metadata.${field}`, cell: (r) => metadata(r)[field] })),
   ];
 }
@@ -124,8 +136,18 @@ const CSV = { record_delimiter: 'windows', quoted: true, quoted_empty: true } as
 const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(cell)));
 
 /** The CSV download, as text chunks: the header, then one chunk per page of responses. */
-export async function* csvChunks(store: ReadModelStore, reveal: Reveal, parentId: string, questions: StoredQuestion[], query: DownloadQuery, plan: Plan, hiddenFields: readonly string[] = []): AsyncGenerator<string> {
-  const columns = csvColumns(questions, plan, hiddenFields);
+export async function* csvChunks(
+  store: ReadModelStore,
+  reveal: Reveal,
+  parentId: string,
+  questions: StoredQuestion[],
+  query: DownloadQuery,
+  plan: Plan,
+  hiddenFields: readonly string[] = [],
+  endings = false,
+  languages = false,
+): AsyncGenerator<string> {
+  const columns = csvColumns(questions, plan, hiddenFields, endings, (query.status ?? 'complete') !== 'complete', languages);
   yield stringify([row(columns.map((c) => c.header))], CSV);
   for await (const page of responsePages(store, parentId, query, PAGE_SIZE, reveal)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
@@ -134,8 +156,8 @@ export async function* csvChunks(store: ReadModelStore, reveal: Reveal, parentId
 
 /** A response as the API shows it (spec 2.6), without the read model's own fields. */
 function record(doc: Doc): Record<string, unknown> {
-  const { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record } = doc;
-  return { id, widget_id, form_id, answers, hidden, submitted_at, metadata, consent_record };
+  const { id, widget_id, form_id, answers, hidden, ending, status, last_page, language, submitted_at, metadata, consent_record } = shown(doc);
+  return { id, widget_id, form_id, answers, hidden, ending, status, last_page, language, submitted_at, metadata, consent_record };
 }
 
 /** The NDJSON download: one response per line, as the API shows it. */

@@ -6,7 +6,10 @@ import { pageRoutes } from './pages.js';
 import { apiRoutes } from './routes.js';
 import { shareRoutes } from './share-routes.js';
 import { signInRoutes } from './sign-in.js';
+import { memberRoutes } from './member-routes.js';
+import { notificationRoutes } from './notification-routes.js';
 import { summaryRoutes } from './summary-routes.js';
+import { analyticsRoutes } from './analytics-routes.js';
 
 /**
  * The owner dashboard at /dashboard: sign-in by login link, its pages and
@@ -22,8 +25,11 @@ export const dashboardRoutes: FastifyPluginAsyncZod<{ services: Context }> = asy
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
   await signInRoutes(app, services);
+  await memberRoutes(app, services);
+  await notificationRoutes(app, services);
   await pageRoutes(app, services);
   apiRoutes(app, services);
   shareRoutes(app, services);
   await app.register(summaryRoutes, { services });
+  await app.register(analyticsRoutes, { services });
 };

@@ -8,7 +8,7 @@ import { malformedUrl, MAX_PATH_SEGMENT, SEGMENT_TOO_LONG } from '../http/error-
 import type { App } from '../http/instance.js';
 import type { Context } from '../kernel/context.js';
 import { DEFAULT_QUESTIONS } from '../widgets/defaults.js';
-import { requireSession, sessionOf } from './auth.js';
+import { cookieOptions, findSession, requireSession, SESSION_COOKIE, sessionOf } from './auth.js';
 
 /** The policy of every dashboard page: its own scripts, styles and frames only, nothing inline. */
 export const DASHBOARD_CSP =
@@ -22,8 +22,10 @@ export const DASHBOARD_CSP =
  */
 export const SHELL_PATHS = [
   '/dashboard',
-  ...['widgets', 'forms', 'polls'].flatMap((kind) => [`/dashboard/${kind}`, `/dashboard/${kind}/new`, `/dashboard/${kind}/:id`, `/dashboard/${kind}/:id/edit`]),
+  ...['widgets', 'forms', 'polls'].flatMap((kind) => [`/dashboard/${kind}`, `/dashboard/${kind}/new`, `/dashboard/${kind}/:id`, `/dashboard/${kind}/:id/edit`, `/dashboard/${kind}/:id/analytics`]),
+  '/dashboard/analytics',
   '/dashboard/settings/developers',
+  '/dashboard/settings/members',
 ];
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -52,6 +54,24 @@ export const sendPage = (reply: FastifyReply, status: number, html: string) =>
 
 export { escapeHtml };
 
+/** The page a signed-out browser finds at /dashboard: an address to send a sign-in link to. */
+export function signInFormPage(services: Pick<Context, 'config'>, notice = ''): string {
+  const open = services.config.SIGNUP === 'open';
+  return page(
+    'Sign in',
+    `<h1>Sign in to the dashboard</h1>
+${notice}<form method="post" action="/dashboard/sign-in" class="sign-in">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" autocomplete="email" required maxlength="254">
+<button type="submit">Email me a sign-in link</button>
+</form>
+<p>We send a link that signs you in once, within 15 minutes, to each account the address is a member of.${open ? ' An address without an account gets a link that creates a Free account.' : ''}</p>`,
+    // The service's no-referrer policy would make the browser send `Origin: null` with the form, which checkOrigin refuses.
+    '<meta name="referrer" content="same-origin">\n',
+  );
+}
+
+
 function shell(csrfToken: string): string {
   return `<!doctype html>
 <html lang="en">
@@ -78,7 +98,14 @@ const VENDOR_FILES = { 'uplot.esm.js': ['uPlot.esm.js', 'text/javascript; charse
 /** The HTML shell of every dashboard page, and the files it loads. */
 export async function pageRoutes(app: App, services: Context): Promise<void> {
   const pageSession = requireSession(services, { page: true });
-  for (const url of SHELL_PATHS) {
+  // A signed-out browser finds the sign-in form at /dashboard itself.
+  app.get('/dashboard', { schema: { hide: true } }, async (request, reply) => {
+    const found = await findSession(services, request);
+    if (found) return sendPage(reply, 200, shell(found.csrfToken));
+    if (request.cookies[SESSION_COOKIE] !== undefined) reply.clearCookie(SESSION_COOKIE, cookieOptions(services, request.protocol));
+    return sendPage(reply, 200, signInFormPage(services));
+  });
+  for (const url of SHELL_PATHS.filter((path) => path !== '/dashboard')) {
     app.get(url, { preHandler: pageSession, schema: { hide: true } }, async (request, reply) => sendPage(reply, 200, shell(sessionOf(request).csrfToken)));
   }
   // Any other address under /dashboard: a page saying so, for a person who typed it; under /dashboard/api/

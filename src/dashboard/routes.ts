@@ -26,6 +26,7 @@ import { WidgetListItem, WidgetView, widgetView } from '../widgets/routes.js';
 import { CreateWidgetBody, UpdateWidgetBody, WidgetCreatedReply, WidgetUpdatedReply } from '../widgets/schemas.js';
 import { requireSession, sessionOf, type DashboardSession } from './auth.js';
 import { planLimits, WIDGET_PLANS } from './plans.js';
+import { Role } from '../members/roles.js';
 
 /** How a kind of object is listed, shown and changed: the API's shapes and commands. */
 interface KindSpec<D extends EmbeddableDoc, C extends z.ZodType, U extends z.ZodType> {
@@ -110,6 +111,9 @@ const KeyParams = z.object({ key_id: z.string().max(100) });
 
 export const SessionView = z.object({
   account: z.object({ id: z.string(), name: z.string(), plan: z.string() }),
+  /** The member signed in; null for a session of the admin command line's login link (the operator, with an owner's rights). */
+  member: z.object({ id: z.string(), email: z.string() }).nullable(),
+  role: Role,
   csrf_token: z.string(),
   idle_expires_at: z.string(),
   plan_limits: z.object({
@@ -131,11 +135,13 @@ const author = (request: { id: string }, session: DashboardSession): Author => (
  */
 export function apiRoutes(app: App, services: Context): void {
   const session = requireSession(services);
+  // Keys and webhooks are the account's, managed by its admins and owners.
+  const adminSession = requireSession(services, { role: 'admin' });
   const hide = { hide: true };
 
   app.get('/dashboard/api/session', { onRequest: session, schema: { ...hide, response: { 200: SessionView } } }, async (request) => {
-    const { account, csrfToken, endsAt } = sessionOf(request);
-    return { account, csrf_token: csrfToken, idle_expires_at: endsAt.toISOString(), plan_limits: planLimits(account.plan) };
+    const { account, csrfToken, endsAt, member, role } = sessionOf(request);
+    return { account, member, role, csrf_token: csrfToken, idle_expires_at: endsAt.toISOString(), plan_limits: planLimits(account.plan) };
   });
 
   objectRoutes(app, services, 'widgets', WIDGETS);
@@ -157,7 +163,7 @@ export function apiRoutes(app: App, services: Context): void {
 
   app.get(
     '/dashboard/api/keys',
-    { onRequest: session, schema: { ...hide, querystring: PaginationQuery, response: { 200: z.object({ keys: z.array(KeyView), pagination: Pagination }) } } },
+    { onRequest: adminSession, schema: { ...hide, querystring: PaginationQuery, response: { 200: z.object({ keys: z.array(KeyView), pagination: Pagination }) } } },
     async (request) => {
       const { keys, pagination } = await keyPage(services, sessionOf(request).accountId, request.query);
       // Read-model documents: their fields are the stored ones, checked by the reply's schema.
@@ -167,7 +173,7 @@ export function apiRoutes(app: App, services: Context): void {
 
   app.post(
     '/dashboard/api/keys',
-    { onRequest: session, schema: { ...hide, body: CreateKeyBody, response: { 201: z.object({ key_id: z.string(), api_key: z.string(), prefix: z.string(), scopes: z.array(z.string()) }) } } },
+    { onRequest: adminSession, schema: { ...hide, body: CreateKeyBody, response: { 201: z.object({ key_id: z.string(), api_key: z.string(), prefix: z.string(), scopes: z.array(z.string()) }) } } },
     async (request, reply) => {
       const { accountId, sessionId } = sessionOf(request);
       return reply.code(201).send(await createKey(services, { accountId, name: request.body.name, scopes: request.body.scopes }, sessionId));
@@ -176,7 +182,7 @@ export function apiRoutes(app: App, services: Context): void {
 
   app.delete(
     '/dashboard/api/keys/:key_id',
-    { onRequest: session, schema: { ...hide, params: KeyParams, response: { 200: z.object({ key_id: z.string(), revoked: z.literal(true) }) } } },
+    { onRequest: adminSession, schema: { ...hide, params: KeyParams, response: { 200: z.object({ key_id: z.string(), revoked: z.literal(true) }) } } },
     async (request) => {
       const { accountId, sessionId } = sessionOf(request);
       const key = await services.readModels.get(API_KEYS, request.params.key_id);
@@ -185,7 +191,7 @@ export function apiRoutes(app: App, services: Context): void {
     },
   );
 
-  app.get('/dashboard/api/webhooks', { onRequest: session, schema: { ...hide, response: { 200: z.object({ endpoints: z.array(WebhookView) }) } } }, async (request) => {
+  app.get('/dashboard/api/webhooks', { onRequest: adminSession, schema: { ...hide, response: { 200: z.object({ endpoints: z.array(WebhookView) }) } } }, async (request) => {
     const docs = await services.readModels.find(WEBHOOKS, { account_id: sessionOf(request).accountId }, { sort: [['created_at', -1], ['id', -1]] });
     return { endpoints: (docs as WebhookDoc[]).map(webhookView) };
   });

@@ -27,7 +27,8 @@ async function orPage<T>(request: FastifyRequest, reply: FastifyReply, run: () =
     if (!code?.startsWith('login_link_') || !wantsHtml(request)) throw error;
     const body = `<h1>This login link cannot sign you in</h1>
 <p>${escapeHtml((error as AppError).message)}.</p>
-<p>A link signs in once, within 15 minutes of being made. To sign in, ask for a new one: <code>npm run --silent admin -- login-link --account YOUR_ACCOUNT_ID</code></p>`;
+<p>A link signs in once, within 15 minutes of being made.</p>
+<p><a href="/dashboard">Ask for a new link by email</a></p>`;
     sendPage(reply, (error as AppError).statusCode, page('Sign in', body));
     return { page: true };
   }
@@ -78,6 +79,19 @@ async function currentAccount(services: Context, request: FastifyRequest): Promi
   return found ? { session: found, account: { id: found.account.id, name: found.account.name } } : undefined;
 }
 
+/** Lets a scope's routes take url-encoded forms, as a page without script posts them. */
+export function takeForms(scope: { addContentTypeParser: App['addContentTypeParser'] }): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    // A repeated field stays a list, which the body's schema refuses, rather than the last one silently winning.
+    const fields: Record<string, string | string[]> = {};
+    for (const [name, value] of new URLSearchParams(String(body))) {
+      const seen = fields[name];
+      fields[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+    }
+    done(null, fields);
+  });
+}
+
 /**
  * Sign-in by a login link, the signed-out page, and sign-out. The link's
  * GET only shows the account and a button: link scanners prefetch GETs, a
@@ -105,15 +119,7 @@ export async function signInRoutes(app: App, services: Context): Promise<void> {
   // Forms post url-encoded bodies: taken on this route alone, every other one takes JSON only.
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<ZodTypeProvider>();
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-      // A repeated field stays a list, which the body's schema refuses, rather than the last one silently winning.
-      const fields: Record<string, string | string[]> = {};
-      for (const [name, value] of new URLSearchParams(String(body))) {
-        const seen = fields[name];
-        fields[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
-      }
-      done(null, fields);
-    });
+    takeForms(scope);
     const Body = z.object({ t: z.string().max(500), replace: z.string().max(100).optional() });
     scope.post('/dashboard/login', { schema: { hide: true, body: Body } }, async (request, reply) => {
       await app.limits.take(request, reply, app.limits.address(request));
@@ -162,12 +168,12 @@ export async function signInRoutes(app: App, services: Context): Promise<void> {
         'Signed out',
         `<h1>You are signed out</h1>
 <p>Sessions end after a while without use, after 12 hours, and when you sign out.</p>
-<p>To sign in again, ask for a new login link: <code>npm run --silent admin -- login-link --account YOUR_ACCOUNT_ID</code></p>`,
+<p><a href="/dashboard">Sign in again</a></p>`,
       ),
     );
   });
 
-  app.post('/dashboard/api/sign-out', { preHandler: requireSession(services), schema: { hide: true } }, async (request, reply) => {
+  app.post('/dashboard/api/sign-out', { preHandler: requireSession(services, { role: 'viewer' }), schema: { hide: true } }, async (request, reply) => {
     const { sessionId, linkId } = sessionOf(request);
     const at = services.clock();
     await execute(services.commands, session, linkId, { type: 'SignOut', session_id: sessionId, reason: 'signed_out', at: at.toISOString() }, { actor: sessionId, at, requestId: request.id });

@@ -37,7 +37,13 @@ export const ObjectSummary = z.object({
   last_at: z.string().nullable(),
   per_day: z.array(Day),
   questions: z.array(QuestionSummary),
-  breakdowns: z.object({ device: z.array(ValueCount), browser: z.array(ValueCount), country: z.array(ValueCount) }),
+  breakdowns: z.object({
+    device: z.array(ValueCount),
+    browser: z.array(ValueCount),
+    country: z.array(ValueCount),
+    /** Responses per language the visitor saw (a tag, as `de`), most first; a poll's votes are not counted by language. */
+    language: z.array(ValueCount),
+  }),
 });
 export type ObjectSummary = z.infer<typeof ObjectSummary>;
 
@@ -205,7 +211,7 @@ async function questionSummary(store: ReadModelStore, scope: string, question: S
   }
 }
 
-async function breakdown(store: ReadModelStore, counters: string, scope: string, dim: (typeof BREAKDOWNS)[number]) {
+async function breakdown(store: ReadModelStore, counters: string, scope: string, dim: (typeof BREAKDOWNS)[number] | 'language') {
   // Bounded by the values a field can take (3 devices, the browsers a parser knows, ~250 countries).
   const found = (await store.find(counters, { scope, dim }, { limit: 1000 })) as unknown as Counter[];
   return found
@@ -215,7 +221,8 @@ async function breakdown(store: ReadModelStore, counters: string, scope: string,
 
 /** Where each kind's responses (or votes) are, with the fields that name their parent and their time. */
 const RECORDS = {
-  response: { collection: RESPONSES, parent: 'parent_id', at: 'submitted_at' },
+  // Complete responses only: a parent's rank in its own listing (partial ones rank apart).
+  response: { collection: RESPONSES, parent: 'listing', at: 'submitted_at' },
   vote: { collection: POLL_VOTERS, parent: 'poll_id', at: 'cast_at' },
 } as const;
 
@@ -248,8 +255,8 @@ export async function objectSummary(store: ReadModelStore, kind: ParentKind, obj
   } else {
     questions = await Promise.all(((object.questions ?? []) as StoredQuestion[]).map((question) => questionSummary(store, scope, question)));
   }
-  const [device, browser, country] = await Promise.all(BREAKDOWNS.map((dim) => breakdown(store, counters, scope, dim)));
-  return { total, ...edges, per_day, questions, breakdowns: { device: device!, browser: browser!, country: country! } };
+  const [device, browser, country, language] = await Promise.all([...BREAKDOWNS, 'language' as const].map((dim) => breakdown(store, counters, scope, dim)));
+  return { total, ...edges, per_day, questions, breakdowns: { device: device!, browser: browser!, country: country!, language: language! } };
 }
 
 const TITLE_FIELD: Record<ParentKind, string> = { widget: 'title', form: 'title', poll: 'question' };

@@ -20,6 +20,145 @@
   var THANKS_CLOSE_MS = 5000;
   var memoryKey = 'feedback-embed:' + kind + ':' + id;
 
+  /*
+   * The visitor's language: the tag's data-lang, else a language the object
+   * is written in (its own or a translation) matching the host page's
+   * <html lang> or the browser's languages, else the object's own. English
+   * is built in (EMBED_EN); another language's strings are a pack fetched
+   * once per page, shared by every embed on it (each embed runs on its own).
+   */
+  var strings = EMBED_EN;
+  // The object as the visitor reads it (a poll's results take its texts).
+  var reading = {};
+  var locale = 'en';
+  var dir = 'ltr';
+  var shownLanguage = null;
+  var packs = document.feedbackEmbedLanguages || (document.feedbackEmbedLanguages = { loading: {}, loaded: { en: EMBED_EN } });
+  var primary = function (tag) { return String(tag || '').toLowerCase().split(/[-_]/)[0]; };
+  /** A tag's interface language: itself or its primary subtag when it has a pack; null otherwise. */
+  function packOf(tag) {
+    var lower = String(tag || '').toLowerCase();
+    return EMBED_LANGUAGES.indexOf(lower) >= 0 ? lower : EMBED_LANGUAGES.indexOf(primary(lower)) >= 0 ? primary(lower) : null;
+  }
+  /** The language of the object's own or one of its translations that a tag asks for: the same tag first, else the same primary language. */
+  function written(object, tag) {
+    var has = [object.language || 'en'].concat(Object.keys(object.translations || {}));
+    var lower = String(tag || '').toLowerCase();
+    return has.filter(function (l) { return l.toLowerCase() === lower; })[0] || has.filter(function (l) { return primary(l) === primary(lower); })[0] || null;
+  }
+  function chooseLanguage(object) {
+    if (data.lang) return data.lang;
+    // The service's hosted page says nothing of the visitor: only their browser does.
+    var wanted = (container && 'hosted' in container.dataset ? [] : [document.documentElement.lang]).concat(navigator.languages || [navigator.language]);
+    for (var i = 0; i < wanted.length; i++) if (wanted[i] && written(object, wanted[i])) return written(object, wanted[i]);
+    return object.language || 'en';
+  }
+  function loadPack(code) {
+    if (packs.loaded[code]) return Promise.resolve(packs.loaded[code]);
+    return packs.loading[code] || (packs.loading[code] = request(base + '/embed/lang/' + code + '.json').then(function (r) {
+      if (!r.ok) throw r;
+      return (packs.loaded[code] = r.body);
+    }).catch(function () {
+      warn('no ' + code + ' strings; showing English');
+      return (packs.loaded[code] = EMBED_EN);
+    }));
+  }
+  /** Takes the language's strings, direction and number formats; answers the object in that language (the object's own text where a translation has none). */
+  function use(object, lang, pack) {
+    var code = pack === EMBED_EN ? 'en' : packOf(lang);
+    strings = pack;
+    dir = EMBED_RTL.indexOf(code) >= 0 ? 'rtl' : 'ltr';
+    try { locale = Intl.getCanonicalLocales(lang)[0]; } catch (e) { locale = code; }
+    shownLanguage = written(object, lang) || object.language || 'en';
+    return (reading = translated(object, shownLanguage));
+  }
+  /** The object in its language `lang` (fetching that language's pack first when it needs one). */
+  function localize(object, lang) {
+    lang = lang || chooseLanguage(object);
+    return loadPack(packOf(lang) || 'en').then(function (pack) { return use(object, lang, pack); });
+  }
+  /** The object with a translation's texts in place of its own, by id; what the translation leaves out stays as written. */
+  function translated(object, lang) {
+    var tr = (object.translations || {})[lang];
+    if (!tr || lang === object.language) return object;
+    var over = function (target, source, keys) { keys.forEach(function (k) { if (source[k]) target[k] = source[k]; }); return target; };
+    var labels = function (items, names, field) { return names ? items.map(function (x) { var o = Object.assign({}, x); if (names[x.id]) o[field] = names[x.id]; return o; }) : items; };
+    var o = over(Object.assign({}, object), tr, ['title', 'description', 'thank_you_title', 'thank_you_message', 'question']);
+    if (object.questions) o.questions = object.questions.map(function (q) {
+      var t = (tr.questions || {})[q.id];
+      if (!t) return q;
+      var c = over(Object.assign({}, q), t, ['title', 'description', 'start_label', 'end_label', 'text']);
+      ['choices', 'rows', 'columns'].forEach(function (k) { if (q[k]) c[k] = labels(q[k], t[k], 'label'); });
+      return c;
+    });
+    if (object.endings) o.endings = object.endings.map(function (e) { var t = (tr.endings || {})[e.id]; return t ? over(Object.assign({}, e), t, ['title', 'message']) : e; });
+    if (object.options) o.options = labels(object.options, tr.options, 'text');
+    return o;
+  }
+  /** An interface string in the visitor's language, `{name}` filled in: numbers as the language writes them, a count's word by its plural rule. */
+  function say(key, vars) {
+    vars = vars || {};
+    var s = strings[key] != null ? strings[key] : EMBED_EN[key];
+    if (typeof s === 'object') s = s[rule(vars.total != null ? vars.total : vars.n)] || s.other;
+    return s.replace(/\{(\w+)\}/g, function (_, k) { return typeof vars[k] === 'number' ? number(vars[k]) : vars[k]; });
+  }
+  function rule(n) { try { return new Intl.PluralRules(locale).select(n); } catch (e) { return 'other'; } }
+  function number(n, options) { try { return new Intl.NumberFormat(locale, options).format(n); } catch (e) { return String(n); } }
+  var percent = function (p) { return number(p / 100, { style: 'percent', maximumFractionDigits: 1 }); };
+
+  /*
+   * Displays and starts, reported once per visit each: `display` when a form
+   * or poll has been at least half in view for a second or a widget's panel
+   * opens, `start` at the first answer. The visit's session is a random id
+   * drawn once per page visit and kept in sessionStorage, so a reload in the
+   * same visit counts once. Nothing is sent in a preview.
+   */
+  var signalled = {};
+  var SESSION_KEY = 'feedback-embed:session';
+  function signal(type) {
+    if (previewing || signalled[type]) return;
+    signalled[type] = true;
+    var session = null;
+    var key = 'feedback-embed:signalled:' + kind + ':' + id + ':' + type;
+    try {
+      if (sessionStorage.getItem(key)) return;
+      session = sessionStorage.getItem(SESSION_KEY);
+      if (!session) sessionStorage.setItem(SESSION_KEY, (session = sessionId()));
+      sessionStorage.setItem(key, '1');
+    } catch (e) { session = session || sessionId(); }
+    freshToken().then(function (t) {
+      return fetch(api + '/events', {
+        method: 'POST',
+        keepalive: true,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ _token: t, type: type, session: session, metadata: { pageUrl: location.href, referrer: document.referrer || undefined } }),
+      });
+    }).catch(function () { /* a count lost, never the visitor's answer */ });
+  }
+  function sessionId() {
+    var bytes = new Uint8Array(12);
+    crypto.getRandomValues(bytes);
+    return [].map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+  }
+  /** `display` once the element has been at least half in view for a second; `start` at the first answer given in it. */
+  function signalWhenSeen(el) {
+    if (previewing) return;
+    var timer = null;
+    if (typeof IntersectionObserver === 'function') {
+      var seen = new IntersectionObserver(function (entries) {
+        var half = entries[entries.length - 1].intersectionRatio >= 0.5;
+        if (half && !timer) timer = setTimeout(function () { seen.disconnect(); signal('display'); }, 1000);
+        else if (!half && timer) { clearTimeout(timer); timer = null; }
+      }, { threshold: [0, 0.5, 1] });
+      seen.observe(el);
+    } else signal('display');
+  }
+  function signalStarts(el) {
+    var first = function () { signal('start'); };
+    el.addEventListener('input', first);
+    el.addEventListener('change', first);
+  }
+
   /** One line per embed that cannot show, so an owner looking at the console learns why. */
   function warn(reason) {
     console.warn('Feedback embed (' + kind + ' ' + id + '): ' + reason);
@@ -165,7 +304,7 @@
    * shadow host. !important there wins over the page's own !important, as
    * the inner context's does; page selectors cannot reach inside the root.
    */
-  var CSS = ':host{all:initial!important;display:block!important;font:400 16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif!important;color:#111827!important;text-align:left!important;direction:ltr!important}' +
+  var CSS = ':host{all:initial!important;display:block!important;font:400 16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif!important;color:#111827!important;text-align:start!important;direction:ltr!important}' +
     '*{box-sizing:border-box}[hidden]{display:none!important}svg{fill:none;stroke:currentColor;stroke-width:2;stroke-linejoin:round;stroke-linecap:round;flex:none}' +
     '.panel{background:var(--bg);color:var(--fg);border-radius:12px;display:flex;flex-direction:column;overflow-wrap:anywhere;--line:color-mix(in srgb,var(--fg) 45%,var(--bg))}' +
     '.inline{width:100%;max-width:560px;border:1px solid var(--line)}' +
@@ -173,7 +312,7 @@
     '.left{left:max(16px,env(safe-area-inset-left));align-items:flex-start}.right{right:var(--x)}.bottom{bottom:var(--y)}' +
     '.top{top:calc(max(16px,env(safe-area-inset-top)) + var(--off));flex-direction:column-reverse}' +
     '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(var(--visible-width,100vw) - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
-    '.head{display:flex;align-items:flex-start;gap:4px;padding:8px 4px 0 18px}.head h2{flex:1;margin:10px 0 4px}' +
+    '.head{display:flex;align-items:flex-start;gap:4px;padding-block:8px 0;padding-inline:18px 4px}.head h2{flex:1;margin:10px 0 4px}' +
     '.body{overflow-y:auto;overscroll-behavior:contain;padding:0 18px 18px}.inline .body{padding-top:18px}' +
     'h2{font-size:18px;line-height:1.3;margin:0 0 4px}h3{font-size:16px}p{margin:0 0 12px}' +
     'button{font:inherit;color:inherit;cursor:pointer;border-radius:8px;border:1px solid var(--line);background:transparent;min-height:44px;padding:8px 14px}' +
@@ -181,7 +320,7 @@
     '.launcher{background:var(--primary);color:var(--on-primary);border:0;border-radius:24px;min-height:48px;min-width:48px;display:flex;gap:6px;align-items:center;justify-content:center;box-shadow:0 4px 14px rgba(0,0,0,.25)}' +
     '.primary{background:var(--primary);color:var(--on-primary);border-color:var(--primary);width:100%;font-weight:600}' +
     '.close{border:0;width:44px;height:44px;padding:10px;flex:none}' +
-    '.q{margin:0 0 16px;border:0;padding:0;min-width:0}.label{display:block;font-weight:600;margin:0 0 6px;padding:0}.req{color:var(--err);padding-left:2px}' +
+    '.q{margin:0 0 16px;border:0;padding:0;min-width:0}.label{display:block;font-weight:600;margin:0 0 6px;padding:0}.req{color:var(--err);padding-inline-start:2px}' +
     'input:not([type=radio]):not([type=checkbox]),textarea,select{display:block;width:100%;font:inherit;font-size:16px;color:inherit;background:transparent;min-height:44px;padding:9px 12px;border:1px solid var(--line);border-radius:8px;margin:0}' +
     'select option{color:#111827;background:#fff}' +
     '[aria-invalid=true]{border:2px solid var(--err)!important}' +
@@ -197,10 +336,12 @@
     '.desc{margin:0 0 8px;font-size:14px}.opts{display:flex;flex-direction:column}.row{border:0;padding:0;margin:0 0 8px;min-width:0}.row legend{padding:0;margin-bottom:4px}' +
     '.pills{flex-direction:row;flex-wrap:wrap;gap:6px}.pills label{position:relative;flex:1 1 auto}.pills input{position:absolute;inset:0;opacity:0;margin:0;width:100%;height:100%;cursor:pointer}' +
     '.pills span{display:flex;align-items:center;justify-content:center;min-height:44px;padding:0 12px;border:1px solid var(--line);border-radius:8px}.pills input:checked+span{background:var(--primary);color:var(--on-primary);border-color:var(--primary)}' +
-    '.rank{list-style:none;margin:0;padding:0}.rank li{display:flex;align-items:center;gap:6px;border:1px solid var(--line);border-radius:8px;padding:4px 4px 4px 12px;margin-bottom:6px;cursor:grab}.rank .grow{flex:1}.rank button{min-width:44px;padding:0}' +
+    '.rank{list-style:none;margin:0;padding:0}.rank li{display:flex;align-items:center;gap:6px;border:1px solid var(--line);border-radius:8px;padding:4px;padding-inline-start:12px;margin-bottom:6px;cursor:grab}.rank .grow{flex:1}.rank button{min-width:44px;padding:0}' +
     '.error{color:var(--err);font-size:14px;margin-top:4px}.error:empty{display:none}' +
-    '.hp{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}' +
+    '.hp{position:absolute;inset-inline-start:-9999px;width:1px;height:1px;overflow:hidden}' +
     '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
+    '.nav{display:flex;gap:8px}.nav .primary{flex:1}.page{margin:12px 0}.page:focus{outline:0}' +
+    '.obo .check span[data-key]::before{content:attr(data-key)/"";display:inline-block;min-width:24px;margin-inline-end:8px;border:1px solid var(--line);border-radius:4px;text-align:center;font-size:13px}' +
     '.link{border:0;padding:8px 0;text-decoration:underline;width:100%}' +
     '.note{font-size:14px;margin:12px 0 0;padding:8px 12px;border-radius:8px;border:1px dashed var(--line)}' +
     // A widget's panel opens beside its launcher, out of the corner box's flow: the box keeps its place, so nothing shifts.
@@ -274,10 +415,12 @@
   }
   /** A fieldset of radios or checkboxes, one per option, each a real input inside its label. */
   function group(q, qid, options, type, cls) {
-    var inputs = options.map(function (o) { return h('input', { type: type, name: qid, value: String(o.id) }); });
+    // One at a time, a key picks each option: a scale's digit, Y or N, else A, B, C…
+    var key = function (o, i) { return !q.type ? null : q.type === 'yes_no' ? o.id.toUpperCase() : typeof o.id === 'number' ? (o.id < 10 ? String(o.id) : null) : i < 26 ? String.fromCharCode(65 + i) : null; };
+    var inputs = options.map(function (o, i) { return h('input', { type: type, name: qid, value: String(o.id), 'data-key': key(o, i) }); });
     return {
       el: h('fieldset', { class: 'q' }, titled(q, qid, 'legend').concat([h('div', { class: cls || 'opts' }, options.map(function (o, i) {
-        return h('label', { class: cls ? null : 'check' }, [inputs[i], h('span', { text: o.label })]);
+        return h('label', { class: cls ? null : 'check' }, [inputs[i], h('span', { text: o.label, 'data-key': cls ? null : key(o, i) })]);
       }))])),
       controls: inputs,
       picked: function () { return inputs.filter(function (i) { return i.checked; }).map(function (i) { return options[inputs.indexOf(i)].id; }); },
@@ -291,7 +434,7 @@
       radio.setAttribute('aria-label', span.textContent);
       span.setAttribute('aria-hidden', 'true');
       if (stars) fill(span, [icon('star', '28')]);
-      else span.textContent = String(values[i]);
+      else span.textContent = number(values[i]);
       radio.addEventListener('change', function () { f.controls.forEach(function (r, j) { r.nextSibling.className = stars && j <= i ? 'lit' : ''; }); });
     });
     if (ends) f.el.appendChild(h('div', { class: 'ends', 'aria-hidden': 'true' }, [h('span', { text: ends[0] }), h('span', { text: ends[1] })]));
@@ -312,7 +455,7 @@
       order.splice(to, 0, order.splice(from, 1)[0]);
       touched = true;
       draw();
-      live.textContent = order[to].label + ', ' + (to + 1) + ' of ' + order.length;
+      live.textContent = order[to].label + ', ' + say('n_of', { n: to + 1, total: order.length });
       var b = list.children[to].querySelector(focusDir < 0 && to > 0 || to === order.length - 1 ? '.up' : '.down') || list.children[to].querySelector('button');
       b.focus();
       list.dispatchEvent(new Event('change', { bubbles: true }));
@@ -321,8 +464,8 @@
       fill(list, order.map(function (c, i) {
         return h('li', { draggable: 'true', ondragstart: function () { dragged = i; }, ondragover: function (e) { e.preventDefault(); }, ondrop: function (e) { e.preventDefault(); if (dragged !== null) move(dragged, i, 0); dragged = null; } }, [
           h('span', { class: 'n', text: (i + 1) + '.' }), h('span', { class: 'grow', text: c.label }),
-          h('button', { type: 'button', class: 'up', 'aria-label': 'Move ' + c.label + ' up', disabled: i === 0, text: '\u2191', onclick: function () { move(i, i - 1, -1); } }),
-          h('button', { type: 'button', class: 'down', 'aria-label': 'Move ' + c.label + ' down', disabled: i === order.length - 1, text: '\u2193', onclick: function () { move(i, i + 1, 1); } }),
+          h('button', { type: 'button', class: 'up', 'aria-label': say('move_up', { label: c.label }), disabled: i === 0, text: '\u2191', onclick: function () { move(i, i - 1, -1); } }),
+          h('button', { type: 'button', class: 'down', 'aria-label': say('move_down', { label: c.label }), disabled: i === order.length - 1, text: '\u2193', onclick: function () { move(i, i + 1, 1); } }),
         ]);
       }));
     }
@@ -363,15 +506,15 @@
   var RENDER = {
     star_rating: function (q, qid) {
       var max = (q.starRatingSettings || {}).maxStars || 5;
-      return scale(q, qid, range(1, max), function (n) { return n + ' of ' + max + ' stars'; }, true);
+      return scale(q, qid, range(1, max), function (n) { return say('stars', { n: n, total: max }); }, true);
     },
-    nps: function (q, qid) { return scale(q, qid, range(0, 10), function (n) { return n + ' out of 10'; }, false, ['0 · Not likely', 'Very likely · 10']); },
+    nps: function (q, qid) { return scale(q, qid, range(0, 10), function (n) { return say('out_of', { n: n, total: 10 }); }, false, [number(0) + ' · ' + say('not_likely'), say('very_likely') + ' · ' + number(10)]); },
     opinion_scale: function (q, qid) {
-      return scale(q, qid, range(q.start, q.end), function (n) { return n + ' of ' + q.end + (n === q.start && q.start_label ? ', ' + q.start_label : n === q.end && q.end_label ? ', ' + q.end_label : ''); }, false,
-        q.start_label || q.end_label ? [q.start + ' · ' + (q.start_label || ''), (q.end_label || '') + ' · ' + q.end] : null);
+      return scale(q, qid, range(q.start, q.end), function (n) { return say('n_of', { n: n, total: q.end }) + (n === q.start && q.start_label ? ', ' + q.start_label : n === q.end && q.end_label ? ', ' + q.end_label : ''); }, false,
+        q.start_label || q.end_label ? [number(q.start) + ' · ' + (q.start_label || ''), (q.end_label || '') + ' · ' + number(q.end)] : null);
     },
     yes_no: function (q, qid) {
-      var f = group(q, qid, [{ id: 'y', label: 'Yes' }, { id: 'n', label: 'No' }], 'radio', 'opts pills');
+      var f = group(q, qid, [{ id: 'y', label: say('yes') }, { id: 'n', label: say('no') }], 'radio', 'opts pills');
       f.value = function () { var p = f.picked(); return p.length ? p[0] === 'y' : undefined; };
       return f;
     },
@@ -397,7 +540,7 @@
   function question(q, index) {
     var qid = 'q' + index;
     var field;
-    var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: c[0].toUpperCase() + c.slice(1) }; }) : q.choices || [];
+    var choices = q.type === 'severity' ? ['low', 'medium', 'high', 'critical'].map(function (c) { return { id: c, label: say(c) }; }) : q.choices || [];
     if (RENDER[q.type]) field = RENDER[q.type](q, qid);
     else if (q.type === 'single_choice' && (q.display === 'radio' || (!q.display && choices.length <= 6))) {
       field = group(q, qid, choices, 'radio');
@@ -456,9 +599,10 @@
 
   /** The server says `answers.<id>: <message>`; visitors read it at the question, in their words. */
   function serverMessage(field, message) {
-    if (/required|must be given/.test(message)) return field.q.type === 'consent' ? 'Please give your consent to send this.' : 'Please answer this question.';
-    if (/email/.test(message)) return 'Please enter a valid email address.';
-    return message.charAt(0).toUpperCase() + message.slice(1) + '.';
+    if (/required|must be given/.test(message)) return say(field.q.type === 'consent' ? 'consent_required' : 'required');
+    if (/email/.test(message)) return say('invalid_email');
+    // The server's own words are English.
+    return locale === 'en' ? message.charAt(0).toUpperCase() + message.slice(1) + '.' : say('invalid');
   }
 
   /**
@@ -495,77 +639,210 @@
     });
   }
 
-  /** The questions of a widget or form, checked here for what is missing, and by the server for the rest. */
+  /** 24 random bytes as 32 URL-safe characters: the visit's session, drawn once. */
+  function sessionId() {
+    var b = crypto.getRandomValues(new Uint8Array(24));
+    return btoa(String.fromCharCode.apply(null, b)).replace(/\+/g, '-').replace(/\//g, '_');
+  }
+
+  /**
+   * The questions of a widget or form, a page at a time (or one question at a
+   * time), checked here for what is missing and by the server for the rest.
+   * Which questions show, which page follows and which ending closes are the
+   * evaluator's answers (the module the server walks the same path with).
+   */
   function survey(body, object, done) {
     var fields = object.questions.map(question);
+    var byId = {};
+    fields.forEach(function (f) { byId[f.q.id] = f; });
+    var pages = FeedbackLogic.pagesOf(object);
+    var single = object.presentation === 'one_by_one';
+    // The public view says whether the form keeps pages (its settings are the owner's); a preview keeps nothing.
+    var keep = kind === 'form' && (object.keep_partial || (object.settings || {}).keep_partial) && !previewing;
+    var session = keep ? sessionId() : null;
+    var sent = Promise.resolve();
+    // The pages visited, the current one last; the question shown when one at a time.
+    var trail = [pages[0].id];
+    var at = null;
     var honeypot = h('input', { type: 'text', name: 'website', tabindex: '-1', autocomplete: 'off' });
     var status = h('div', { class: 'error', role: 'status' });
-    var submit = h('button', { type: 'submit', class: 'primary', text: 'Send' });
+    var live = h('div', { class: 'hp', 'aria-live': 'polite' });
+    var heading = h('h3', { class: 'page', tabindex: '-1' });
+    var bar = h('div', { class: 'bar', role: 'progressbar', 'aria-label': say('progress'), 'aria-valuemin': '0', 'aria-valuemax': '100' }, [h('span', {})]);
+    var submit = h('button', { type: 'submit', class: 'primary', text: say('send') });
+    var back = h('button', { type: 'button', text: say('back'), onclick: go });
+    var paged = pages.length > 1 || single;
+    var page = function (id) { return pages.filter(function (p) { return p.id === id; })[0]; };
+    var here = function () { return trail[trail.length - 1]; };
+    /** The answer a field holds; an unticked optional consent is no answer. */
+    function value(f) {
+      var v = f.value();
+      return f.q.type === 'consent' && v === false && !f.q.required ? undefined : v;
+    }
+    /** The answers of the questions shown on the visited pages, and the questions the current page shows. */
+    function state() {
+      var raw = {};
+      fields.forEach(function (f) { var v = value(f); if (v !== undefined) raw[f.q.id] = v; });
+      var acc = {};
+      var shown = [];
+      trail.forEach(function (p) {
+        shown = FeedbackLogic.shownOn(object, p, raw);
+        shown.forEach(function (id) { if (id in raw) acc[id] = raw[id]; });
+      });
+      return { answers: acc, shown: shown };
+    }
+    /** Shows the current page (or question), the progress, Back, and Next or Send as the path goes on. */
+    function draw() {
+      var s = state();
+      if (single && s.shown.indexOf(at) < 0) at = s.shown[0];
+      var visible = single ? [at] : s.shown;
+      fields.forEach(function (f) { f.el.hidden = visible.indexOf(f.q.id) < 0; });
+      var index = pages.indexOf(page(here()));
+      var step = single && s.shown.length ? s.shown.indexOf(at) / s.shown.length : 0;
+      var title = page(here()).title;
+      heading.textContent = title || say('page', { n: index + 1, total: pages.length });
+      heading.hidden = pages.length < 2 && !title;
+      bar.hidden = !paged;
+      bar.firstChild.style.width = Math.round((index + step) / pages.length * 100) + '%';
+      bar.setAttribute('aria-valuenow', Math.round((index + step) / pages.length * 100));
+      back.hidden = trail.length < 2 && (!single || s.shown.indexOf(at) < 1);
+      var last = !(single && s.shown.indexOf(at) < s.shown.length - 1) && !FeedbackLogic.next(object, here(), s.answers).page;
+      submit.textContent = say(last ? 'send' : 'next');
+      return s;
+    }
+    /** After a move: the new page's heading (or question) takes focus and a screen reader hears where it is. */
+    function moved(toPage) {
+      var s = draw();
+      status.textContent = '';
+      live.textContent = heading.textContent + (single && at ? ': ' + byId[at].q.title : '');
+      var f = byId[at];
+      if (single && f && !toPage) (f.focus ? f : f.controls[0] || heading).focus();
+      else heading.focus();
+      return s;
+    }
+    /** Back: the previous question of the page (one at a time), else the previous page, answers kept. */
+    function go() {
+      var s = state();
+      var i = s.shown.indexOf(at);
+      if (single && i > 0) at = s.shown[i - 1];
+      else {
+        trail.pop();
+        var t = state().shown;
+        at = t[t.length - 1];
+      }
+      moved(false);
+    }
     function focusFirstInvalid() {
       for (var i = 0; i < fields.length; i++) {
-        if (fields[i].error.textContent) return (fields[i].focus || fields[i].controls[0].focus).call(fields[i].focus ? fields[i] : fields[i].controls[0]);
+        if (fields[i].error.textContent && !fields[i].el.hidden) return (fields[i].focus || fields[i].controls[0].focus).call(fields[i].focus ? fields[i] : fields[i].controls[0]);
       }
     }
-    // An answer clears its question's error at once.
-    var clear = function (event) {
+    // An answer clears its question's error at once, and may show or hide questions after it.
+    var change = function (event) {
       fields.forEach(function (f) { if (f.el.contains(event.target)) f.show(''); });
+      draw();
     };
-    var form = h('form', { novalidate: true, oninput: clear, onchange: clear, onsubmit: function (event) {
+    /** One at a time, as Typeform: Enter goes on (Shift+Enter is a new line), a choice's letter or a scale's number picks it. */
+    function keys(event) {
+      var t = event.target;
+      if (event.key === 'Enter' && !event.shiftKey && t.tagName !== 'BUTTON' && (single || t.tagName !== 'TEXTAREA')) {
+        event.preventDefault();
+        return form.requestSubmit(submit);
+      }
+      if (!single || event.ctrlKey || event.metaKey || event.altKey || /^(TEXTAREA|SELECT)$/.test(t.tagName) || (t.tagName === 'INPUT' && !/radio|checkbox/.test(t.type))) return;
+      var pick = byId[at] && byId[at].controls.filter(function (c) { return c.dataset.key === event.key.toUpperCase(); })[0];
+      if (!pick) return;
       event.preventDefault();
-      var answers = {};
+      pick.focus();
+      pick.click();
+    }
+    var form = h('form', { novalidate: true, class: single ? 'obo' : null, oninput: change, onchange: change, onkeydown: keys, onsubmit: function (event) {
+      event.preventDefault();
+      var s = state();
       var missing = false;
       status.textContent = '';
-      fields.forEach(function (f) {
+      (single ? [at] : s.shown).forEach(function (id) {
+        var f = byId[id];
+        if (!f) return;
         var v = f.value();
         var absent = f.q.required && (v === undefined || (v === false && f.q.type === 'consent') || (f.missing && f.missing()));
         f.show(absent ? serverMessage(f, 'required') : '');
         missing = missing || absent;
-        if (v !== undefined && !(f.q.type === 'consent' && v === false && !f.q.required)) answers[f.q.id] = v;
       });
       if (missing) return focusFirstInvalid();
-      if (previewing) return done();
+      if (single && s.shown.indexOf(at) < s.shown.length - 1) {
+        at = s.shown[s.shown.indexOf(at) + 1];
+        return moved(false);
+      }
+      var then = FeedbackLogic.next(object, here(), s.answers);
+      var hidden = previewing ? {} : hiddenValues(object);
+      if (then.page) {
+        if (keep) {
+          var progress = { session: session, page: here(), answers: s.answers, hidden: hidden };
+          sent = sent.then(function () { return send('/progress', progress); }).catch(function () { /* the submission still counts */ });
+        }
+        trail.push(then.page);
+        at = null;
+        return moved(true);
+      }
+      var ending = (object.endings || []).filter(function (e) { return e.id === then.ending; })[0];
+      if (previewing) return done(ending);
+      // Only the answers on the walked path are sent: the server refuses any other.
+      var answers = {};
+      FeedbackLogic.walk(object, s.answers).questions.forEach(function (id) { if (id in s.answers) answers[id] = s.answers[id]; });
       submit.disabled = true;
-      var hidden = hiddenValues(object);
-      send('/submit', {
-        answers: answers,
-        hidden: hidden,
-        _hp: honeypot.value,
-        metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
+      sent.then(function () {
+        return send('/submit', {
+          answers: answers,
+          hidden: hidden,
+          language: shownLanguage || undefined,
+          session: session || undefined,
+          _hp: honeypot.value,
+          metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
+        });
       }).then(function (r) {
         submit.disabled = false;
-        if (r.ok) return object.redirect_url ? redirectTo(object, answers, hidden) : done();
+        var end = ending || object;
+        if (r.ok) return end.redirect_url ? redirectTo(end, answers, hidden) : done(ending);
         var unplaced = [];
         (r.body.details || []).forEach(function (d) {
-          var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path; })[0];
+          var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path && !f.el.hidden; })[0];
           if (field) field.show(serverMessage(field, d.message));
           else unplaced.push(d.path + ': ' + d.message);
         });
-        status.textContent = unplaced.length || !r.body.details ? unplaced.join('; ') || r.body.message || 'Something went wrong. Please try again.' : '';
+        status.textContent = unplaced.length || !r.body.details ? unplaced.join('; ') || (locale === 'en' && r.body.message) || say('failed') : '';
         focusFirstInvalid();
       }).catch(function () {
         submit.disabled = false;
-        status.textContent = 'Could not reach the server. Please try again.';
+        status.textContent = say('offline');
       });
-    } }, fields.map(function (f) { return f.el; }).concat([h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), submit, status, note()]));
+    } }, [bar, heading, live].concat(fields.map(function (f) { return f.el; }), [h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), h('div', { class: 'nav' }, [back, submit]), status, note()]));
     if (!previewing) prefill(fields, prefillValues());
+    draw();
     fill(body, [object.description ? h('p', { text: object.description }) : null, form]);
   }
 
-  function thanks(body, object, onClose) {
-    var title = h('h2', { text: object.thank_you_title || 'Thank you!', tabindex: '-1' });
+  /** The ending's card (the object's own thank-you when none): its title, message and, in a widget, Close. */
+  function thanks(body, object, onClose, ending) {
+    var end = ending || { title: object.thank_you_title, message: object.thank_you_message };
+    var title = h('h2', { text: end.title || say('thanks'), tabindex: '-1' });
     var hadFocus = body.contains(body.getRootNode().activeElement);
-    fill(body, [title, object.thank_you_message ? h('p', { text: object.thank_you_message }) : null, onClose ? h('button', { type: 'button', text: 'Close', onclick: onClose }) : null, note()]);
+    fill(body, [title, end.message ? h('p', { text: end.message }) : null, onClose ? h('button', { type: 'button', text: say('close'), onclick: onClose }) : null, note()]);
     if (hadFocus) title.focus();
   }
 
-  var plural = function (n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); };
+  var votes = function (n) { return say('votes', { n: n }); };
 
   function showResults(panel, tally, focus) {
+    // The server counts by id; the texts are the ones the visitor read.
+    var texts = {};
+    (reading.options || []).forEach(function (o) { texts[o.id] = o.text; });
+    tally = Object.assign({}, tally, { question: reading.question || tally.question, options: tally.options.map(function (o) { return Object.assign({}, o, { text: texts[o.id] || o.text }); }) });
     var title = h('h2', { text: tally.question, tabindex: '-1' });
-    fill(panel, [title, h('p', { text: plural(tally.total_votes, 'vote') })].concat(tally.options.map(function (o) {
-      var bar = h('div', { class: 'bar', role: 'img', 'aria-label': o.percentage + '%' }, [h('span', {})]);
+    fill(panel, [title, h('p', { text: votes(tally.total_votes) })].concat(tally.options.map(function (o) {
+      var bar = h('div', { class: 'bar', role: 'img', 'aria-label': percent(o.percentage) }, [h('span', {})]);
       bar.firstChild.style.width = o.percentage + '%';
-      return h('div', { class: 'q' }, [h('div', { text: o.text + ' — ' + plural(o.votes, 'vote') + ' (' + o.percentage + '%)' }), bar]);
+      return h('div', { class: 'q' }, [h('div', { text: o.text + ' — ' + votes(o.votes) + ' (' + percent(o.percentage) + ')' }), bar]);
     }), [note()]));
     if (focus) title.focus();
   }
@@ -591,11 +868,11 @@
     var inputs = poll.options.map(function (o, i) { return h('input', { type: type, name: 'option', value: o.id || 'o' + i, id: 'o' + i }); });
     var status = h('div', { class: 'error', role: 'status' });
     var honeypot = h('input', { type: 'text', tabindex: '-1', autocomplete: 'off' });
-    var vote = h('button', { type: 'submit', class: 'primary', text: 'Vote' });
+    var vote = h('button', { type: 'submit', class: 'primary', text: say('vote') });
     var form = h('form', { novalidate: true, onsubmit: function (event) {
       event.preventDefault();
       var chosen = inputs.filter(function (i) { return i.checked; }).map(function (i) { return i.value; });
-      if (chosen.length === 0) { status.textContent = 'Please choose an option.'; inputs[0].focus(); return; }
+      if (chosen.length === 0) { status.textContent = say('choose'); inputs[0].focus(); return; }
       if (previewing) return previewResults(panel, poll, chosen);
       vote.disabled = true;
       send('/vote', { option_ids: chosen, _hp: honeypot.value, metadata: { fingerprint: fingerprint() } }).then(function (r) {
@@ -604,10 +881,10 @@
           remember('voted');
           return results(panel, true);
         }
-        status.textContent = r.body.message || 'Something went wrong. Please try again.';
+        status.textContent = (locale === 'en' && r.body.message) || say('failed');
       }).catch(function () {
         vote.disabled = false;
-        status.textContent = 'Could not reach the server. Please try again.';
+        status.textContent = say('offline');
       });
     } }, [
       h('fieldset', { class: 'q' }, [h('legend', { class: 'label', text: poll.question })].concat(poll.options.map(function (o, i) {
@@ -616,7 +893,7 @@
       h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]),
       vote,
       status,
-      h('button', { type: 'button', class: 'link', text: 'See the results', onclick: function () { (previewing ? previewResults(panel, poll, []) : results(panel, true)).catch(function () { status.textContent = 'Could not reach the server. Please try again.'; }); } }),
+      h('button', { type: 'button', class: 'link', text: say('see_results'), onclick: function () { (previewing ? previewResults(panel, poll, []) : results(panel, true)).catch(function () { status.textContent = say('offline'); }); } }),
       note(),
     ]);
     fill(panel, [form]);
@@ -661,11 +938,12 @@
     // A second widget in the same corner sits above the first.
     var stacked = document.querySelectorAll('[data-feedback-corner="' + position + '"]').length;
     var m = mount(object.theme || {}, { 'data-feedback-embed': kind, 'data-feedback-corner': position });
-    var box = h('div', { class: 'box ' + corner.join(' ') });
+    var box = h('div', { class: 'box ' + corner.join(' '), lang: locale, dir: dir });
     box.style.setProperty('--off', stacked * 60 + 'px');
     fitVisibleWidth(box);
     var body = h('div', { class: 'body' });
-    var close = h('button', { type: 'button', class: 'close', 'aria-label': 'Close' }, [icon('close')]);
+    signalStarts(body);
+    var close = h('button', { type: 'button', class: 'close', 'aria-label': say('close') }, [icon('close')]);
     var panel = m.paint(h('div', { class: 'panel', role: 'dialog', 'aria-labelledby': 'title', id: 'panel', hidden: true }, [
       h('div', { class: 'head' }, [h('h2', { id: 'title', text: object.title }), close]),
       body,
@@ -688,13 +966,14 @@
     function open(byVisitor) {
       if (!previewing && !document.dispatchEvent(new CustomEvent(CORNER_OPENS, { cancelable: true, detail: { corner: position, host: m.host, byVisitor: byVisitor } }))) return;
       fired = fired || byVisitor;
+      signal('display');
       if (!built) {
         built = true;
         // The time to answer counts from here: the token carries when it was issued.
         token = null;
         if (!previewing) freshToken().catch(function () { /* fetched again on send */ });
-        survey(body, object, function () {
-          thanks(body, object, function () { hide(true); });
+        survey(body, object, function (ending) {
+          thanks(body, object, function () { hide(true); }, ending);
           // A preview stays on its thank-you card until the owner closes it, and opens on its questions again.
           if (previewing) return;
           answered = true;
@@ -762,10 +1041,12 @@
   function inline(object) {
     var m = mount(object.theme || {}, { 'data-feedback-embed': kind });
     var body = h('div', { class: 'body' });
-    var panel = m.paint(h('section', { class: 'panel inline', 'aria-label': object.title || object.question || kind }, [body]));
+    var panel = m.paint(h('section', { class: 'panel inline', lang: locale, dir: dir, 'aria-label': object.title || object.question || kind }, [body]));
     m.root.appendChild(panel);
-    var shown = { host: m.host, thanks: function () { thanks(body, object, null); } };
-    if (object.closed) fill(body, [h('p', { text: 'This ' + kind + ' is closed.' }), note()]);
+    var shown = { host: m.host, thanks: function (ending) { thanks(body, object, null, ending); } };
+    if (!object.closed && !(kind === 'poll' && recall() === 'voted')) signalWhenSeen(m.host);
+    signalStarts(body);
+    if (object.closed) fill(body, [h('p', { text: say('closed_' + kind) }), note()]);
     else if (kind === 'poll') {
       if (recall() === 'voted') results(body, false);
       else ballot(body, object);
@@ -780,15 +1061,17 @@
 
   /** Shown in every screen of a preview, so nobody takes it for the live embed. */
   function note() {
-    return previewing ? h('p', { class: 'note', role: 'note', text: 'Preview \u2014 responses are not recorded' }) : null;
+    return previewing ? h('p', { class: 'note', role: 'note', text: say('preview') }) : null;
   }
 
   /**
    * Draws a definition (an object as its owner's GET shows it, saved or not)
    * into `target` with the code a site runs, replacing the previous preview;
    * `options.screen` 'thanks' shows the thank-you card, `options.mode` stands
-   * for data-mode. Nothing is fetched, stored or sent.
+   * for data-mode, `options.lang` for the visitor's language. Nothing is
+   * fetched (but the language's pack), stored or sent.
    */
+  var previews = 0;
   function preview(target, what, object, options) {
     options = options || {};
     previewTarget = target || document.body;
@@ -797,6 +1080,12 @@
     painted = [];
     kind = what;
     pageMode = options.mode || data.mode;
+    // `options.lang` is the language to show, the object's own by default; its pack comes once, then the preview draws again.
+    var lang = options.lang || object.language || 'en';
+    var code = packOf(lang) || 'en';
+    var drawing = ++previews;
+    if (!packs.loaded[code]) loadPack(code).then(function () { if (drawing === previews) preview(target, what, object, options); });
+    object = use(object, lang, packs.loaded[code] || EMBED_EN);
     var shown = kind === 'widget' ? widget(object) : inline(object);
     if (options.screen === 'thanks' && kind !== 'poll') shown.thanks();
     return shown.host;
@@ -821,14 +1110,15 @@
   function start() {
     request(api).then(function (r) {
       if (!r.ok) return warn(r.body.message || 'the server answered ' + r.status);
-      var object = r.body;
-      if (object.closed && kind === 'widget') return warn('this widget is closed');
-      if (object.closed) return inline(object);
-      return fetchToken().then(function () {
-        if (kind === 'widget') widget(object);
-        else inline(object);
-      }, function (t) {
-        warn(t && t.body ? t.body.message || 'no embed token: ' + t.status : 'could not reach ' + base);
+      if (r.body.closed && kind === 'widget') return warn('this widget is closed');
+      return localize(r.body).then(function (object) {
+        if (object.closed) return inline(object);
+        return fetchToken().then(function () {
+          if (kind === 'widget') widget(object);
+          else inline(object);
+        }, function (t) {
+          warn(t && t.body ? t.body.message || 'no embed token: ' + t.status : 'could not reach ' + base);
+        });
       });
     }).catch(function (error) {
       warn('could not reach ' + base + ' (' + (error && error.message) + ')');

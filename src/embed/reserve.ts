@@ -94,7 +94,8 @@ export interface FormShape {
   description: string;
   questions: Question[];
   /** Forms with pages show the first one first. */
-  pages?: Array<{ question_ids: string[] }>;
+  pages?: Array<{ question_ids: string[]; title?: string }>;
+  presentation?: string;
 }
 
 export interface PollShape {
@@ -102,12 +103,25 @@ export interface PollShape {
   options: Array<{ text: string }>;
 }
 
+/**
+ * A form of several pages, or one question at a time, starts with a progress
+ * bar (4 px above, 8 px high); a page with a title, or one of several, with
+ * its heading (12 px above and below). One question at a time shows fewer
+ * questions than the page holds: counted all, the estimate errs tall.
+ */
+function pagingHeight(form: FormShape, width: number): number {
+  const pages = form.pages ?? [];
+  const bar = pages.length > 1 || form.presentation === 'one_by_one' ? 12 : 0;
+  const title = pages[0]?.title || (pages.length > 1 ? `Page 1 of ${pages.length}` : '');
+  return bar + (title ? 24 + lines(title, width, CHAR.label) * TEXT_LINE : 0);
+}
+
 function formHeight(form: FormShape, width: number): number {
   const first = form.pages?.[0] ? new Set(form.pages[0].question_ids) : null;
   const questions = first ? form.questions.filter((q) => first.has(q.id)) : form.questions;
   const title = lines(form.title, width, CHAR.heading) * HEADING_LINE + 4;
   const description = form.description ? lines(form.description, width, CHAR.text) * TEXT_LINE + 12 : 0;
-  return title + description + questions.reduce((sum, q) => sum + questionHeight(q, width), 0) + CONTROL;
+  return title + description + pagingHeight(form, width) + questions.reduce((sum, q) => sum + questionHeight(q, width), 0) + CONTROL;
 }
 
 /** The ballot, or the results a visitor who voted before sees at once: whichever is taller. */

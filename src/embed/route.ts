@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { App } from '../http/instance.js';
-
-/** The script site owners paste; read once, served to every origin. */
-const SCRIPT = readFileSync(new URL('./embed.js', import.meta.url), 'utf8');
+import { AppError } from '../kernel/errors.js';
+import { packText } from './languages.js';
+import { embedScript } from './script.js';
 
 /**
  * A blank page that runs the embed in preview mode: the dashboard frames it
@@ -14,13 +13,21 @@ const PREVIEW_PAGE =
   '<title>Preview of the embed</title></head><body><main data-preview-target aria-label="Preview of the embed"></main>' +
   '<script src="/embed.js" data-preview></script></body></html>';
 
-/** Only pages of this origin may frame the preview; it loads the embed and nothing else. */
-const PREVIEW_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+/** Only pages of this origin may frame the preview; it loads the embed and its language packs, nothing else. */
+const PREVIEW_POLICY = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
 
+/** The script site owners paste (the embed with the form evaluator) is made once per process (the server makes it at start-up) and served to every origin. */
 export function embedRoute(app: App): void {
   app.get('/embed.js', { config: { publicCors: true }, schema: { hide: true } }, async (_request, reply) =>
-    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(SCRIPT),
+    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(embedScript()),
   );
+  // A language pack: fetched by the embed once per page, only for a visitor who reads that language.
+  app.get<{ Params: { file: string } }>('/embed/lang/:file', { config: { publicCors: true }, schema: { hide: true } }, async (request, reply) => {
+    const code = /^([a-z]{2})\.json$/.exec(request.params.file)?.[1];
+    const text = code === undefined ? undefined : packText(code);
+    if (text === undefined) throw new AppError('not_found', `No language pack ${request.params.file}`);
+    return reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=86400').send(text);
+  });
   app.get(
     '/embed/preview',
     {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { said, shows } from '../kernel/text.js';
 import type { ErrorDetail } from '../kernel/errors.js';
+import { OPERATORS, type Operator } from '../logic/evaluate.js';
 
 /**
  * The question model shared by widgets and forms, and the validation of
@@ -16,7 +17,36 @@ export const QuestionId = z
   .refine((id) => id !== '__proto__', 'must not be __proto__, which no answer could name');
 const Title = said(500);
 export const MAX_TEXT = 10_000;
-const base = { id: QuestionId, title: Title, required: z.boolean().default(false), description: z.string().trim().max(2000).optional() };
+
+/**
+ * A condition on the answers before it: `{question, op, value?}`, or
+ * `{all: [...]}` / `{any: [...]}` of conditions, nested at most three deep.
+ * What each operator means is the evaluator's (src/logic/evaluate.ts); the
+ * definition's checks say which fit which question.
+ */
+const ConditionValue = z.union([z.string().max(500), z.number(), z.boolean(), z.array(z.string().max(64)).max(50)]);
+const ConditionLeaf = z.strictObject({
+  question: QuestionId,
+  op: z.enum(OPERATORS as [Operator, ...Operator[]]),
+  value: ConditionValue.optional().describe('What the answer is compared with; none for answered and not_answered'),
+});
+/** A condition as the API takes it: what the evaluator reads, with the values JSON can give. */
+export type Condition =
+  | { question: string; op: Operator; value?: string | number | boolean | string[] | undefined }
+  | { all: Condition[] }
+  | { any: Condition[] };
+const groupsOf = (inner: z.ZodType<Condition>): z.ZodType<Condition> =>
+  z.union([ConditionLeaf, z.strictObject({ all: z.array(inner).min(1).max(20) }), z.strictObject({ any: z.array(inner).min(1).max(20) })]);
+export const Condition: z.ZodType<Condition> = groupsOf(groupsOf(groupsOf(ConditionLeaf)));
+
+const base = {
+  id: QuestionId,
+  title: Title,
+  required: z.boolean().default(false),
+  description: z.string().trim().max(2000).optional(),
+  /** Shown only when this condition on earlier questions holds; hidden, it is neither required nor answerable. */
+  show_if: Condition.optional(),
+};
 
 /**
  * A text's length in characters (code points), as zod counts a title's: an

@@ -37,34 +37,69 @@ export const PageSettings = Settings.extend({ indexable: z.boolean() });
  * to the text types and single choice, and the types from `phone` to
  * `statement`: a superset, so every question stored before reads as it was.
  */
-export const questionTypes = [
-  z.object({ ...question, type: z.literal('star_rating'), starRatingSettings: z.object({ maxStars: z.number().int() }) }),
-  z.object({ ...question, type: z.literal('nps') }),
-  z.object({ ...question, type: z.literal('long_text'), max_length: z.number().int().optional() }),
-  z.object({ ...question, type: z.literal('short_text'), max_length: z.number().int().optional() }),
-  z.object({ ...question, type: z.literal('email') }),
-  z.object({ ...question, type: z.literal('phone'), default_country: z.string().optional() }),
-  z.object({ ...question, type: z.literal('url') }),
-  z.object({ ...question, type: z.literal('number'), min: z.number().optional(), max: z.number().optional(), integer: z.boolean().optional() }),
-  z.object({ ...question, type: z.literal('date'), min: z.string().optional(), max: z.string().optional() }),
-  z.object({ ...question, type: z.literal('single_choice'), choices: options, display: z.enum(['radio', 'dropdown']).optional() }),
-  z.object({ ...question, type: z.literal('multiple_choice'), choices: options, min_selected: z.number().int().optional(), max_selected: z.number().int().optional() }),
-  z.object({
-    ...question,
-    type: z.literal('opinion_scale'),
-    start: z.number().int(),
-    end: z.number().int(),
-    start_label: z.string().optional(),
-    end_label: z.string().optional(),
-  }),
-  z.object({ ...question, type: z.literal('yes_no') }),
-  z.object({ ...question, type: z.literal('ranking'), choices: options }),
-  z.object({ ...question, type: z.literal('matrix'), rows: options, columns: options }),
-  z.object({ ...question, type: z.literal('statement') }),
-  z.object({ ...question, type: z.literal('severity') }),
-] as const;
+const typesOn = <B extends z.ZodRawShape>(question: B) =>
+  [
+    z.object({ ...question, type: z.literal('star_rating'), starRatingSettings: z.object({ maxStars: z.number().int() }) }),
+    z.object({ ...question, type: z.literal('nps') }),
+    z.object({ ...question, type: z.literal('long_text'), max_length: z.number().int().optional() }),
+    z.object({ ...question, type: z.literal('short_text'), max_length: z.number().int().optional() }),
+    z.object({ ...question, type: z.literal('email') }),
+    z.object({ ...question, type: z.literal('phone'), default_country: z.string().optional() }),
+    z.object({ ...question, type: z.literal('url') }),
+    z.object({ ...question, type: z.literal('number'), min: z.number().optional(), max: z.number().optional(), integer: z.boolean().optional() }),
+    z.object({ ...question, type: z.literal('date'), min: z.string().optional(), max: z.string().optional() }),
+    z.object({ ...question, type: z.literal('single_choice'), choices: options, display: z.enum(['radio', 'dropdown']).optional() }),
+    z.object({ ...question, type: z.literal('multiple_choice'), choices: options, min_selected: z.number().int().optional(), max_selected: z.number().int().optional() }),
+    z.object({
+      ...question,
+      type: z.literal('opinion_scale'),
+      start: z.number().int(),
+      end: z.number().int(),
+      start_label: z.string().optional(),
+      end_label: z.string().optional(),
+    }),
+    z.object({ ...question, type: z.literal('yes_no') }),
+    z.object({ ...question, type: z.literal('ranking'), choices: options }),
+    z.object({ ...question, type: z.literal('matrix'), rows: options, columns: options }),
+    z.object({ ...question, type: z.literal('statement') }),
+    z.object({ ...question, type: z.literal('severity') }),
+  ] as const;
+export const questionTypes = typesOn(question);
+
+/**
+ * A condition as stored: a question, an operator and a value, or `all` or
+ * `any` of conditions, nested as deep as the API takes them.
+ */
+const ConditionLeaf = z.object({
+  question: z.string(),
+  op: z.enum(['equals', 'not_equals', 'contains', 'greater_than', 'less_than', 'answered', 'not_answered']),
+  value: z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]).optional(),
+});
+type StoredCondition = z.infer<typeof ConditionLeaf> | { all: StoredCondition[] } | { any: StoredCondition[] };
+const groupsOf = (inner: z.ZodType<StoredCondition>): z.ZodType<StoredCondition> => z.union([ConditionLeaf, z.object({ all: z.array(inner) }), z.object({ any: z.array(inner) })]);
+export const StoredCondition = groupsOf(groupsOf(groupsOf(ConditionLeaf)));
+
+/** Version 7 of the form events (6 of the widget events): a question may hold `show_if`. */
+export const conditionalQuestion = { ...question, show_if: StoredCondition.optional() };
+export const conditionalQuestionTypes = typesOn(conditionalQuestion);
+
+/**
+ * The same versions: a definition's pages (none: one page of every
+ * question), the rules that jump between them, and the endings they may
+ * jump to.
+ */
+export const Flow = {
+  pages: z.array(z.object({ id: z.string(), title: z.string().optional(), question_ids: z.array(z.string()) })),
+  logic: z.array(z.object({ page: z.string(), if: StoredCondition, go_to: z.string() })),
+  endings: z.array(z.object({ id: z.string(), title: z.string(), message: z.string(), redirect_url: z.string().optional() })),
+};
+
+/** Forms, version 7: one page at a time or one question at a time, and whether partial responses are kept. */
+export const FormSettings = PageSettings.extend({ keep_partial: z.boolean() });
+export const Presentation = z.enum(['all', 'one_by_one']);
 
 export const ConsentQuestion = z.object({ ...question, type: z.literal('consent'), text: z.string() });
+export const ConditionalConsentQuestion = z.object({ ...conditionalQuestion, type: z.literal('consent'), text: z.string() });
 
 /** Version 4: the names of hidden fields a submission may carry, and where the visitor goes after submitting (null: nowhere). */
 export const Followups = { hidden_fields: z.array(z.string()), redirect_url: z.string().nullable() };
@@ -150,5 +185,72 @@ export function questionedCreatedHistory(history: { version: number; upcasters: 
 
 /** The history of an `*Updated` event that may change questions, and one more version: the changes of the one before read as they were. */
 export function questionedUpdatedHistory(history: { version: number; upcasters: Record<number, (data: JsonObject) => JsonObject> }) {
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => data } };
+}
+
+type History = { version: number; upcasters: Record<number, (data: JsonObject) => JsonObject> };
+
+/**
+ * The history of a `*Created` event that stores questions, and one more
+ * version that added pages, rules and endings (none before), and for forms
+ * the presentation (a page at a time) and `keep_partial` (off).
+ */
+export function flowCreatedHistory(history: History, kind: 'form' | 'widget') {
+  const upcast = (data: JsonObject): JsonObject => {
+    const flow = { ...data, pages: [], logic: [], endings: [] };
+    return kind === 'form' ? { ...flow, presentation: 'all', settings: { ...(data.settings as JsonObject), keep_partial: false } } : flow;
+  };
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: upcast } };
+}
+
+/** The history of an `*Updated` event that may change questions, and one more version: a form's changed settings hold `keep_partial`, off before. */
+export function flowUpdatedHistory(history: History, kind: 'form' | 'widget') {
+  const upcast = (data: JsonObject): JsonObject => {
+    const changes = data.changes as JsonObject | undefined;
+    return kind === 'widget' || changes?.settings === undefined ? data : { ...data, changes: { ...changes, settings: { ...(changes.settings as JsonObject), keep_partial: false } } };
+  };
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: upcast } };
+}
+
+/**
+ * Version 8 of the form events, 7 of the widget events and 5 of the poll
+ * events: the language the object is written in, and its translations by
+ * language, each naming the texts it replaces by id.
+ */
+const labels = z.record(z.string(), z.string());
+export const StoredTranslation = z.object({
+  title: z.string().optional(),
+  description: z.string().optional(),
+  thank_you_title: z.string().optional(),
+  thank_you_message: z.string().optional(),
+  questions: z
+    .record(
+      z.string(),
+      z.object({
+        title: z.string().optional(),
+        description: z.string().optional(),
+        choices: labels.optional(),
+        rows: labels.optional(),
+        columns: labels.optional(),
+        start_label: z.string().optional(),
+        end_label: z.string().optional(),
+        text: z.string().optional(),
+      }),
+    )
+    .optional(),
+  endings: z.record(z.string(), z.object({ title: z.string().optional(), message: z.string().optional() })).optional(),
+  /** Polls: the question and the options' texts. */
+  question: z.string().optional(),
+  options: labels.optional(),
+});
+export const Languages = { language: z.string(), translations: z.record(z.string(), StoredTranslation) };
+
+/** The history of a `*Created` event, and one more version with the language and translations: everything stored before was written in English, untranslated. */
+export function languageCreatedHistory(history: History) {
+  return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => ({ ...data, language: 'en', translations: {} }) } };
+}
+
+/** The history of an `*Updated` event, and one more version: the changes of the one before read as they were. */
+export function languageUpdatedHistory(history: History) {
   return { version: history.version + 1, upcasters: { ...history.upcasters, [history.version]: (data: JsonObject) => data } };
 }

@@ -116,7 +116,8 @@ export class ErasureProcess implements HaltingFeedProcessor {
     private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: ErasureOptions = {},
   ) {
-    this.batchSize = options.batchSize ?? 500;
+    // One batch is one write: a store whose transactions have limits says how many events it takes at once.
+    this.batchSize = Math.min(options.batchSize ?? 500, readModels.maxEventsPerWrite ?? Number.POSITIVE_INFINITY);
     this.retryMs = options.retryMs ?? 1000;
     this.afterErasure = options.afterErasure ?? (async () => undefined);
     this.beforeErasure = options.beforeErasure ?? (async () => undefined);
@@ -127,6 +128,7 @@ export class ErasureProcess implements HaltingFeedProcessor {
       events: lingering(events, options.restMs ?? FEED_REST_MS),
       logger,
       batchSize: this.batchSize,
+      maxEventsPerWrite: readModels.maxEventsPerWrite,
       retryMs: this.retryMs,
       position: () => this.checkpoint,
       halted: () => this.halted !== undefined,

@@ -42,6 +42,9 @@ export function targetOf(event: Recorded<DomainEvent>): ErasureTarget | undefine
       const [parent, parent_id] = widget_id !== undefined ? (['widget', widget_id] as const) : (['form', form_id!] as const);
       return { id: response_id, parent, parent_id, account_id, streams: [event.streamId, ...(duplicate_guard ? [duplicate_guard] : [])] };
     }
+    case 'ResponseProgressed':
+      // A partial response: its stream is the one the submission completing it appends to.
+      return { id: event.data.response_id, parent: 'form', parent_id: event.data.form_id, account_id: event.data.account_id, streams: [event.streamId] };
     case 'VoteCast':
       return { id: event.data.vote_id, parent: 'poll', parent_id: event.data.poll_id, account_id: event.data.account_id, streams: [event.streamId] };
     default:

@@ -12,7 +12,26 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
-import { ConsentQuestion, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory, PageSettings, pageCreatedHistory, pageUpdatedHistory, Followups, questionedCreatedHistory, questionedUpdatedHistory } from '../embeddables/stored.js';
+import {
+  ConditionalConsentQuestion,
+  Theme,
+  conditionalQuestionTypes,
+  themedCreatedHistory,
+  themedUpdatedHistory,
+  FormSettings,
+  pageCreatedHistory,
+  pageUpdatedHistory,
+  Followups,
+  questionedCreatedHistory,
+  questionedUpdatedHistory,
+  Flow,
+  Presentation,
+  flowCreatedHistory,
+  flowUpdatedHistory,
+  Languages,
+  languageCreatedHistory,
+  languageUpdatedHistory,
+} from '../embeddables/stored.js';
 
 /** What the owner configures, stored whole at creation. */
 const Configurable = {
@@ -21,9 +40,12 @@ const Configurable = {
   theme: Theme,
   thank_you_title: z.string(),
   thank_you_message: z.string(),
-  settings: PageSettings,
+  settings: FormSettings,
   ...Followups,
-  questions: z.array(z.discriminatedUnion('type', [...questionTypes, ConsentQuestion])),
+  questions: z.array(z.discriminatedUnion('type', [...conditionalQuestionTypes, ConditionalConsentQuestion])),
+  ...Flow,
+  presentation: Presentation,
+  ...Languages,
 };
 
 const FormVersion = z.number().int();
@@ -31,14 +53,14 @@ const FormVersion = z.number().int();
 export const FormCreated = defineEvent(
   'FormCreated',
   z.object({ form_id: z.string(), account_id: z.string(), ...Configurable, version: FormVersion, created_at: z.string() }),
-  questionedCreatedHistory(pageCreatedHistory(themedCreatedHistory)),
+  languageCreatedHistory(flowCreatedHistory(questionedCreatedHistory(pageCreatedHistory(themedCreatedHistory)), 'form')),
 );
 
 /** `version` is the form's version after the change: it grows when the questions change (D7). */
 export const FormUpdated = defineEvent(
   'FormUpdated',
   z.object({ form_id: z.string(), changes: z.object(Configurable).partial(), version: FormVersion, updated_at: z.string() }),
-  questionedUpdatedHistory(pageUpdatedHistory(themedUpdatedHistory)),
+  languageUpdatedHistory(flowUpdatedHistory(questionedUpdatedHistory(pageUpdatedHistory(themedUpdatedHistory)), 'form')),
 );
 
 export const FormPublished = defineEvent('FormPublished', z.object({ form_id: z.string(), published_at: z.string() }));

@@ -5,6 +5,8 @@ import { checkReadOnly } from '../embeddables/read-only.js';
 import { definitionOverLimits } from '../embeddables/definition-limits.js';
 import { AppError, invalidBody, type ErrorDetail } from '../kernel/errors.js';
 import { DEFAULT_THANK_YOU } from '../widgets/defaults.js';
+import { checkFlow } from '../embeddables/logic.js';
+import { checkTranslations, prunedTranslations } from '../embeddables/translations.js';
 import type { FormEvent } from './events.js';
 import { FormConfig, type CreateFormBody, type UpdateFormBody } from './schemas.js';
 
@@ -69,9 +71,17 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         settings: body.settings ?? {},
         hidden_fields: body.hidden_fields ?? [],
         redirect_url: body.redirect_url ?? null,
+        pages: body.pages ?? [],
+        logic: body.logic ?? [],
+        endings: body.endings ?? [],
+        presentation: body.presentation ?? 'all',
+        language: body.language ?? 'en',
+        translations: body.translations ?? {},
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
+      checkFlow(config.data, 'form');
+      checkTranslations({ kind: 'form', ...config.data }, config.data.translations);
       tooLarge(definitionOverLimits(config.data));
       return [{ type: 'FormCreated', data: { ...config.data, form_id: command.form_id, account_id: command.account_id, version: 1, created_at: command.at } }];
     }
@@ -79,8 +89,8 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
       const form = owned(state, command.account_id);
       // The body met today's limits when it was parsed. Stored values met the limits of
       // their day and are not checked again: a tightened limit must not block every change.
-      const { published, id, version, created_at, updated_at, closed, ...fields } = command.body;
-      checkReadOnly({ id, version, created_at, updated_at, closed }, { ...form, closed: command.closed });
+      const { published, id, version, created_at, updated_at, closed, keep_partial, ...fields } = command.body;
+      checkReadOnly({ id, version, created_at, updated_at, closed, keep_partial }, { ...form, closed: command.closed, keep_partial: Boolean(form.settings.keep_partial) });
       const merged: FormConfig = {
         ...form,
         ...fields,
@@ -88,6 +98,13 @@ export function decide(command: FormCommand, state: FormState): FormEvent[] {
         settings: { ...form.settings, ...fields.settings },
       };
       if (fields.theme && !sameJson(merged.theme, form.theme)) checkTheme(merged.theme);
+      if (fields.questions || fields.pages || fields.logic || fields.endings) checkFlow(merged, 'form');
+      // Translations sent are checked; those stored lose what the new questions and endings no longer have.
+      if (fields.translations || fields.language) checkTranslations({ kind: 'form', ...merged }, merged.translations);
+      else if (fields.questions || fields.endings) {
+        merged.translations = prunedTranslations({ kind: 'form', ...merged }, merged.translations);
+        fields.translations = merged.translations;
+      }
       tooLarge(definitionOverLimits(merged, form));
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(fields) as Array<keyof typeof fields>) {

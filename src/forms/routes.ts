@@ -10,9 +10,10 @@ import { createForm, deleteForm, updateForm } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
 import { shownSettings } from '../embeddables/settings.js';
-import { responsesRoute, submitRoute } from '../submissions/routes.js';
+import { progressRoute, responsesRoute, submitRoute } from '../submissions/routes.js';
 import { FormCreated } from './events.js';
-import { form } from './form.js';
+import { form, type FormState } from './form.js';
+import type { SubmissionTarget } from '../submissions/submit.js';
 import { CreateFormBody, FormCreatedReply, FormUpdatedReply, UpdateFormBody } from './schemas.js';
 
 export const FormListItem = z.object({
@@ -39,6 +40,14 @@ export const FormView = z.object({
   questions: stored.questions,
   hidden_fields: stored.hidden_fields,
   redirect_url: stored.redirect_url,
+  pages: stored.pages,
+  logic: stored.logic,
+  endings: stored.endings,
+  presentation: stored.presentation,
+  /** Public: a visitor (and the embed) may know that each page is kept as they leave it. */
+  keep_partial: z.boolean().describe('Whether each page is kept as the visitor leaves it (`settings.keep_partial`), as a partial response until the submission completes it'),
+  language: stored.language,
+  translations: stored.translations,
   published: z.boolean(),
   closed: z.boolean(),
   version: z.number().int(),
@@ -55,6 +64,14 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   questions: doc.questions,
   hidden_fields: doc.hidden_fields,
   redirect_url: doc.redirect_url,
+  pages: doc.pages,
+  logic: doc.logic,
+  endings: doc.endings,
+  presentation: doc.presentation,
+  keep_partial: Boolean(doc.settings.keep_partial),
+  // Forms stored before languages were written in English, untranslated.
+  language: doc.language ?? 'en',
+  translations: doc.translations ?? {},
   theme: doc.theme,
   thank_you_title: doc.thank_you_title,
   thank_you_message: doc.thank_you_message,
@@ -118,10 +135,25 @@ export const formRoutes: FastifyPluginAsyncZod<{ services: Context }> = async (a
   deleteRoute(app, services, FORM, (id, author, at) => deleteForm(services, id, author, at));
 
   tokenRoute(app, services, FORM);
-  submitRoute(app, services, FORM, form, (state) => {
+  /** What a visitor's submission or page is checked against; null once the form is deleted. */
+  const targetOf = (state: FormState): SubmissionTarget | null => {
     if (state.status !== 'active') return null;
     const f = state.form;
-    return { kind: 'form', id: f.id, accountId: f.account_id, published: f.published, questions: f.questions, hiddenFields: f.hidden_fields, settings: f.settings, version: f.version };
-  });
+    return {
+      kind: 'form',
+      id: f.id,
+      accountId: f.account_id,
+      published: f.published,
+      questions: f.questions,
+      flow: { pages: f.pages, logic: f.logic, endings: f.endings },
+      language: f.language,
+      translations: f.translations,
+      hiddenFields: f.hidden_fields,
+      settings: f.settings,
+      version: f.version,
+    };
+  };
+  submitRoute(app, services, FORM, form, targetOf);
+  progressRoute(app, services, FORM, form, targetOf);
   responsesRoute(app, services, FORM);
 };

@@ -4,11 +4,19 @@ import { Presentation, PresentationPatch } from '../embeddables/presentation.js'
 import { FormQuestions } from '../embeddables/questions.js';
 import { patchOf } from '../kernel/patch.js';
 import { PageSettings } from '../embeddables/settings.js';
+import { Flow, PresentationStyle } from '../embeddables/logic.js';
+import { Language, Translations } from '../embeddables/translations.js';
 
 /** D7: a form's questions may hold one consent question, whose record each response keeps. */
 const Questions = FormQuestions.refine((questions) => questions.filter((q) => q.type === 'consent').length <= 1, 'a form holds at most one consent question');
 
-export const FormConfig = z.object({ ...Presentation, settings: PageSettings, questions: Questions });
+/** A form's settings: a page's, and whether the answers of visitors who leave before submitting are kept (`keep_partial`). */
+export const FormSettings = PageSettings.extend({
+  /** The embed sends each page as the visitor leaves it, kept as a partial response until the submission completes it. */
+  keep_partial: z.boolean().default(false),
+});
+
+export const FormConfig = z.object({ ...Presentation, settings: FormSettings, questions: Questions, ...Flow, presentation: PresentationStyle, language: Language, translations: Translations });
 export type FormConfig = z.infer<typeof FormConfig>;
 
 const options = (...labels: string[]) => labels.map((label) => ({ id: label.toLowerCase().replace(/\W+/g, '_'), label }));
@@ -40,7 +48,44 @@ const EVERY_TYPE_EXAMPLE = {
   ],
 };
 
-export const CreateFormBody = z.strictObject({ ...PresentationPatch, settings: patchOf(PageSettings).optional(), questions: Questions.optional() }).meta({
+/** A three-page form with a jump and two endings besides the default, for the API reference. */
+export const BRANCHING_EXAMPLE = {
+  title: 'Developer survey',
+  presentation: 'all',
+  settings: { keep_partial: true },
+  questions: [
+    { id: 'role', type: 'single_choice', title: 'What do you do?', required: true, choices: options('Developer', 'Designer', 'Other') },
+    { id: 'role_other', type: 'short_text', title: 'What is it?', required: true, show_if: { question: 'role', op: 'equals', value: 'other' } },
+    { id: 'languages', type: 'multiple_choice', title: 'Which languages do you write?', required: true, choices: options('TypeScript', 'Go', 'Rust') },
+    { id: 'score', type: 'nps', title: 'How likely are you to recommend us?', required: true },
+  ],
+  pages: [
+    { id: 'about', title: 'About you', question_ids: ['role', 'role_other'] },
+    { id: 'code', title: 'Your code', question_ids: ['languages'] },
+    { id: 'rating', title: 'Your rating', question_ids: ['score'] },
+  ],
+  logic: [
+    { page: 'about', if: { question: 'role', op: 'not_equals', value: 'developer' }, go_to: 'rating' },
+    { page: 'rating', if: { question: 'score', op: 'greater_than', value: 8 }, go_to: 'fans' },
+    { page: 'rating', if: { question: 'score', op: 'less_than', value: 7 }, go_to: 'sorry' },
+  ],
+  endings: [
+    { id: 'fans', title: 'Thank you!', message: 'Would you tell a friend?', redirect_url: 'https://example.com/refer' },
+    { id: 'sorry', title: 'Sorry to hear it', message: 'We read every answer and will do better.' },
+  ],
+};
+
+export const CreateFormBody = z.strictObject({
+  ...PresentationPatch,
+  settings: patchOf(FormSettings).optional(),
+  questions: Questions.optional(),
+  pages: Flow.pages.optional(),
+  logic: Flow.logic.optional(),
+  endings: Flow.endings.optional(),
+  presentation: PresentationStyle.optional().describe('`all` (default): a page at a time; `one_by_one`: one question at a time, with keyboard shortcuts'),
+  language: Language.optional().describe('The language the form is written in (default `en`).'),
+  translations: Translations.optional(),
+}).meta({
   examples: [
     {
       title: 'Newsletter sign-up',
@@ -53,13 +98,32 @@ export const CreateFormBody = z.strictObject({ ...PresentationPatch, settings: p
       redirect_url: 'https://example.com/welcome?email={{email}}&from={{utm_source}}',
     },
     EVERY_TYPE_EXAMPLE,
+    BRANCHING_EXAMPLE,
+    {
+      title: 'Newsletter sign-up',
+      language: 'en',
+      questions: [
+        { id: 'email', type: 'email', title: 'Your email address', required: true },
+        { id: 'consent', type: 'consent', title: 'Consent', text: 'I agree that Example Ltd may send me its newsletter.', required: true },
+      ],
+      translations: {
+        de: { title: 'Newsletter abonnieren', questions: { email: { title: 'Ihre E-Mail-Adresse' }, consent: { title: 'Einwilligung', text: 'Ich bin einverstanden, dass Example Ltd mir den Newsletter sendet.' } } },
+        fr: { title: 'Inscription à la newsletter', questions: { email: { title: 'Votre adresse e-mail' }, consent: { title: 'Consentement', text: "J'accepte qu'Example Ltd m'envoie sa newsletter." } } },
+      },
+    },
   ],
 });
 export type CreateFormBody = z.infer<typeof CreateFormBody>;
 
-/** Any subset plus `published`; the read-only fields a GET shows (and `version`) may be sent unchanged only. */
+/** Any subset plus `published`; the read-only fields a GET shows (and `version`, `keep_partial`) may be sent unchanged only. */
 export const UpdateFormBody = CreateFormBody.partial()
-  .extend({ published: z.boolean().optional(), ...ReadOnly, version: z.number().int().optional() })
+  .extend({
+    published: z.boolean().optional(),
+    ...ReadOnly,
+    version: z.number().int().optional(),
+    /** Shown to visitors beside the form; changed through `settings.keep_partial`. */
+    keep_partial: z.boolean().optional(),
+  })
   .meta({ examples: [{ title: 'Newsletter sign-up (2027)', published: true }] });
 export type UpdateFormBody = z.infer<typeof UpdateFormBody>;
 

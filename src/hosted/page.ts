@@ -5,6 +5,7 @@
  * object and the page's address in, HTML and its policy out.
  */
 import { createHash } from 'node:crypto';
+import type { HostedStrings } from '../embed/languages.js';
 import { minHeightCss, type ReservedHeights } from '../embed/reserve.js';
 
 export interface HostedObject {
@@ -36,10 +37,10 @@ export interface HtmlPage {
   policy: string;
 }
 
-function document(head: string, body: string, css: string): HtmlPage {
+function document(head: string, body: string, css: string, lang = 'en', dir = 'ltr'): HtmlPage {
   return {
     html: `<!doctype html>
-<html lang="en">
+<html lang="${escape(lang)}"${dir === 'rtl' ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -77,12 +78,13 @@ export function hostedPage(object: HostedObject, url: string): HtmlPage {
   return document(head, body, css);
 }
 
-/** What an unknown or unpublished address shows, and never to a search engine. */
-export function missingPage(kind: 'form' | 'poll'): HtmlPage {
-  const head = `<title>Not found</title>\n<meta name="robots" content="noindex">`;
+/** What an unknown or unpublished address shows, in the visitor's language (`lang`, with its words), and never to a search engine. */
+export function missingPage(kind: 'form' | 'poll', language: { lang: string; dir: 'ltr' | 'rtl'; strings: HostedStrings }): HtmlPage {
+  const { strings } = language;
+  const head = `<title>${escape(strings.not_found)}</title>\n<meta name="robots" content="noindex">`;
   const body = `<main class="missing">
-<h1>This ${kind} is not available</h1>
-<p>The link may be mistyped, or its owner has not published the ${kind} or has taken it down.</p>
+<h1>${escape(kind === 'form' ? strings.missing_form : strings.missing_poll)}</h1>
+<p>${escape(strings.missing_why)}</p>
 </main>`;
-  return document(head, body, PAGE_CSS);
+  return document(head, body, PAGE_CSS, language.lang, language.dir);
 }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LANGUAGES, hostedStrings } from '../embed/languages.js';
 import { reservedHeights } from '../embed/reserve.js';
 import { notFound } from '../embeddables/errors.js';
 import { limitVisitor } from '../embeddables/limits.js';
@@ -50,7 +51,9 @@ async function serve<D extends EmbeddableDoc & { settings: { indexable: boolean 
   const doc = summary?.published ? await findEmbeddable(services, what, summary.id) : null;
   if (!doc || !doc.published) {
     if (wantsJson(request.headers.accept)) throw notFound(kind);
-    return send(reply, 404, missingPage(kind));
+    const { lang, strings } = hostedStrings(request.headers['accept-language']);
+    const dir = LANGUAGES.find((l) => l.code === lang)?.dir ?? 'ltr';
+    return send(reply, 404, missingPage(kind, { lang, dir, strings }));
   }
   const page = hostedPage({ kind, id: doc.id, indexable: doc.settings.indexable === true, ...view(doc) }, `${ownOrigin(services, request)}${path}/${doc.id}`);
   return send(reply, 200, page);

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
-import { createdHistory, updatedHistory, Theme, PageSettings, pageCreatedHistory, pageUpdatedHistory } from '../embeddables/stored.js';
+import { createdHistory, updatedHistory, Theme, PageSettings, pageCreatedHistory, pageUpdatedHistory, Languages, languageCreatedHistory, languageUpdatedHistory } from '../embeddables/stored.js';
 import type { JsonObject } from '../infra/event-store/port.js';
 
 /** What the owner configures, stored whole at creation. Version 3 added `theme` and the address limit in `settings`; version 4 `settings.indexable`. */
@@ -19,6 +19,7 @@ const Configurable = {
   allow_multiple: z.boolean(),
   settings: PageSettings,
   theme: Theme,
+  ...Languages,
 };
 
 /** Polls stored before they had a theme showed the embed's default colours, in light mode unless the page said otherwise. */
@@ -38,12 +39,12 @@ const pollUpdatedHistory = updatedHistory;
 export const PollCreated = defineEvent(
   'PollCreated',
   z.object({ poll_id: z.string(), account_id: z.string(), ...Configurable, created_at: z.string() }),
-  pageCreatedHistory(pollCreatedHistory),
+  languageCreatedHistory(pageCreatedHistory(pollCreatedHistory)),
 );
 export const PollUpdated = defineEvent(
   'PollUpdated',
   z.object({ poll_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  pageUpdatedHistory(pollUpdatedHistory),
+  languageUpdatedHistory(pageUpdatedHistory(pollUpdatedHistory)),
 );
 export const PollPublished = defineEvent('PollPublished', z.object({ poll_id: z.string(), published_at: z.string() }));
 export const PollUnpublished = defineEvent('PollUnpublished', z.object({ poll_id: z.string(), unpublished_at: z.string() }));

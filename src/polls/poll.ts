@@ -3,6 +3,7 @@ import { sameJson, type Aggregate } from '../kernel/aggregate.js';
 import { checkReadOnly } from '../embeddables/read-only.js';
 import { AppError, invalidBody } from '../kernel/errors.js';
 import { checkTheme } from '../embeddables/theme.js';
+import { checkTranslations, prunedTranslations } from '../embeddables/translations.js';
 import type { PollEvent } from './events.js';
 import { PollConfig, type CreatePollBody, type UpdatePollBody } from './schemas.js';
 
@@ -59,9 +60,18 @@ export function decide(command: PollCommand, state: PollState): PollEvent[] {
         allow_multiple: body.allow_multiple ?? false,
         settings: body.settings ?? {},
         theme: body.theme ?? {},
+        language: body.language ?? 'en',
+        // Options get their ids here: a translation names an option by its position.
+        translations: Object.fromEntries(
+          Object.entries(body.translations ?? {}).map(([lang, tr]) => [
+            lang,
+            tr.options ? { ...tr, options: Object.fromEntries(Object.entries(tr.options).map(([at, text]) => [command.option_ids[Number(at)] && /^\d+$/.test(at) ? command.option_ids[Number(at)]! : at, text])) } : tr,
+          ]),
+        ),
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
+      checkTranslations({ kind: 'poll', ...config.data }, config.data.translations);
       return [{ type: 'PollCreated', data: { ...config.data, poll_id: command.poll_id, account_id: command.account_id, created_at: command.at } }];
     }
     case 'UpdatePoll': {
@@ -87,8 +97,11 @@ export function decide(command: PollCommand, state: PollState): PollEvent[] {
       if (new Set(merged.options.map((o) => o.id)).size !== merged.options.length) {
         throw new AppError('validation_error', 'The poll is invalid', [{ path: 'body.options', message: 'option ids must be unique' }]);
       }
+      // Translations sent are checked; those stored lose the options the poll no longer has.
+      if (fields.translations || fields.language) checkTranslations({ kind: 'poll', ...merged }, merged.translations);
+      else if (options) merged.translations = prunedTranslations({ kind: 'poll', ...merged }, merged.translations);
       const changes: Record<string, unknown> = {};
-      for (const key of ['question', 'options', 'allow_multiple', 'settings', 'theme'] as const) {
+      for (const key of ['question', 'options', 'allow_multiple', 'settings', 'theme', 'language', 'translations'] as const) {
         if (!sameJson(merged[key], poll[key])) changes[key] = merged[key];
       }
       const events: PollEvent[] = [];

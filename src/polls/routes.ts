@@ -36,6 +36,8 @@ export const PollView = z.object({
   options: stored.options,
   allow_multiple: stored.allow_multiple,
   theme: stored.theme,
+  language: stored.language,
+  translations: stored.translations,
   published: z.boolean(),
   closed: z.boolean(),
   settings: stored.settings.optional(),
@@ -66,6 +68,9 @@ export const pollView = (doc: PollDoc, owner: boolean, now: Date): z.output<type
   options: doc.options,
   allow_multiple: doc.allow_multiple,
   theme: doc.theme,
+  // Polls stored before languages were written in English, untranslated.
+  language: doc.language ?? 'en',
+  translations: doc.translations ?? {},
   published: doc.published,
   closed: isClosed(doc, now),
   created_at: doc.created_at,

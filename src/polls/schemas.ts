@@ -4,6 +4,7 @@ import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../kernel/patch.js';
 import { PageSettings } from '../embeddables/settings.js';
 import { Theme } from '../embeddables/theme.js';
+import { Language, Translations } from '../embeddables/translations.js';
 
 const OptionText = said(200);
 export const PollOption = z.object({ id: z.string(), text: OptionText });
@@ -15,6 +16,8 @@ export const PollConfig = z.object({
   allow_multiple: z.boolean(),
   settings: PageSettings,
   theme: Theme,
+  language: Language,
+  translations: Translations,
 });
 export type PollConfig = z.infer<typeof PollConfig>;
 
@@ -26,6 +29,8 @@ export const CreatePollBody = z.strictObject({
   settings: patchOf(PageSettings).optional(),
   /** As a form's or widget's: merged key by key over the defaults, text checked for contrast. */
   theme: patchOf(Theme).optional(),
+  language: Language.optional().describe('The language the poll is written in (default `en`).'),
+  translations: Translations.optional().describe("language → `question` and `options`; in a create body an option is named by its position (`\"0\"`, `\"1\"`…), as its id is given then"),
 }).meta({ examples: [{ question: 'Which feature should we build next?', options: [{ text: 'Dark mode' }, { text: 'CSV export' }, { text: 'Slack alerts' }], allow_multiple: false, theme: { primaryColor: '#0f766e', mode: 'auto' } }] });
 export type CreatePollBody = z.infer<typeof CreatePollBody>;
 
@@ -36,6 +41,8 @@ export const UpdatePollBody = z.strictObject({
   allow_multiple: z.boolean().optional(),
   settings: patchOf(PageSettings).optional(),
   theme: patchOf(Theme).optional(),
+  language: Language.optional(),
+  translations: Translations.optional().describe('language → `question` and `options` (option id → text)'),
   published: z.boolean().optional(),
   /** Sent back unchanged from a GET, or not at all. */
   ...ReadOnly,

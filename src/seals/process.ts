@@ -250,7 +250,7 @@ export class SealingProcess implements FeedProcessor {
 
   private lineOf(event: FeedRecord): SealLine {
     const line: SealLine = { position: event.position, leaf: leafOf(event), stream: event.streamId, revision: event.revision, type: event.type };
-    if (event.type !== 'ResponseSubmitted' && event.type !== 'VoteCast') return line;
+    if (event.type !== 'ResponseSubmitted' && event.type !== 'ResponseProgressed' && event.type !== 'VoteCast') return line;
     try {
       // Only the ids and streams erasure reads, which every version so far keeps as they are: no schema check of the rest (the costly part).
       const data = JSON.parse(event.data) as JsonObject;

@@ -2,6 +2,7 @@ import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../kernel/event-catalog.js';
 import { AppError, type ErrorDetail } from '../kernel/errors.js';
 import { validateAnswers, type Answers, type FormQuestion, characters } from '../embeddables/questions.js';
+import { isBlank, pagesOf, walk, type LogicForm } from '../logic/evaluate.js';
 import { hostAllowed } from '../embeddables/domains.js';
 import type { EmbedTarget as Kind } from '../embeddables/embed-token.js';
 import type { ConsentRecord, NetworkSubmissionCounted, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
@@ -33,6 +34,11 @@ export interface SubmissionTarget extends Gate {
   version?: number;
   /** The names a submission's `hidden` may hold; none when absent. */
   hiddenFields?: readonly string[];
+  /** The language the object is written in (`en` when absent) and its translations: a response names one, a consent record keeps its text. */
+  language?: string;
+  translations?: Readonly<Record<string, { questions?: Readonly<Record<string, { text?: string | undefined }>> | undefined }>>;
+  /** Pages, rules and endings; none when absent (one page of every question). */
+  flow?: Pick<LogicForm, 'pages' | 'logic' | 'endings'>;
 }
 
 export interface AccessFacts {
@@ -87,14 +93,48 @@ export function checkAccess(target: Gate, facts: AccessFacts): Date {
   return facts.issuedAt;
 }
 
-/** checkAccess, then the answers against the questions. */
-export function checkSubmission(target: SubmissionTarget, facts: SubmissionFacts): { answers: Answers; hidden: Record<string, string>; issuedAt: Date } {
+/**
+ * The visitor's path through the object (src/logic/evaluate.ts, the module
+ * the embed runs): the questions it shows, where it ends, and the answers
+ * sent to questions off it (a skipped page, a hidden question), each a
+ * detail. Blank answers off the path are dropped, as blank optional answers
+ * are; the questions on it are the ones the answers are checked against.
+ */
+export function followPath(target: SubmissionTarget, sent: Record<string, unknown>): { questions: FormQuestion[]; answers: Record<string, unknown>; ending: string | null; details: ErrorDetail[] } {
+  const form = { questions: target.questions, ...target.flow };
+  const path = walk(form, sent);
+  const shown = new Set(path.questions);
+  const visited = new Set(path.pages);
+  const pageOf = new Map(pagesOf(form).flatMap((page) => page.question_ids.map((id) => [id, page.id] as const)));
+  const details: ErrorDetail[] = [];
+  const answers: Record<string, unknown> = {};
+  for (const [id, value] of Object.entries(sent)) {
+    const page = pageOf.get(id);
+    if (page === undefined || shown.has(id)) answers[id] = value;
+    else if (!isBlank(value)) {
+      details.push({
+        path: `answers.${id}`,
+        message: visited.has(page) ? 'is hidden by its condition (show_if) for these answers, so it takes no answer' : `is on page ${page}, which these answers skip, so it takes no answer`,
+      });
+    }
+  }
+  return { questions: target.questions.filter((q) => shown.has(q.id)), answers, ending: path.ending, details };
+}
+
+/** checkAccess, then the answers against the questions on the visitor's path. */
+export function checkSubmission(
+  target: SubmissionTarget,
+  facts: SubmissionFacts,
+): { answers: Answers; hidden: Record<string, string>; issuedAt: Date; ending: string | null } {
   const issuedAt = checkAccess(target, facts);
-  const { answers, details } = validateAnswers(target.questions, facts.answers);
+  const path = followPath(target, facts.answers);
+  const { answers, details } = validateAnswers(path.questions, path.answers);
+  // Unknown ids are named by validateAnswers; off the path by followPath, in the order the questions come.
+  details.push(...path.details);
   const hidden = checkHidden(target.hiddenFields ?? [], facts.hidden ?? {});
   details.push(...hidden.details);
   if (details.length > 0) throw new AppError('validation_error', hidden.details.length === details.length ? 'Some hidden fields are invalid' : 'Some answers are invalid', details);
-  return { answers, hidden: hidden.hidden, issuedAt };
+  return { answers, hidden: hidden.hidden, issuedAt, ending: path.ending };
 }
 
 /** Pro and Business: a filled honeypot is a bot, answered as a success with nothing kept. */
@@ -180,6 +220,24 @@ export interface SubmitResponse {
   userAgent: string;
   /** The visitor's guard stream: given under `prevent_duplicates`. */
   guard?: string;
+  /** The language the visitor saw, as sent; the object's own when absent. */
+  language?: string | undefined;
+}
+
+/**
+ * The language a response records: the object's own or one it has a
+ * translation in (a tag matched whatever its letter case), else 400 at
+ * `language`; the object's own when none is sent.
+ */
+export function responseLanguage(target: SubmissionTarget, sent: string | undefined): string {
+  const own = target.language ?? 'en';
+  if (sent === undefined) return own;
+  const known = [own, ...Object.keys(target.translations ?? {})];
+  const found = known.find((l) => l.toLowerCase() === sent.toLowerCase());
+  if (found === undefined) {
+    throw new AppError('validation_error', 'The submission is invalid', [{ path: 'language', message: `the ${target.kind} has no translation in ${sent} (it has ${known.join(', ')})` }]);
+  }
+  return found;
 }
 
 /** What the store holds that a response is decided on; the visitor facts count where the object guards against duplicates. */
@@ -192,15 +250,17 @@ export interface SubmissionState extends VisitorFacts {
 export type SubmissionDecision = Array<Guarded | NetworkCounted | SlotReserved | EventOf<typeof ResponseSubmitted>>;
 
 /** Spec 2.8: what the visitor agreed to, on which version of the form, from where. */
-function consentRecord(target: SubmissionTarget, answers: Answers, command: SubmitResponse): ConsentRecord | undefined {
+function consentRecord(target: SubmissionTarget, answers: Answers, command: SubmitResponse, language: string): ConsentRecord | undefined {
   const question = target.questions.find((q) => q.type === 'consent');
   if (!question || question.type !== 'consent') return undefined;
+  // The text the visitor agreed to: in the language they saw it in.
+  const translated = target.translations?.[language]?.questions?.[question.id]?.text;
   return {
     consent_given: answers[question.id] === true,
     timestamp: command.now.toISOString(),
     ip_hash: command.metadata.ip_hash,
     user_agent: command.userAgent,
-    consent_text: question.text,
+    consent_text: translated ?? question.text,
     form_version: target.version ?? 1,
   };
 }
@@ -215,7 +275,7 @@ function consentRecord(target: SubmissionTarget, answers: Answers, command: Subm
  */
 export function decideSubmission(command: SubmitResponse, state: SubmissionState): SubmissionDecision {
   const { target } = state;
-  const { answers, hidden } = checkSubmission(target, {
+  const { answers, hidden, ending } = checkSubmission(target, {
     now: command.now,
     issuedAt: command.issuedAt,
     host: command.host,
@@ -223,17 +283,20 @@ export function decideSubmission(command: SubmitResponse, state: SubmissionState
     answers: command.answers,
     hidden: command.hidden,
   });
+  const language = responseLanguage(target, command.language);
   if (caughtByHoneypot(target.settings, command.plan, command.honeypot)) return [];
   const guarded = guardsDuplicates(target.settings);
   const guards: Guards = { visitor: guarded, network: networkLimit(target.settings) };
   checkVisitor(target.kind, state, guards);
-  const consent = consentRecord(target, answers, command);
+  const consent = consentRecord(target, answers, command, language);
   // Field by field rather than spread from optional parts: every submission is decided here.
   const data: EventOf<typeof ResponseSubmitted>['data'] = {
     response_id: command.responseId,
     account_id: target.accountId,
     answers,
     ...(Object.keys(hidden).length > 0 ? { hidden } : {}),
+    ending,
+    language,
     metadata: command.metadata,
     submitted_at: command.now.toISOString(),
   };

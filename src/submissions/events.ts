@@ -71,14 +71,52 @@ export const ResponseSubmitted = defineEvent(
      * response's `submitted_at` stays the last of that name in the text.
      */
     hidden: z.object({}).catchall(z.string()).optional(),
+    /**
+     * Version 3: the ending the visitor's path reached, by id; null for the
+     * default ending, which every response before ended on. The service
+     * always writes it; absent reads as null.
+     */
+    ending: z.string().nullable().optional(),
+    /**
+     * Version 4: the language the visitor saw the object in (its own or one
+     * of its translations). Every object before version 4 was written in
+     * English, untranslated. The service always writes it; absent reads
+     * as English.
+     */
+    language: z.string().optional(),
     metadata: ResponseMetadata,
     submitted_at: z.string(),
     consent_record: ConsentRecord.optional(),
     /** With `prevent_duplicates`: the visitor's guard stream, erased with the response. */
     duplicate_guard: z.string().optional(),
   }),
-  // Version 1's answers and data are version 2's as they are.
-  { version: 2, upcasters: { 1: (data) => data } },
+  // Version 1's answers and data are version 2's as they are; every response before version 3 ended on the default ending.
+  { version: 4, upcasters: { 1: (data) => data, 2: (data) => ({ ...data, ending: null }), 3: (data) => ({ ...data, language: 'en' }) } },
+);
+
+/**
+ * A page of a form that keeps partial responses (`keep_partial`), sent as
+ * the visitor left it: what they answered so far, in the response's own
+ * stream (`response-<id>`, the id fixed by the visit's session), so the
+ * submission that completes it, an erasure, a seal and a rebuild treat it as
+ * part of the response. The visitor's own words are in `answers` and
+ * `hidden`; nothing of the request (address, agent) is kept, and no consent
+ * record is made.
+ */
+export const ResponseProgressed = defineEvent(
+  'ResponseProgressed',
+  z.object({
+    response_id: z.string(),
+    account_id: z.string(),
+    form_id: z.string(),
+    /** The page the visitor left, by id. */
+    page: z.string(),
+    /** Every answer given so far on the path up to that page, by question id (as a response's answers). */
+    answers: z.object({}).catchall(z.union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.object({}).catchall(z.string())])),
+    /** The hidden fields' values the page carried, by name; absent when none. */
+    hidden: z.object({}).catchall(z.string()).optional(),
+    progressed_at: z.string(),
+  }),
 );
 
 /**
@@ -128,10 +166,11 @@ export const ResponsesErased = defineEvent(
   }),
 );
 
-export const submissionEvents = [ResponseSubmitted, SubmissionSlotReserved, SubmissionGuarded, NetworkSubmissionCounted, ResponsesErased];
+export const submissionEvents = [ResponseSubmitted, ResponseProgressed, SubmissionSlotReserved, SubmissionGuarded, NetworkSubmissionCounted, ResponsesErased];
 
 export type SubmissionEvent =
   | EventOf<typeof ResponseSubmitted>
+  | EventOf<typeof ResponseProgressed>
   | EventOf<typeof SubmissionSlotReserved>
   | EventOf<typeof SubmissionGuarded>
   | EventOf<typeof NetworkSubmissionCounted>

@@ -14,6 +14,7 @@ import { ClientMetadata } from './metadata.js';
 import { listResponses, ResponseList, ResponsesQuery } from './responses.js';
 import { submitResponse, type SubmissionTarget } from './submit.js';
 import { onObjectAsDecided, stillThere } from './object-state.js';
+import { ProgressBody, recordProgress, Session } from './progress.js';
 import type { Aggregate } from '../kernel/aggregate.js';
 
 /** D6: every submission carries its embed token as `_token`. Unknown keys are dropped, not refused (embeds evolve). */
@@ -27,7 +28,14 @@ export const SubmitBody = z.object({
     .record(z.string().max(64), z.unknown())
     .refine((hidden) => Object.keys(hidden).length <= 20, 'at most 20 hidden fields')
     .optional(),
+  language: z
+    .string()
+    .max(35)
+    .optional()
+    .describe("The language the visitor saw: the object's own or one it has a translation in (400 otherwise); the object's own when absent. The response records it."),
   _token: z.string().max(1000).optional(),
+  /** Forms: the visit's session, as its pages were sent to `progress`; the response kept of them is completed, under its id. Ignored by widgets. */
+  session: Session.optional(),
   /** The honeypot: a hidden input only bots fill. */
   _hp: z.string().max(1000).optional(),
   metadata: ClientMetadata.default({}),
@@ -87,14 +95,14 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
       },
     },
     async (request, reply) => {
-      const { _token, _hp, answers, hidden, metadata } = request.body;
+      const { _token, _hp, answers, hidden, language, metadata, session } = request.body;
       // Rate, publication and token on the summary first: the whole definition is loaded for a request that passed them.
       const summary = await recentSummary(services, what, request.params.id);
       const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
       if (!summary) throw notFound(what.kind);
       await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
       const tokenIssuedAt = gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
-      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, hidden, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
+      const input = { plan, token: _token, tokenIssuedAt, honeypot: _hp, answers, hidden, language, session, request: { headers: request.headers, ip: request.ip, ips: request.ips, client: metadata } };
       const { result: submitted, conditioned } = await onObjectAsDecided(services, aggregate, summary.id, targetOf, () => notFound(what.kind), (target, unchanged) =>
         submitResponse(services, target, { ...input, ...(unchanged ? { unchanged } : {}) }, request.id),
       );
@@ -109,6 +117,54 @@ export function submitRoute<D extends EmbeddableDoc, State, Event extends { type
     },
   );
   preflight(app, `${what.path}/:id/submit`, ['POST']);
+}
+
+/**
+ * POST /api/forms/:id/progress: a page of a form that keeps partial
+ * responses, as the visitor leaves it; `{success: true}` once the partial
+ * response is readable. The same gates and rate limits as a submission.
+ */
+export function progressRoute<D extends EmbeddableDoc, State, Event extends { type: string; data: unknown }, Command>(
+  app: App,
+  services: Context,
+  what: Embeddable<D>,
+  aggregate: Aggregate<State, Event, Command>,
+  targetOf: (state: State) => SubmissionTarget | null,
+): void {
+  app.post(
+    `${what.path}/:id/progress`,
+    {
+      config: { publicCors: true, errors: [...answerErrors(what.kind), 'partial_responses_off'] },
+      schema: {
+        tags: [`${what.kind}s`],
+        operationId: `record${titled(what.kind)}Progress`,
+        summary: `Keep a page of a ${what.kind} as a partial response (embed token in \`_token\`)`,
+        description:
+          `For a ${what.kind} with \`settings.keep_partial\`: the embed sends each page as the visitor leaves it. The first page sent with a \`session\` makes a response with \`status: "partial"\`; each later one replaces its answers and \`last_page\`; the submission with the same \`session\` completes it under the same id. ` +
+          `Checked as a submission is (the ${what.kind} exists, is published and open, the token is its own and unexpired, the embedding site is allowed), then: the ${what.kind} keeps partial responses (else 403 \`partial_responses_off\`), the session's response was not sent or erased already (else 409 \`duplicate_submission\`), \`page\` is on the path the answers take, and only questions shown on that path up to \`page\` are answered (else 400 \`validation_error\` naming each; none is required yet). ` +
+          'A partial response takes no `max_responses` place, gets no consent record, is counted in no summary and sends no webhook.',
+        params: ParamsOf[what.kind],
+        body: ProgressBody,
+        response: { 200: z.object({ success: z.literal(true) }) },
+      },
+    },
+    async (request, reply) => {
+      const { _token, session, page, answers, hidden } = request.body;
+      const summary = await recentSummary(services, what, request.params.id);
+      const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
+      if (!summary) throw notFound(what.kind);
+      await limitSubmissions(request, reply, what.kind, summary.id, summary.settings, plan);
+      const tokenIssuedAt = gateOnSummary(services, what.kind, summary, { token: _token, headers: request.headers }, services.clock());
+      const input = { token: _token, tokenIssuedAt, session, page, answers, hidden, headers: request.headers };
+      const { conditioned } = await onObjectAsDecided(services, aggregate, summary.id, targetOf, () => notFound(what.kind), (target, unchanged) =>
+        recordProgress(services, target, { ...input, ...(unchanged ? { unchanged } : {}) }, request.id),
+      );
+      // Deleted meanwhile: the erasure process erases the page with the rest (a response of a deleted parent).
+      if (!conditioned && !(await stillThere(services, aggregate, summary.id, targetOf))) throw notFound(what.kind);
+      return { success: true as const };
+    },
+  );
+  preflight(app, `${what.path}/:id/progress`, ['POST']);
 }
 
 /** GET <path>/:id/responses: the owner's responses, newest first (D9). */

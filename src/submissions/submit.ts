@@ -2,6 +2,7 @@ import type { Plan } from '../accounts/plans.js';
 import type { Context } from '../kernel/context.js';
 import { checkAccess, decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget, networkLimit } from './decide.js';
 import { captureMetadata, type SubmissionRequest } from './metadata.js';
+import { sessionClosed, sessionResponse, type SessionResponse } from './progress.js';
 import {
   accessFacts,
   countHoneypotCatch,
@@ -31,13 +32,23 @@ export interface SubmissionInput {
   answers: Record<string, unknown>;
   /** The hidden fields' values as sent. */
   hidden?: Record<string, unknown> | undefined;
+  /** The language the visitor saw, as sent. */
+  language?: string | undefined;
   request: SubmissionRequest;
+  /** A form's visit: the response its pages were kept under (`keep_partial`), which this submission completes. */
+  session?: string | undefined;
   /** The object's stream as the decision saw it: the store refuses the append (ObjectChanged) if it moved on since. */
   unchanged?: ObjectAt;
 }
 
 /** Where each decided event is recorded; the visitor's streams are there where the object's settings, which alone decide their events, take them. */
-function placement(event: SubmissionDecision[number], target: SubmissionTarget, responseId: string, visitor: { guard?: string | undefined; network?: string | undefined }): Placement {
+function placement(
+  event: SubmissionDecision[number],
+  target: SubmissionTarget,
+  responseId: string,
+  visitor: { guard?: string | undefined; network?: string | undefined },
+  partial: SessionResponse | undefined,
+): Placement {
   switch (event.type) {
     case 'SubmissionSlotReserved':
       return slotPlacement(target);
@@ -46,7 +57,8 @@ function placement(event: SubmissionDecision[number], target: SubmissionTarget, 
     case 'NetworkSubmissionCounted':
       return networkPlacement(target.kind, visitor.network!, networkLimit(target.settings)!);
     case 'ResponseSubmitted':
-      return { stream: `response-${responseId}`, expected: 'no_stream' };
+      // After the pages kept of it, at the revision read: a page or a submission of the same session in between refuses it.
+      return partial ? { stream: partial.stream, expected: partial.at, refused: sessionClosed() } : { stream: `response-${responseId}`, expected: 'no_stream' };
   }
 }
 
@@ -72,19 +84,22 @@ export async function submitResponse(
     guard: guardsDuplicates(target.settings) ? visitorStream(services, `guard-${target.kind}-${target.id}`, { fingerprint: request.client.fingerprint, ip: request.ip }) : undefined,
     network: networkLimit(target.settings) !== null ? networkStream(services, target, { ip: request.ip, userAgent }, now) : undefined,
   };
-  const [facts, seen] = await Promise.all([
+  const [facts, seen, partial] = await Promise.all([
     accessFacts(services, target, input.token, request.headers, now, input.tokenIssuedAt),
     visitor.guard !== undefined || visitor.network !== undefined ? visitorFacts(services, visitor) : { visited: false, fromNetwork: 0 },
+    target.kind === 'form' && input.session !== undefined ? sessionResponse(services, target.id, input.session) : undefined,
   ]);
   // The cheap refusals first, before the request's metadata is worked out (the decision checks them again).
   checkAccess(target, facts);
-  const responseId = services.ids('rsp');
+  if (partial?.closed) throw sessionClosed();
+  const responseId = partial?.id ?? services.ids('rsp');
   const events = decideSubmission(
     {
       responseId,
       plan,
       answers: input.answers,
       hidden: input.hidden,
+      language: input.language,
       honeypot: input.honeypot,
       now,
       issuedAt: facts.issuedAt,
@@ -99,7 +114,7 @@ export async function submitResponse(
     countHoneypotCatch(services, target.kind);
     return { id: responseId, kept: false };
   }
-  const position = await record(services, events, (event) => placement(event, target, responseId, visitor), visitorMeta(now, requestId), input.unchanged);
+  const position = await record(services, events, (event) => placement(event, target, responseId, visitor, partial), visitorMeta(now, requestId), input.unchanged);
   await services.commands.awaitProjections(position);
   return { id: responseId, kept: true, position };
 }

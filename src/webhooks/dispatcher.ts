@@ -130,7 +130,8 @@ export class WebhookDispatcher implements FeedProcessor {
     this.resolve = options.resolve ?? systemResolve;
     this.send = options.send ?? sendOverHttp;
     this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.batchSize = options.batchSize ?? 500;
+    // One batch is one write: a store whose transactions have limits says how many events it takes at once.
+    this.batchSize = Math.min(options.batchSize ?? 500, readModels.maxEventsPerWrite ?? Number.POSITIVE_INFINITY);
     this.retryMs = options.retryMs ?? 1000;
     this.replayClockSlackMs = options.replayClockSlackMs ?? REPLAY_CLOCK_SLACK_MS;
     this.consumer = {
@@ -139,6 +140,7 @@ export class WebhookDispatcher implements FeedProcessor {
       events: lingering(events, options.restMs ?? FEED_REST_MS),
       logger,
       batchSize: this.batchSize,
+      maxEventsPerWrite: readModels.maxEventsPerWrite,
       retryMs: this.retryMs,
       position: () => this.checkpoint,
       halted: () => this.halted !== undefined,

@@ -9,7 +9,22 @@
  */
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../kernel/event-catalog.js';
-import { Settings, Theme, questionTypes, themedCreatedHistory, themedUpdatedHistory, Followups, questionedCreatedHistory, questionedUpdatedHistory } from '../embeddables/stored.js';
+import {
+  Settings,
+  Theme,
+  conditionalQuestionTypes,
+  themedCreatedHistory,
+  themedUpdatedHistory,
+  Followups,
+  questionedCreatedHistory,
+  questionedUpdatedHistory,
+  Flow,
+  flowCreatedHistory,
+  flowUpdatedHistory,
+  Languages,
+  languageCreatedHistory,
+  languageUpdatedHistory,
+} from '../embeddables/stored.js';
 
 const TriggerConfig = z.object({
   position: z.enum(['bottom-right', 'bottom-left', 'top-right', 'top-left']),
@@ -30,8 +45,10 @@ const Configurable = {
   thank_you_message: z.string(),
   settings: Settings,
   ...Followups,
-  questions: z.array(z.discriminatedUnion('type', [...questionTypes])),
+  questions: z.array(z.discriminatedUnion('type', [...conditionalQuestionTypes])),
   trigger_config: TriggerConfig,
+  ...Flow,
+  ...Languages,
 };
 
 export const WidgetCreated = defineEvent(
@@ -43,14 +60,14 @@ export const WidgetCreated = defineEvent(
     ...Configurable,
     created_at: z.string(),
   }),
-  questionedCreatedHistory(themedCreatedHistory),
+  languageCreatedHistory(flowCreatedHistory(questionedCreatedHistory(themedCreatedHistory), 'widget')),
 );
 
 /** `changes` holds the new value of every top-level field that changed (nested objects already merged). */
 export const WidgetUpdated = defineEvent(
   'WidgetUpdated',
   z.object({ widget_id: z.string(), changes: z.object(Configurable).partial(), updated_at: z.string() }),
-  questionedUpdatedHistory(themedUpdatedHistory),
+  languageUpdatedHistory(flowUpdatedHistory(questionedUpdatedHistory(themedUpdatedHistory), 'widget')),
 );
 
 export const WidgetPublished = defineEvent('WidgetPublished', z.object({ widget_id: z.string(), published_at: z.string() }));

@@ -41,6 +41,11 @@ export const WidgetView = z.object({
   hidden_fields: stored.hidden_fields,
   redirect_url: stored.redirect_url,
   trigger_config: stored.trigger_config,
+  pages: stored.pages,
+  logic: stored.logic,
+  endings: stored.endings,
+  language: stored.language,
+  translations: stored.translations,
   published: z.boolean(),
   closed: z.boolean(),
   settings: stored.settings.optional(),
@@ -59,6 +64,12 @@ export function widgetView(doc: WidgetDoc, owner: boolean, now: Date): z.output<
     hidden_fields: doc.hidden_fields,
     redirect_url: doc.redirect_url,
     trigger_config: doc.trigger_config,
+    pages: doc.pages,
+    logic: doc.logic,
+    endings: doc.endings,
+    // Widgets stored before languages were written in English, untranslated.
+    language: doc.language ?? 'en',
+    translations: doc.translations ?? {},
     theme: doc.theme,
     thank_you_title: doc.thank_you_title,
     thank_you_message: doc.thank_you_message,
@@ -126,7 +137,18 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ services: Context }> = async 
   submitRoute(app, services, WIDGET, widget, (state) => {
     if (state.status !== 'active') return null;
     const w = state.widget;
-    return { kind: 'widget', id: w.id, accountId: w.account_id, published: w.published, questions: w.questions, hiddenFields: w.hidden_fields, settings: w.settings };
+    return {
+      kind: 'widget',
+      id: w.id,
+      accountId: w.account_id,
+      published: w.published,
+      questions: w.questions,
+      flow: { pages: w.pages, logic: w.logic, endings: w.endings },
+      language: w.language,
+      translations: w.translations,
+      hiddenFields: w.hidden_fields,
+      settings: w.settings,
+    };
   });
   responsesRoute(app, services, WIDGET);
 };

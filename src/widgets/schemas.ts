@@ -3,6 +3,8 @@ import { ReadOnly } from '../embeddables/read-only.js';
 import { patchOf } from '../kernel/patch.js';
 import { Presentation, PresentationPatch } from '../embeddables/presentation.js';
 import { WidgetQuestions } from '../embeddables/questions.js';
+import { Flow } from '../embeddables/logic.js';
+import { Language, Translations } from '../embeddables/translations.js';
 
 export const WidgetType = z.enum(['feedback', 'nps', 'contact', 'bug_report', 'custom']);
 export type WidgetType = z.infer<typeof WidgetType>;
@@ -18,7 +20,7 @@ export const TriggerConfig = z.strictObject({
 });
 
 /** Everything an owner configures; stored whole in WidgetCreated. */
-export const WidgetConfig = z.object({ widget_type: WidgetType, ...Presentation, questions: WidgetQuestions, trigger_config: TriggerConfig });
+export const WidgetConfig = z.object({ widget_type: WidgetType, ...Presentation, questions: WidgetQuestions, trigger_config: TriggerConfig, ...Flow, language: Language, translations: Translations });
 export type WidgetConfig = z.infer<typeof WidgetConfig>;
 
 export const CreateWidgetBody = z.strictObject({
@@ -26,6 +28,12 @@ export const CreateWidgetBody = z.strictObject({
   ...PresentationPatch,
   questions: WidgetQuestions.optional(),
   trigger_config: patchOf(TriggerConfig).optional(),
+  /** Custom widgets only, as on forms. */
+  pages: Flow.pages.optional(),
+  logic: Flow.logic.optional(),
+  endings: Flow.endings.optional(),
+  language: Language.optional().describe('The language the widget is written in (default `en`).'),
+  translations: Translations.optional(),
 }).meta({
   examples: [
     {

@@ -6,6 +6,8 @@ import { definitionOverLimits } from '../embeddables/definition-limits.js';
 import { AppError, invalidBody, type ErrorDetail } from '../kernel/errors.js';
 import type { WidgetEvent } from './events.js';
 import { DEFAULT_QUESTIONS, DEFAULT_THANK_YOU } from './defaults.js';
+import { checkFlow, usesFlow } from '../embeddables/logic.js';
+import { checkTranslations, prunedTranslations } from '../embeddables/translations.js';
 import { WidgetConfig, type CreateWidgetBody, type UpdateWidgetBody } from './schemas.js';
 
 export type WidgetCommand =
@@ -48,6 +50,16 @@ function tooLarge(details: ErrorDetail[]): void {
   if (details.length > 0) throw new AppError('validation_error', 'The widget is too large', details);
 }
 
+/** Pages, conditions and endings are for custom widgets, whose questions the owner writes; then as on forms. */
+function checkWidgetFlow(config: WidgetConfig): void {
+  if (config.widget_type !== 'custom' && usesFlow(config)) {
+    throw new AppError('validation_error', 'Only custom widgets take pages, conditions and endings', [
+      { path: 'body.widget_type', message: 'must be custom for pages, logic, endings or show_if' },
+    ]);
+  }
+  checkFlow(config, 'widget');
+}
+
 const invalid = (error: z.ZodError) => invalidBody(error, 'The widget configuration is invalid');
 
 /** D5: another account's widget is answered exactly like a missing one. */
@@ -82,9 +94,16 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
         settings: body.settings ?? {},
         hidden_fields: body.hidden_fields ?? [],
         redirect_url: body.redirect_url ?? null,
+        pages: body.pages ?? [],
+        logic: body.logic ?? [],
+        endings: body.endings ?? [],
+        language: body.language ?? 'en',
+        translations: body.translations ?? {},
       });
       if (!config.success) throw invalid(config.error);
       checkTheme(config.data.theme);
+      checkWidgetFlow(config.data);
+      checkTranslations({ kind: 'widget', ...config.data }, config.data.translations);
       tooLarge(definitionOverLimits(config.data));
       return [{ type: 'WidgetCreated', data: { ...config.data, widget_id: command.widget_id, account_id: command.account_id, created_at: command.at } }];
     }
@@ -102,6 +121,13 @@ export function decide(command: WidgetCommand, state: WidgetState): WidgetEvent[
         settings: { ...widget.settings, ...fields.settings },
       };
       if (fields.theme && !sameJson(merged.theme, widget.theme)) checkTheme(merged.theme);
+      if (fields.questions || fields.pages || fields.logic || fields.endings) checkWidgetFlow(merged);
+      // Translations sent are checked; those stored lose what the new questions and endings no longer have.
+      if (fields.translations || fields.language) checkTranslations({ kind: 'widget', ...merged }, merged.translations);
+      else if (fields.questions || fields.endings) {
+        merged.translations = prunedTranslations({ kind: 'widget', ...merged }, merged.translations);
+        fields.translations = merged.translations;
+      }
       if (merged.questions.length === 0) {
         throw new AppError('validation_error', 'A widget needs at least one question', [{ path: 'body.questions', message: 'must not be empty' }]);
       }

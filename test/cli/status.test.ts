@@ -6,7 +6,7 @@ import { fixture } from '../support/fixtures.js';
 import { admin, json } from '../support/processes.js';
 import { tempDir } from '../support/services.js';
 
-const NAMES = ['accounts', 'widgets', 'forms', 'polls', 'responses', 'webhooks', 'webhook_replays', 'dashboard_sessions'];
+const NAMES = ['accounts', 'widgets', 'forms', 'polls', 'responses', 'webhooks', 'webhook_replays', 'dashboard_sessions', 'analytics', 'members', 'notifications'];
 
 t.test('status: the head, each projection\'s position, and no halt', async (t) => {
   const env = { DATA_DIR: tempDir(t) };

@@ -755,6 +755,38 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
     t.same(await store.lease(lease), { holder: 'b', expiresAt: at(TTL + 1) });
   });
 
+  t.test('the holder\'s consumers, each with a fence of its own: their writes apply side by side, and a takeover or a release stops every one of them', async (t) => {
+    const lease = `${c}_lease`;
+    const consumers = ['projections', 'erasure', 'beside-0', 'beside-1'];
+    const second = await other(t);
+    t.ok(await store.claimLease({ name: lease, holder: 'old', now: at(0), ttlMs: TTL }));
+    const fenceOf = (holder: string, consumer: string) => ({ name: lease, holder, consumer });
+    // Each consumer writes at once with the others, several times, each moving its own checkpoint.
+    for (let round = 0; round < 3; round++) {
+      const written = await Promise.all(
+        consumers.map((consumer, i) =>
+          store.write([{ op: 'put', collection: items, doc: item(`i${i}`, { n: round }) }], [{ name: `${c}_${consumer}`, expected: BigInt(round), next: BigInt(round + 1) }], fenceOf('old', consumer)),
+        ),
+      );
+      t.same(written, consumers.map(() => true), `round ${round}: every consumer's write applied`);
+    }
+    t.ok(await store.claimLease({ name: lease, holder: 'old', now: at(TTL - 1), ttlMs: TTL }), 'renewed while they write');
+    t.ok(await store.write([], [], fenceOf('old', 'projections')), 'a renewal leaves its own holder\'s fences passing');
+    t.ok(await second.claimLease({ name: lease, holder: 'new', now: at(2 * TTL), ttlMs: TTL }), 'taken over at the expiry');
+    for (const consumer of [...consumers, 'never-wrote']) {
+      await t.rejects(store.write([{ op: 'put', collection: items, doc: item('i9') }], [], fenceOf('old', consumer)), LeaseLost, `the old holder's ${consumer} is fenced out`);
+    }
+    t.equal(await store.get(items, 'i9'), null, 'nothing of theirs landed');
+    t.ok(await second.write([], [{ name: `${c}_projections`, expected: 3n, next: 4n }], fenceOf('new', 'projections')), 'the new holder\'s consumer writes from the checkpoint');
+    t.ok(await second.write([], [], fenceOf('new', 'erasure')), 'and so does another');
+    await second.releaseLease(lease, 'new');
+    for (const consumer of ['projections', 'erasure']) {
+      await t.rejects(second.write([], [], fenceOf('new', consumer)), LeaseLost, `once released, its ${consumer} is fenced out too`);
+    }
+    t.ok(await store.claimLease({ name: lease, holder: 'old', now: at(2 * TTL + 1), ttlMs: TTL }), 'the lease is free again');
+    t.ok(await store.write([], [], fenceOf('old', 'projections')), 'and fences in whoever takes it');
+  });
+
   t.test('ping answers', async (t) => {
     await t.resolves(store.ping());
   });

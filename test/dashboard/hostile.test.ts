@@ -244,7 +244,8 @@ t.test('sessions: a signed-out or expired cookie is refused on reads and writes,
   isRefused(t, await me.get('/dashboard/api/session'), 'a signed-out session reads', 401, 'session_required');
   isRefused(t, await me.send('POST', '/dashboard/api/forms', { title: 'after sign-out' }), 'a signed-out session writes', 401, 'session_required');
   isRefused(t, await me.send('POST', '/dashboard/api/sign-out'), 'a second sign-out', 401, 'session_required');
-  t.equal((await me.get('/dashboard')).headers.location, '/dashboard/signed-out');
+  t.equal((await me.get('/dashboard/forms')).headers.location, '/dashboard/signed-out');
+  t.match((await me.get('/dashboard')).body, /action="\/dashboard\/sign-in"/, 'the dashboard itself is the sign-in form');
   t.strictSame(await snapshotReadModels(services), before, 'nothing changed');
 
   clock.advance(31 * 60_000);

@@ -9,6 +9,7 @@ import { MAX_ACTIVE_KEYS } from '../../src/accounts/key.js';
 import type { App } from '../../src/app.js';
 import { DASHBOARD_RATES } from '../../src/http/rate-limits.js';
 import { manualClock, owner, testApp } from '../support/app.js';
+import { anAccount, apiKeys, given } from '../support/given.js';
 import { signIn, type Browser } from './support.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, error: String, code, message: String });
@@ -56,16 +57,12 @@ t.test('the JSON endpoints are rate-limited per session, then per account across
 });
 
 t.test('an account holds at most 50 unrevoked keys: the 51st is 409 key_limit_reached; a revoked one frees its place', async (t) => {
-  const { app, services } = await testApp(t, { clock: manualClock() });
-  const who = await owner(services, 'business');
+  // Given an account with 50 keys: its first and 49 more.
+  const who = anAccount('business');
+  const more = apiKeys(who, MAX_ACTIVE_KEYS - 1);
+  const made = more.ids;
+  const { app, services } = await given(t, [...who.events, ...more.events], { clock: manualClock() });
   const me = as(app, await signIn(app, services, who.accountId));
-  const made: string[] = [];
-  // The account's first key is one of them.
-  for (let i = 2; i <= MAX_ACTIVE_KEYS; i++) {
-    const reply = await me.post('/dashboard/api/keys', { name: `key ${i}` });
-    if (reply.statusCode !== 201) return t.fail(`key ${i}: ${reply.body}`);
-    made.push(reply.json().key_id);
-  }
   const over = await me.post('/dashboard/api/keys', { name: 'one too many' });
   t.match({ status: over.statusCode, body: over.json() }, { status: 409, body: { ...D3(409, 'key_limit_reached'), message: /50/ } });
   t.equal((await me.delete(`/dashboard/api/keys/${made[0]}`)).statusCode, 200);

@@ -27,6 +27,13 @@ const AGENTS = [
 ];
 const COUNTRIES = ['DE', 'FR', 'PL', null];
 
+/** Answers in every language are counted by id, together: the figures below are recomputed by id whatever the language. */
+const TRANSLATIONS = {
+  de: { title: 'Umfrage', questions: { plan: { title: 'Tarif', choices: { a: 'A (de)', b: 'B (de)' } }, ok: { text: 'Ich stimme zu' } } },
+  fr: { title: 'Enquête', questions: { sev: { title: 'Gravité' } } },
+};
+const LANGUAGE_SENT = ['en', 'de', 'fr', undefined];
+
 const QUESTIONS = [
   { id: 'nps', type: 'nps', title: 'How likely…' },
   { id: 'stars', type: 'star_rating', title: 'Stars', starRatingSettings: { maxStars: 4 } },
@@ -41,6 +48,7 @@ interface Stored {
   answers: Record<string, string | number | boolean>;
   submitted_at: string;
   metadata: Record<string, unknown>;
+  language?: string;
 }
 
 /** Every response of the form as the API lists them. */
@@ -74,6 +82,8 @@ function recompute(responses: Stored[], now: Date): Omit<ObjectSummary, 'questio
   };
   const promoters = nps.filter((v) => v >= 9).length;
   const detractors = nps.filter((v) => v <= 6).length;
+  const languages = new Map<string, number>();
+  for (const r of responses) languages.set(r.language ?? 'en', (languages.get(r.language ?? 'en') ?? 0) + 1);
   const choice = (q: string, values: Array<string | boolean>) => values.map((value) => ({ value, count: answers(q).filter((a) => a === value).length }));
   return {
     total: responses.length,
@@ -92,7 +102,12 @@ function recompute(responses: Stored[], now: Date): Omit<ObjectSummary, 'questio
       { question_id: 'ok', choices: choice('ok', [true, false]) },
       { question_id: 'why' },
     ],
-    breakdowns: { device: breakdown('device'), browser: breakdown('browser'), country: breakdown('country') },
+    breakdowns: {
+      device: breakdown('device'),
+      browser: breakdown('browser'),
+      country: breakdown('country'),
+      language: [...languages].map(([value, count]) => ({ value, count })).sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)),
+    },
   };
 }
 
@@ -108,7 +123,7 @@ for (const seed of [1, 2]) {
     const clock = manualClock('2026-09-01T08:00:00.000Z');
     const { app, services } = await testApp(t, { clock, geo: async () => ({ country: rnd.pick(COUNTRIES), region: null, city: null, timezone: null }) });
     const biz = await owner(services);
-    const created = await app.inject({ method: 'POST', url: '/api/forms', headers: biz.headers, payload: { title: 'Survey', questions: QUESTIONS } });
+    const created = await app.inject({ method: 'POST', url: '/api/forms', headers: biz.headers, payload: { title: 'Survey', questions: QUESTIONS, translations: TRANSLATIONS } });
     t.equal(created.statusCode, 201, created.body);
     const form = created.json().id as string;
     await app.inject({ method: 'PUT', url: `/api/forms/${form}`, headers: biz.headers, payload: { published: true } });
@@ -125,12 +140,13 @@ for (const seed of [1, 2]) {
       // Text answers, one a single word that looks like a choice id: never shown as a figure.
       if (rnd.next() < 0.5) answers.why = rnd.pick(['b', 'because it is good', '=cmd()']);
       const agent = rnd.pick(AGENTS);
+      const language = rnd.pick(LANGUAGE_SENT);
       const reply = await app.inject({
         method: 'POST',
         url: `/api/forms/${form}/submit`,
         remoteAddress: `198.51.100.${i + 1}`,
         headers: agent ? { 'user-agent': agent } : {},
-        payload: { answers, _token: await tokenFor(app, 'forms', form) },
+        payload: { answers, _token: await tokenFor(app, 'forms', form), ...(language ? { language } : {}) },
       });
       t.equal(reply.statusCode, 200, reply.body);
       ids.push(reply.json().id);
@@ -144,6 +160,9 @@ for (const seed of [1, 2]) {
     const { cookie } = await signIn(app, services, biz.accountId);
     const live = await summaryOf(app, cookie, form);
     t.match(live, expected, 'the summary is the recomputation');
+    t.strictSame(live.breakdowns.language, expected.breakdowns.language, 'responses per language, by the language each records');
+    t.ok(live.breakdowns.language.length >= 2, 'more than one language answered');
+    t.match(live.questions.find((q) => q.question_id === 'plan'), { title: 'Plan', choices: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B' }, { value: 'c', label: 'C' }] }, 'one figure per choice id, under the default labels');
     t.strictSame(live.per_day.length, 90);
 
     const before = await services.readModels.find(RESPONSE_SUMMARIES, {}, { sort: [['id', 1]] });

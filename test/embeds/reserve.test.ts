@@ -20,7 +20,11 @@ t.test('the height grows with what the first screen shows, and on a phone', asyn
   t.ok(long.phone > long.desktop, 'a title that wraps on a phone');
   t.ok(reservedHeights('form', form([q('a')], { description: 'Two questions, one minute.' })).desktop > one.desktop, 'a description');
   const paged = reservedHeights('form', form([q('a'), q('b', 'long_text')], { pages: [{ question_ids: ['a'] }, { question_ids: ['b'] }] }));
-  t.same(paged, one, 'only the first page counts');
+  // Two pages add the progress bar and the first page's heading ("Page 1 of 2"): 12 + 24 + 24 px.
+  t.same(paged, { desktop: one.desktop + 60, phone: one.phone + 60 }, 'only the first page counts, under its progress bar and heading');
+  const titled = reservedHeights('form', form([q('a'), q('b', 'long_text')], { pages: [{ question_ids: ['a'], title: 'A title long enough to take two lines on a phone, one on a desktop' }, { question_ids: ['b'] }] }));
+  t.ok(titled.phone - paged.phone > titled.desktop - paged.desktop, 'a page title that wraps on a phone');
+  t.same(reservedHeights('form', form([q('a')], { presentation: 'one_by_one' })), { desktop: one.desktop + 12, phone: one.phone + 12 }, 'one question at a time: the progress bar');
   const poll = (options: string[]) => reservedHeights('poll', { question: 'Which plan?', options: options.map((text) => ({ text })) });
   t.ok(poll(['A', 'B', 'C']).desktop > poll(['A', 'B']).desktop, 'a poll: another option');
 });

@@ -105,7 +105,7 @@ t.test('consent records are built by the server and never change', async (t) => 
   const first = (await submit(app, id, { name: 'Ann', gdpr: true })).json().id;
   const responses = async () => (await app.inject({ method: 'GET', url: `/api/forms/${id}/responses`, headers: biz.headers })).json().responses;
   const before = (await responses())[0];
-  t.strictSame(Object.keys(before).sort(), ['answers', 'consent_record', 'form_id', 'id', 'metadata', 'submitted_at']);
+  t.strictSame(Object.keys(before).sort(), ['answers', 'consent_record', 'ending', 'form_id', 'id', 'language', 'last_page', 'metadata', 'status', 'submitted_at']);
   t.same(before.consent_record, {
     consent_given: true,
     timestamp: clock().toISOString(),

@@ -86,6 +86,22 @@ t.test('hosted pages: tags, noindex, 404 as HTML or JSON, own pages never blocke
     t.match(ranked.headers['content-type'], /^application\/json/, 'JSON ranked above HTML');
   });
 
+  t.test("the 404 page in the visitor's language, right to left for Arabic, English otherwise", async (t) => {
+    const german = await page(`/f/${draft}`, { accept: 'text/html', 'accept-language': 'de-CH,de;q=0.9,en;q=0.5' });
+    t.equal(german.statusCode, 404);
+    t.match(german.body, '<html lang="de">');
+    t.match(german.body, '<title>Nicht gefunden</title>');
+    t.match(german.body, '<h1>Dieses Formular ist nicht verfügbar</h1>');
+    t.notMatch(german.body, /not available|mistyped/, 'no English left');
+    const arabic = await page('/p/pol_01JZZZZZZZZZZZZZZZZZZZZZZZ', { 'accept-language': 'ar' });
+    t.match(arabic.body, '<html lang="ar" dir="rtl">');
+    t.match(arabic.body, '<h1>هذا الاستطلاع غير متاح</h1>');
+    const other = await page(`/f/${draft}`, { 'accept-language': 'tlh' });
+    t.match(other.body, '<html lang="en">');
+    t.match(other.body, '<h1>This form is not available</h1>');
+    t.match(other.body, '<p>The link may be mistyped, or its owner has not published it or has taken it down.</p>');
+  });
+
   t.test("allowed_domains never blocks the service's own page", async (t) => {
     const tokenFrom = (origin: string) => app.inject({ method: 'GET', url: `/api/forms/${form}/token`, headers: { host: 'forms.example', referer: `${origin}/f/${form}` } });
     t.equal((await tokenFrom('https://elsewhere.example')).statusCode, 403, 'another site is refused');

@@ -68,3 +68,35 @@ t.test('what each driver says of a store out of reach is told apart from other f
     t.notOk(isStoreUnavailable(error), String(error));
   }
 });
+
+t.test('what the drivers say of a store that is failing over, not ready, too busy or slow to confirm: unavailable; their final answers are not', async (t) => {
+  const { CancelledError, UnknownError, AccessDeniedError } = await import('@kurrent/kurrentdb-client');
+  const { MongoServerError, MongoWriteConcernError, MongoNetworkError } = await import('mongodb');
+  const labelled = (label: string) => {
+    const error = new MongoServerError({ message: 'x', code: 112 });
+    error.addErrorLabel(label);
+    return error;
+  };
+  const unavailable: Array<[string, unknown]> = [
+    ['kurrent: the call cancelled by the server (a node stepping down)', new CancelledError()],
+    ['kurrent: node not ready', new UnknownError(undefined, 'Could not recognize Server Is Not Ready')],
+    ['kurrent: node too busy', new UnknownError(undefined, 'Server Is Too Busy')],
+    ['mongo: retryable write left after the driver\'s retry', labelled('RetryableWriteError')],
+    ['mongo: transaction conflict left after withTransaction\'s retries', labelled('TransientTransactionError')],
+    ['mongo: commit of unknown outcome', labelled('UnknownTransactionCommitResult')],
+    ['mongo: majority did not confirm in time', new MongoWriteConcernError({ writeConcernError: { code: 64, errmsg: 'waiting for replication timed out' }, ok: 1 } as unknown as ConstructorParameters<typeof MongoWriteConcernError>[0])],
+    ['mongo: primary stepped down', new MongoServerError({ message: 'x', code: 189 })],
+    ['mongo: read past its maxTimeMS', new MongoServerError({ message: 'operation exceeded time limit', code: 50 })],
+    ['mongo: network', new MongoNetworkError('x')],
+    ['mongo: wrapped', new Error('write failed', { cause: labelled('TransientTransactionError') })],
+  ];
+  for (const [name, error] of unavailable) t.ok(isStoreUnavailable(error), name);
+  const final: Array<[string, unknown]> = [
+    ['kurrent: another unknown error', new UnknownError(undefined, 'Could not recognize BadRequest')],
+    ['kurrent: access denied', new AccessDeniedError()],
+    ['mongo: duplicate key', new MongoServerError({ message: 'x', code: 11000 })],
+    ['mongo: another label', labelled('NoWritesPerformed')],
+    ['not a driver: a code that is a mongo one', Object.assign(new Error('x'), { code: 189 })],
+  ];
+  for (const [name, error] of final) t.notOk(isStoreUnavailable(error), name);
+});

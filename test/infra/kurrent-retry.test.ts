@@ -45,3 +45,11 @@ t.test('answers and failures that another attempt would not change: thrown at on
   ];
   for (const [name, error] of final) t.equal(appendRetryWait(error, 1), undefined, name);
 });
+
+t.test('a raw gRPC error the client passes on unconverted (an append to a node out of reach): read by its status code', async (t) => {
+  const grpc = (code: number) => Object.assign(new Error(`${code} status`), { code, details: 'No connection established', metadata: {} });
+  t.same(waitsFor(grpc(14)), [...APPEND_RETRY_WAITS_MS, undefined], 'unavailable: tried again');
+  t.same(waitsFor(grpc(4)), [...APPEND_RETRY_WAITS_MS, undefined], 'deadline exceeded: tried again');
+  t.equal(appendRetryWait(grpc(3), 1), undefined, 'invalid argument: thrown at once');
+  t.equal(appendRetryWait(Object.assign(new Error('x'), { code: 14 }), 1), undefined, 'a code alone is not a gRPC status');
+});

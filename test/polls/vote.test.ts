@@ -14,6 +14,8 @@ const poll: Poll = {
   allow_multiple: false,
   settings,
   theme: { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' },
+  language: 'en',
+  translations: {},
   published: true,
   created_at: '2026-11-21T10:00:00.000Z',
   updated_at: '2026-11-21T10:00:00.000Z',

@@ -24,7 +24,7 @@ const put = (event: Recorded<DomainEvent>) => responsesProjection.project(event)
 /** The whole response record of an event's data, as the projection writes it without a text. */
 const record = (data: typeof response | Omit<typeof response, 'consent_record' | 'duplicate_guard'>): Doc => {
   const { response_id, ...rest } = data;
-  return JSON.parse(JSON.stringify({ id: response_id, parent_id: data.form_id, ...rest })) as Doc;
+  return JSON.parse(JSON.stringify({ id: response_id, parent_id: data.form_id, listing: data.form_id, ...rest })) as Doc;
 };
 
 /** The document a put stands for: its text's fields, and the string fields its `doc` holds that the text leaves out (the port's put). */
@@ -45,7 +45,7 @@ t.test('a response read from the embedded store is written as its event’s own 
   const text = JSON.parse(op.json!) as Doc;
   for (const field of ['id', 'response_id', 'parent_id', 'account_id', 'submitted_at']) t.notOk(field in text, `no ${field} in the text`);
   t.strictSame(whole(op), record(response), 'the text and the key fields: the same fields and values as the whole record');
-  t.strictSame(op.doc, { id: response.response_id, parent_id: response.form_id, account_id: response.account_id, submitted_at: response.submitted_at }, 'beside it, only what the columns hold');
+  t.strictSame(op.doc, { id: response.response_id, parent_id: response.form_id, listing: response.form_id, account_id: response.account_id, submitted_at: response.submitted_at }, 'beside it, only what the columns hold');
 });
 
 t.test('the time taken out of the text is the response’s own, wherever it stands, never an answer’s', async (t) => {

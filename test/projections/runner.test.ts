@@ -350,7 +350,7 @@ t.test('a projection renamed for a new shape replays into collections emptied of
   const expected = await snapshotReadModels(services);
   const renamed = projections.find((p) => p.collections.some((c) => c.name === 'responses'))!;
   // What an older version left: a document the history does not make, and no checkpoint under the new name.
-  await services.readModels.write([{ op: 'put', collection: 'responses', doc: { id: 'rsp_from_an_older_shape', parent_id: 'wgt_gone' } }]);
+  await services.readModels.write([{ op: 'put', collection: 'responses', doc: { id: 'rsp_from_an_older_shape', parent_id: 'wgt_gone', listing: 'wgt_gone' } }]);
   await services.readModels.reset([], [checkpointKey(renamed)]);
   const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent);
   await runner.init();
@@ -433,6 +433,11 @@ t.test('a rebuild prepared on a second thread reproduces the read models exactly
   t.equal(replayed, stored, 'every stored event was replayed');
   t.equal(batches, Math.ceil(stored / 50), 'all of them prepared by the other thread, 50 a batch');
   t.same(await snapshotReadModels(services), before);
+  // The cost as a line: the events after the first batch at the margin's rate, the rest fixed.
+  const cost = rebuilder.lastRebuild!;
+  t.equal(cost.events, replayed, 'the cost counts the events replayed');
+  t.ok(cost.marginEventsPerSecond > 0 && cost.fixedSeconds >= 0 && cost.fixedSeconds <= cost.seconds, 'a rate at the margin and a fixed cost within the whole');
+  t.ok(Math.abs(cost.fixedSeconds + cost.events / cost.marginEventsPerSecond - cost.seconds) < 0.01 * cost.seconds + 0.001, 'fixed cost and events at the margin add up to the whole');
 });
 
 t.test('a rebuild prepared on a second thread halts before an unreadable event as one read here does, and keeps the live read models', async (t) => {

@@ -54,7 +54,7 @@ t.test('of two projectors one holds the lease and works; a clean stop hands it t
   await first.projector.start();
   await second.projector.start();
   t.equal(first.projector.holding, true, 'the first to claim holds it');
-  t.same(first.work, { running: { name: PROJECTOR_LEASE, holder: first.projector.holder }, inits: 1, halted: undefined }, 'prepared, then running under its fence');
+  t.same(first.work, { running: { name: PROJECTOR_LEASE, holder: first.projector.holder, consumer: 'erasure' }, inits: 1, halted: undefined }, 'prepared, then running under its fence');
   t.equal(second.projector.holding, false, 'the other stands by');
   t.equal(second.work.running, undefined, 'and runs nothing');
   t.ok(await eventually(async () => (await reader.lease(PROJECTOR_LEASE))!.expiresAt.getTime() > Date.now() + TIMING.ttlMs - 1000, { everyMs: 5 }), 'the holder renews');
@@ -64,7 +64,7 @@ t.test('of two projectors one holds the lease and works; a clean stop hands it t
   t.equal(first.work.running, undefined, 'a stop stops the work');
   t.equal(await reader.lease(PROJECTOR_LEASE), null, 'and releases the lease');
   t.ok(await eventually(() => second.projector.holding, { everyMs: 5 }), 'the standby takes it over at its next claim');
-  t.same(second.work.running, { name: PROJECTOR_LEASE, holder: second.projector.holder });
+  t.same(second.work.running, { name: PROJECTOR_LEASE, holder: second.projector.holder, consumer: 'erasure' }, 'its fence: the last started names itself');
 });
 
 t.test('the holder renews the lease while it prepares the projections, however long that takes', async (t) => {
@@ -85,7 +85,7 @@ t.test('the holder renews the lease while it prepares the projections, however l
   prepared!();
   await started;
   t.equal(holder.holding, true);
-  t.same(w.state.running, { name: PROJECTOR_LEASE, holder: holder.holder });
+  t.same(w.state.running, { name: PROJECTOR_LEASE, holder: holder.holder, consumer: 'erasure' });
 });
 
 t.test('a lease that runs out goes to a standby, by the clock the projectors are given', async (t) => {

@@ -19,5 +19,5 @@ t.test('a copy served says at start that it is a read-only copy, and of which mo
   t.teardown(() => server.stop());
   const readyLine = () => server.log().split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => /^feedback service ready/.test(line.msg));
   t.ok(await eventually(() => readyLine() !== undefined));
-  t.match(readyLine(), { msg: `feedback service ready at ${server.url}: a read-only copy as of ${until}, API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz`, read_only_as_of: until });
+  t.match(readyLine(), { msg: `feedback service ready at ${server.url}: a read-only copy as of ${until}, API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz; mail: SMTP_URL is unset, so sign-in links and other mail are written to this log`, read_only_as_of: until });
 });

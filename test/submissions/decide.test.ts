@@ -65,7 +65,7 @@ const state = (target: Partial<SubmissionTarget> = {}, facts: Partial<Omit<Submi
 });
 const submitted = (changes: Record<string, unknown> = {}) => ({
   type: 'ResponseSubmitted' as const,
-  data: { response_id: 'rsp_1', account_id: 'acc_1', widget_id: 'wgt_1', answers: { rating: 4 }, metadata, submitted_at: now.toISOString(), ...changes },
+  data: { response_id: 'rsp_1', account_id: 'acc_1', widget_id: 'wgt_1', answers: { rating: 4 }, ending: null, language: 'en', metadata, submitted_at: now.toISOString(), ...changes },
 });
 const slot = (target: 'widget' | 'form' = 'widget', id = 'wgt_1') => ({ type: 'SubmissionSlotReserved' as const, data: { target, target_id: id, response_id: 'rsp_1' } });
 const guarded = { type: 'SubmissionGuarded' as const, data: { target: 'widget' as const, target_id: 'wgt_1', response_id: 'rsp_1' } };
@@ -192,7 +192,7 @@ t.test('forms: the response carries the consent record, built from the request',
   };
   const response = (answers: Answers, consent: ConsentRecord) => ({
     type: 'ResponseSubmitted' as const,
-    data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers, metadata, submitted_at: now.toISOString(), consent_record: consent },
+    data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers, ending: null, language: 'en', metadata, submitted_at: now.toISOString(), consent_record: consent },
   });
   spec.given(formState).when(command({ answers: { name: 'Ann', gdpr: true } })).then([response({ name: 'Ann', gdpr: true }, consentRecord)]);
   spec.given(formState).when(command({ answers: { name: 'Ann', gdpr: false } })).then([response({ name: 'Ann', gdpr: false }, { ...consentRecord, consent_given: false })], 'consent refused');
@@ -201,9 +201,35 @@ t.test('forms: the response carries the consent record, built from the request',
   spec
     .given({ ...formState, target: { ...form, questions: [form.questions[0]!] } })
     .when(command({ answers: { name: 'Ann' } }))
-    .then([{ type: 'ResponseSubmitted', data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers: { name: 'Ann' }, metadata, submitted_at: now.toISOString() } }], 'no consent question, no record');
+    .then([{ type: 'ResponseSubmitted', data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers: { name: 'Ann' }, ending: null, language: 'en', metadata, submitted_at: now.toISOString() } }], 'no consent question, no record');
   spec
     .given({ ...formState, target: { ...form, settings: { ...settings, max_responses: 1 } } })
     .when(command({ answers: { name: 'Ann', gdpr: true } }))
     .then([slot('form', 'frm_1'), response({ name: 'Ann', gdpr: true }, consentRecord)], 'a form takes slots too');
+});
+
+t.test('forms: a response records the language the visitor saw; its consent record keeps the consent text in that language', async (t) => {
+  const spec = decisionOf(t, decideSubmission);
+  const frenchText = "J'accepte qu'Acme conserve mes réponses pendant 12 mois.";
+  const translated: SubmissionState = {
+    target: { ...form, language: 'en', translations: { fr: { questions: { gdpr: { text: frenchText } } }, de: {} } },
+    full: false,
+    visited: false,
+    fromNetwork: 0,
+  };
+  const record = (text: string) => ({ consent_given: true, timestamp: now.toISOString(), ip_hash: 'ip-hash', user_agent: command().userAgent, consent_text: text, form_version: 3 });
+  const response = (language: string, text: string) => ({
+    type: 'ResponseSubmitted' as const,
+    data: { response_id: 'rsp_1', account_id: 'acc_1', form_id: 'frm_1', answers: { name: 'Ann', gdpr: true }, ending: null, language, metadata, submitted_at: now.toISOString(), consent_record: record(text) },
+  });
+  const answers = { name: 'Ann', gdpr: true };
+  spec.given(translated).when(command({ answers, language: 'fr' })).then([response('fr', frenchText)], 'French: the French text');
+  spec.given(translated).when(command({ answers, language: 'FR' })).then([response('fr', frenchText)], 'a tag in any letter case names the translation');
+  spec.given(translated).when(command({ answers, language: 'de' })).then([response('de', consentText)], 'a translation without the consent text: the text as written');
+  spec.given(translated).when(command({ answers, language: 'en' })).then([response('en', consentText)], "the form's own language");
+  spec.given(translated).when(command({ answers })).then([response('en', consentText)], "none sent: the form's own language");
+  spec
+    .given(translated)
+    .when(command({ answers, language: 'es' }))
+    .thenThrows('validation_error', 'a language the form has no translation in', [{ path: 'language', message: 'the form has no translation in es (it has en, fr, de)' }]);
 });

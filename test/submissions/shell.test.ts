@@ -100,6 +100,8 @@ t.test('a vote caught by the honeypot records nothing and is counted', async (t)
     allow_multiple: false,
     settings: { ...settings, honeypot: true, max_responses: 5 },
     theme: { primaryColor: '#4f46e5', backgroundColor: '#ffffff', text_color: null, mode: 'light' as const },
+    language: 'en',
+    translations: {},
     published: true,
     created_at: at,
     updated_at: at,

@@ -32,10 +32,17 @@ export async function owner(services: Services, plan: Plan = 'business', scopes:
   return { accountId: opened.account_id, keyId: opened.key_id, key: opened.api_key, headers: { authorization: `Bearer ${opened.api_key}` } };
 }
 
-/** The HTTP API over fresh embedded stores, with a live projection runner, as `npm start` serves it. */
-export async function testApp(t: Test, options: ServiceOptions & { dataDir?: string; env?: Record<string, string> } = {}): Promise<{ app: App; services: Services }> {
+export type TestAppOptions = ServiceOptions & { dataDir?: string; env?: Record<string, string> };
+
+/**
+ * The HTTP API over fresh embedded stores, with a live projection runner, as
+ * `npm start` serves it; `before` runs on the services before they start
+ * (given.ts records a history there).
+ */
+export async function testApp(t: Test, { before, ...options }: TestAppOptions & { before?: (services: Services) => Promise<void> } = {}): Promise<{ app: App; services: Services }> {
   const errors = options.logger === undefined ? errorLog() : undefined;
   const services = await testServices(t, errors ? { ...options, logger: errors.logger } : options);
+  await before?.(services);
   await services.start();
   const app = await buildApp(services);
   t.teardown(() => app.close());

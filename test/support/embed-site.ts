@@ -29,10 +29,14 @@ export interface HostPage {
   height?: number;
   /** The page's content instead of the script tags and filler: `{api}` stands for the service's address. */
   body?: string;
+  /** The page's `<html lang>` (`en` by default; empty: none). */
+  lang?: string;
 }
 
 export interface Site {
   api: string;
+  /** The service's data directory, for the admin CLI. */
+  dir: string;
   apiKey: string;
   /** Serves `page` at a fresh path on the host origin; answers its address. */
   page(page: HostPage): string;
@@ -74,9 +78,11 @@ export async function embedSite(t: Test, setup: (make: Make, context: SetupConte
           `<title>A host page</title><style>${page.css ?? ''}</style></head><body>${page.body.replaceAll('{api}', api.url)}</body></html>`,
       );
     }
+    const lang = page.lang ?? 'en';
+    const html = lang ? `<html lang="${lang}">` : '<html>';
     const scripts = page.embeds.map(([kind, id]) => `<script src="${api.url}/embed.js" data-${kind}="${id}" ${page.attributes ?? ''} async></script>`).join('');
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
-      '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+      `<!doctype html>${html}<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
         `<title>A host page</title><style>${page.css ?? ''}</style></head><body><main><h1>A host page</h1>` +
         `<p><label>Search the site <input id="search" type="text"></label></p>${scripts}<div style="height:${page.height ?? 1600}px">Some content.</div></main></body></html>`,
     );
@@ -85,6 +91,7 @@ export async function embedSite(t: Test, setup: (make: Make, context: SetupConte
   let n = 0;
   return {
     api: api.url,
+    dir,
     apiKey: biz.key,
     page(page) {
       const path = `/page-${++n}`;

@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { run } from '../../src/cli/program.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -65,6 +64,9 @@ export async function admin(args: string[], env: Record<string, string>, program
   let stderr = '';
   try {
     // As childEnv: no seal appears in a test's history unless it asks for seals.
+    // Imported here, not at the top: the system tier's files import this module to start
+    // processes, and most never run a command in their own process (the CLI is the whole service).
+    const { run } = await import('../../src/cli/program.js');
     const code = await run(args, { env: { SEALS: 'off', ...env }, stdout: (line) => (stdout += `${line}\n`), stderr: (line) => (stderr += `${line}\n`) });
     return { code, stdout, stderr };
   } catch (error) {

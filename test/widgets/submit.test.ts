@@ -158,7 +158,7 @@ t.test('read-your-writes, the documented record, and 200 submissions at once', a
   t.strictSame(Object.keys(first.json()).sort(), ['id', 'success']);
   const list = (await app.inject({ method: 'GET', url: `/api/widgets/${id}/responses`, headers: biz.headers })).json();
   t.equal(list.responses[0].id, first.json().id, 'the new response is listed at once');
-  t.strictSame(Object.keys(list.responses[0]).sort(), ['answers', 'id', 'metadata', 'submitted_at', 'widget_id']);
+  t.strictSame(Object.keys(list.responses[0]).sort(), ['answers', 'ending', 'id', 'language', 'last_page', 'metadata', 'status', 'submitted_at', 'widget_id']);
   t.match(list.responses[0], { widget_id: id, submitted_at: clock().toISOString(), metadata: { page_url: 'https://shop.example/', page_title: 'Shop' } });
   t.match((await app.inject({ method: 'GET', url: `/api/widgets/${id}/responses`, headers: other.headers })).json(), D3(404, 'widget_not_found'), 'only the owner reads responses');
 

@@ -8,6 +8,18 @@
 
 export const SIGNED_OUT = '/dashboard/signed-out';
 
+let leaving = false;
+
+/**
+ * Goes to the signed-out page once: a sign-out and a read answered 401 while
+ * it is under way would otherwise start a second navigation that aborts the first.
+ */
+export function leaveSignedOut() {
+  if (leaving) return;
+  leaving = true;
+  location.assign(SIGNED_OUT);
+}
+
 export class ApiError extends Error {
   constructor(status, body) {
     super(body?.message ?? `Request failed (${status})`);
@@ -65,7 +77,7 @@ export async function api(path, { method = 'GET', body } = {}, again = false) {
     const error = new ApiError(response.status, parsed);
     if (response.status === 401 && error.code === 'session_required') {
       if (change) throw new ApiError(401, { code: error.code, message: SESSION_ENDED });
-      location.assign(SIGNED_OUT);
+      leaveSignedOut();
       // The page is going away: keep callers from rendering an error meanwhile.
       return new Promise(() => {});
     }

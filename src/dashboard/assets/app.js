@@ -3,7 +3,7 @@
  * routes on location.pathname with the History API. Each page is a module
  * whose `render(main, context)` fills the main region.
  */
-import { api, ApiError, setCsrfToken, SIGNED_OUT } from './api.js';
+import { api, ApiError, leaveSignedOut, setCsrfToken, SIGNED_OUT } from './api.js';
 import { clear, errorMessage, h, loading, notice, pageHeader, planName } from './ui.js';
 
 const KIND = '(widgets|forms|polls)';
@@ -14,7 +14,10 @@ const routes = [
   { pattern: new RegExp(`^/dashboard/${KIND}/new/?$`), nav: (m) => m[1], load: () => import('./pages/edit.js') },
   { pattern: new RegExp(`^/dashboard/${KIND}/${ID}/edit/?$`), nav: (m) => m[1], load: () => import('./pages/edit.js') },
   { pattern: new RegExp(`^/dashboard/${KIND}/${ID}/?$`), nav: (m) => m[1], load: () => import('./pages/object.js') },
+  { pattern: new RegExp(`^/dashboard/${KIND}/${ID}/analytics/?$`), nav: (m) => m[1], load: () => import('./pages/analytics.js') },
+  { pattern: /^\/dashboard\/analytics\/?$/, nav: 'analytics', load: () => import('./pages/analytics.js') },
   { pattern: /^\/dashboard\/settings\/developers\/?$/, nav: 'developers', load: () => import('./pages/developers.js') },
+  { pattern: /^\/dashboard\/settings\/members\/?$/, nav: 'members', load: () => import('./pages/members.js') },
 ];
 
 const NAV = [
@@ -22,8 +25,11 @@ const NAV = [
   { id: 'widgets', href: '/dashboard/widgets', label: 'Widgets', icon: 'M4 4h16v12H8l-4 4z' },
   { id: 'forms', href: '/dashboard/forms', label: 'Forms', icon: 'M6 3h12v18H6zM9 8h6M9 12h6M9 16h4' },
   { id: 'polls', href: '/dashboard/polls', label: 'Polls', icon: 'M5 20V10m7 10V4m7 16v-7' },
-  { id: 'developers', href: '/dashboard/settings/developers', label: 'Developers', icon: 'm8 8-5 4 5 4m8-8 5 4-5 4m-3-12-2 16' },
+  { id: 'analytics', href: '/dashboard/analytics', label: 'Analytics', icon: 'M3 17l5-5 4 4 8-8M14 8h6v6' },
+  { id: 'members', href: '/dashboard/settings/members', label: 'Members', icon: 'M9 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zm-7 10v-1a6 6 0 0 1 12 0v1m3-10a3 3 0 1 0 0-6m2 16v-1a5 5 0 0 0-3-4.6' },
+  { id: 'developers', href: '/dashboard/settings/developers', label: 'Developers', icon: 'm8 8-5 4 5 4m8-8 5 4-5 4m-3-12-2 16', role: 'admin' },
 ];
+const RANK = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 
 
 function icon(path) {
@@ -45,7 +51,7 @@ function shell(session) {
   const navList = h(
     'ul',
     { class: 'nav-list' },
-    NAV.map((item) => h('li', {}, h('a', { href: item.href, class: 'nav-link', dataset: { nav: item.id } }, icon(item.icon), h('span', {}, item.label)))),
+    NAV.filter((item) => !item.role || RANK[session.role] >= RANK[item.role]).map((item) => h('li', {}, h('a', { href: item.href, class: 'nav-link', dataset: { nav: item.id } }, icon(item.icon), h('span', {}, item.label)))),
   );
   const menuButton = h('button', { type: 'button', class: 'menu-button', 'aria-expanded': 'false', 'aria-controls': 'primary-nav' }, 'Menu');
   const nav = h('nav', { id: 'primary-nav', class: 'nav', 'aria-label': 'Dashboard' }, navList);
@@ -57,7 +63,7 @@ function shell(session) {
     } catch {
       // Signed out either way: the page after this one needs a new link.
     }
-    location.assign(SIGNED_OUT);
+    leaveSignedOut();
   });
   menuButton.addEventListener('click', () => {
     const open = menuButton.getAttribute('aria-expanded') !== 'true';
@@ -96,6 +102,8 @@ async function start() {
     return;
   }
   setCsrfToken(session.csrf_token);
+  // The pages hide what the member's role cannot do (the server refuses it anyway): see app.css, [data-role].
+  document.body.dataset.role = session.role;
   const { root: parts, main, closeMenu } = shell(session);
   clear(root, parts);
 

@@ -12,7 +12,7 @@ function token(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
 
-function palette() {
+export function palette() {
   return {
     accent: token('--color-accent'),
     accentSoft: token('--color-accent-soft'),
@@ -32,7 +32,7 @@ dark.addEventListener('change', () => {
  * Mounts uPlot once the wrapper has a width, resizes it with the wrapper and
  * forgets it when the page replaces the wrapper.
  */
-function mount(wrapper, build) {
+export function mount(wrapper, build) {
   const target = h('div', { class: 'chart-canvas', 'aria-hidden': 'true' });
   wrapper.prepend(target);
   let plot = null;
@@ -69,7 +69,7 @@ function mount(wrapper, build) {
 // Counts are whole numbers: ticks only on 1, 2, 5, 10, 20, 50…
 const WHOLE_STEPS = [1, 2, 5].flatMap((step) => [1, 10, 100, 1000, 10000, 100000, 1000000].map((scale) => step * scale)).sort((a, b) => a - b);
 
-function axes(colours, xValues) {
+export function axes(colours, xValues) {
   const base = { stroke: colours.axis, font: colours.font, grid: { stroke: colours.grid, width: 1 }, ticks: { show: false } };
   return [
     { ...base, grid: { show: false }, space: 56, size: 28, values: xValues },
@@ -99,18 +99,20 @@ function readout(element, text) {
  * Responses per UTC day, as bars. `per_day` is the API's
  * [{day: 'YYYY-MM-DD', count}], oldest first.
  */
-export function perDayChart(perDay, { caption = 'Responses per day', height = 220 } = {}) {
+export function perDayChart(perDay, { caption = 'Responses per day', height = 220, unit = ['response', 'responses'], valueLabel = 'Responses', dayLabel = 'Day (UTC)', overall, kind = 'per-day' } = {}) {
   const xs = perDay.map((point) => Date.parse(`${point.day}T00:00:00Z`) / 1000);
   const ys = perDay.map((point) => point.count);
   const total = ys.reduce((sum, count) => sum + count, 0);
-  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, `${number(total)} in the last ${perDay.length} days`);
+  // A window of days (the last 90) says so; days that answers name (a date question) say how many in all.
+  const whole = overall ?? `${number(total)} in the last ${perDay.length} days`;
+  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, whole);
   // The readout sits above the chart; the canvas is hidden from screen readers, which read the table.
   const withResponses = perDay.filter((point) => point.count > 0);
   const figures = h(
     'table',
-    { dataset: { chartData: 'per-day' } },
-    h('caption', {}, `${caption}: ${number(total)} in the last ${perDay.length} days; days without responses are left out`),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day (UTC)'), h('th', { scope: 'col' }, 'Responses'))),
+    { dataset: { chartData: kind } },
+    h('caption', {}, overall ? `${caption}: ${whole}` : `${caption}: ${whole}; days without ${unit[1]} are left out`),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, dayLabel), h('th', { scope: 'col' }, valueLabel))),
     h('tbody', {}, withResponses.map((point) => h('tr', { dataset: { day: point.day } }, h('th', { scope: 'row' }, point.day), h('td', {}, String(point.count))))),
   );
   const wrapper = h('figure', { class: 'chart', dataset: { total: String(total) } }, status, h('div', { class: 'visually-hidden' }, figures));
@@ -131,7 +133,7 @@ export function perDayChart(perDay, { caption = 'Responses per day', height = 22
         series: [
           {},
           {
-            label: 'Responses',
+            label: valueLabel,
             stroke: colours.accent,
             fill: colours.accent,
             width: 0,
@@ -143,7 +145,7 @@ export function perDayChart(perDay, { caption = 'Responses per day', height = 22
           setCursor: [
             (u) => {
               const index = u.cursor.idx;
-              readout(status, index === null || index === undefined ? `${number(total)} in the last ${perDay.length} days` : `${day(perDay[index].day)}: ${number(perDay[index].count)} ${perDay[index].count === 1 ? 'response' : 'responses'}`);
+              readout(status, index === null || index === undefined ? whole : `${day(perDay[index].day)}: ${number(perDay[index].count)} ${perDay[index].count === 1 ? unit[0] : unit[1]}`);
             },
           ],
         },
@@ -158,19 +160,27 @@ export function perDayChart(perDay, { caption = 'Responses per day', height = 22
  * Counts per category (a rating's distribution, a choice, a device), as
  * bars. `items` is [{label, count}].
  */
-export function categoryChart(items, { caption, height = 180, unit = ['response', 'responses'] } = {}) {
+export function categoryChart(items, { caption, height = 180, unit = ['response', 'responses'], kind = 'categories', valueLabel = 'Count', labelHeading = 'Value', measure: measured } = {}) {
   const units = (count) => `${number(count)} ${count === 1 ? unit[0] : unit[1]}`;
   const xs = items.map((_, index) => index);
   const ys = items.map((item) => item.count);
   const total = ys.reduce((sum, count) => sum + count, 0);
   const share = (count) => (total ? `${Math.round((count / total) * 100)}%` : '0%');
-  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, units(total));
+  // A measure (a mean place) is not a count: no share, no total, its own figure in the readout.
+  const whole = measured ? measured.overall : units(total);
+  const status = h('p', { class: 'chart-readout', 'aria-hidden': 'true' }, whole);
   const figures = h(
     'table',
-    {},
+    { dataset: { chartData: kind } },
     h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Value'), h('th', { scope: 'col' }, 'Count'), h('th', { scope: 'col' }, 'Share'))),
-    h('tbody', {}, items.map((item) => h('tr', {}, h('th', { scope: 'row' }, item.label), h('td', {}, String(item.count)), h('td', {}, share(item.count))))),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, labelHeading), h('th', { scope: 'col' }, valueLabel), h('th', { scope: 'col' }, measured ? measured.extraHeading : 'Share'))),
+    h(
+      'tbody',
+      {},
+      items.map((item) =>
+        h('tr', {}, h('th', { scope: 'row' }, item.label), h('td', {}, measured ? measured.format(item.count) : String(item.count)), h('td', {}, measured ? measured.extra(item) : share(item.count))),
+      ),
+    ),
   );
   const wrapper = h('figure', { class: 'chart chart-small' }, status, h('div', { class: 'visually-hidden' }, figures));
   return mount(wrapper, (target, width) => {
@@ -207,7 +217,14 @@ export function categoryChart(items, { caption, height = 180, unit = ['response'
           setCursor: [
             (u) => {
               const index = u.cursor.idx;
-              readout(status, index === null || index === undefined ? units(total) : `${items[index].label}: ${units(items[index].count)} (${share(items[index].count)})`);
+              readout(
+                status,
+                index === null || index === undefined
+                  ? whole
+                  : measured
+                    ? `${items[index].label}: ${measured.format(items[index].count)}`
+                    : `${items[index].label}: ${units(items[index].count)} (${share(items[index].count)})`,
+              );
             },
           ],
         },
@@ -216,4 +233,25 @@ export function categoryChart(items, { caption, height = 180, unit = ['response'
       target,
     );
   });
+}
+
+/** At most this many bars in a histogram: more distinct values are put in equal bins. */
+const BINS = 10;
+
+/**
+ * A number question's distribution ([{value, count}], ascending) as the bars
+ * of a histogram: one bar per value while there are few, else BINS bins of
+ * equal width from the least to the greatest value, each labelled "from–to"
+ * (a value on a boundary is counted in the bin it starts; the last bin keeps
+ * the greatest value).
+ */
+export function histogram(distribution) {
+  if (distribution.length <= BINS * 1.2) return distribution.map((item) => ({ label: number(item.value), count: item.count }));
+  const least = distribution[0].value;
+  const greatest = distribution.at(-1).value;
+  const width = (greatest - least) / BINS;
+  const bins = Array.from({ length: BINS }, (_, i) => ({ from: least + i * width, to: i === BINS - 1 ? greatest : least + (i + 1) * width, count: 0 }));
+  for (const item of distribution) bins[Math.min(BINS - 1, Math.floor((item.value - least) / width))].count += item.count;
+  const round = (value) => number(Math.round(value * 100) / 100);
+  return bins.map((bin) => ({ label: `${round(bin.from)}–${round(bin.to)}`, count: bin.count }));
 }

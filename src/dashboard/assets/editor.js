@@ -37,6 +37,58 @@ const QUESTION_TYPES = [
   ['consent', 'Consent (forms only)'],
 ];
 const TWO = [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }];
+// The languages the embed speaks: a translation in one of these is shown with its interface in the same language.
+const LANGUAGE_NAMES = [['en', 'English'], ['de', 'German'], ['fr', 'French'], ['es', 'Spanish'], ['it', 'Italian'], ['pt', 'Portuguese'], ['nl', 'Dutch'], ['pl', 'Polish'], ['sv', 'Swedish'], ['da', 'Danish'], ['ja', 'Japanese'], ['zh', 'Chinese'], ['ko', 'Korean'], ['ar', 'Arabic'], ['he', 'Hebrew'], ['tr', 'Turkish'], ['ru', 'Russian'], ['uk', 'Ukrainian']];
+const languageName = (code) => ((LANGUAGE_NAMES.find(([c]) => c === code) || [0, code])[1]);
+
+/**
+ * Every translatable text of a draft, in the translation's shape: [path, label, default text].
+ * The path is a list of keys into one translation (`['questions', 'q1', 'choices', 'a']`).
+ */
+export function translatableOf(kind, draft) {
+  const out = [];
+  const add = (path, label, value) => { if (typeof value === 'string' && value.trim()) out.push([path, label, value]); };
+  if (kind === 'poll') {
+    add(['question'], 'Question', draft.question);
+    draft.options.forEach((o, k) => { if (o.id) add(['options', o.id], `Option ${k + 1}`, o.text); });
+    return out;
+  }
+  add(['title'], 'Title', draft.title);
+  add(['description'], 'Description', draft.description);
+  draft.questions.forEach((q, i) => {
+    const at = (...rest) => ['questions', q.id, ...rest];
+    const n = `Question ${i + 1}`;
+    add(at('title'), `${n}: title`, q.title);
+    add(at('description'), `${n}: description`, q.description);
+    add(at('text'), `${n}: text`, q.text);
+    add(at('start_label'), `${n}: start label`, q.start_label);
+    add(at('end_label'), `${n}: end label`, q.end_label);
+    for (const [key, noun] of [['choices', 'choice'], ['rows', 'row'], ['columns', 'column']]) {
+      (q[key] || []).forEach((c, k) => add(at(key, c.id), `${n}: ${noun} ${k + 1}`, c.label));
+    }
+  });
+  add(['thank_you_title'], 'Thank-you heading', draft.thank_you_title);
+  add(['thank_you_message'], 'Thank-you message', draft.thank_you_message);
+  (draft.endings || []).forEach((e, k) => {
+    add(['endings', e.id, 'title'], `Ending ${k + 1}: heading`, e.title);
+    add(['endings', e.id, 'message'], `Ending ${k + 1}: message`, e.message);
+  });
+  return out;
+}
+const valueAt = (tree, path) => path.reduce((node, key) => (node && typeof node === 'object' ? node[key] : undefined), tree);
+/** Sets one text of a translation; an emptied text goes, and so does every object it leaves empty. */
+function setAt(tree, path, value) {
+  if (value) {
+    let node = tree;
+    for (const key of path.slice(0, -1)) node = node[key] && typeof node[key] === 'object' ? node[key] : (node[key] = {});
+    node[path[path.length - 1]] = value;
+    return;
+  }
+  const chain = [tree];
+  for (const key of path.slice(0, -1)) { const next = chain[chain.length - 1][key]; if (!next || typeof next !== 'object') return; chain.push(next); }
+  delete chain[chain.length - 1][path[path.length - 1]];
+  for (let k = chain.length - 1; k > 0; k--) if (Object.keys(chain[k]).length === 0) delete chain[k - 1][path[k - 1]];
+}
 
 /** The settings a question of `type` starts with, keeping what `q` has that the type also takes. */
 function typeDefaults(type, q = {}) {
@@ -73,6 +125,8 @@ function draftOf(kind, object) {
       allow_multiple: Boolean(o.allow_multiple),
       theme: { ...THEME, ...copy(o.theme || {}) },
       settings: { ...SETTINGS, ...copy(o.settings || {}) },
+      language: o.language || 'en',
+      translations: copy(o.translations || {}),
     };
   }
   const o = object || {};
@@ -86,7 +140,15 @@ function draftOf(kind, object) {
     settings: { ...SETTINGS, ...copy(o.settings || {}) },
     hidden_fields: copy(o.hidden_fields || []),
     redirect_url: o.redirect_url ?? null,
+    language: o.language || 'en',
+    translations: copy(o.translations || {}),
   };
+  if (kind === 'form') {
+    draft.presentation = o.presentation || 'all';
+    draft.pages = copy(o.pages || []);
+    draft.logic = copy(o.logic || []);
+    draft.endings = copy(o.endings || []);
+  }
   if (kind === 'widget') {
     draft.widget_type = o.widget_type || 'feedback';
     draft.trigger_config = { ...TRIGGER, ...copy(o.trigger_config || {}) };
@@ -95,7 +157,7 @@ function draftOf(kind, object) {
 }
 
 /** The create or update body, in the API's shapes. */
-function bodyOf(kind, draft, creating) {
+function bodyOf(kind, draft, creating, saved) {
   if (kind === 'poll') {
     return {
       question: draft.question,
@@ -103,16 +165,22 @@ function bodyOf(kind, draft, creating) {
       allow_multiple: draft.allow_multiple,
       theme: draft.theme,
       settings: draft.settings,
+      language: draft.language,
+      translations: draft.translations,
     };
   }
   const { widget_type, ...rest } = draft;
+  // What the form does not use stays out of the body, unless the saved form had it and it is being taken away.
+  const had = (key) => saved && saved[key] !== undefined && !(Array.isArray(saved[key]) && saved[key].length === 0);
+  for (const key of ['pages', 'logic', 'endings']) if (rest[key] && rest[key].length === 0 && !had(key)) delete rest[key];
+  if (rest.presentation === 'all' && !had('presentation')) delete rest.presentation;
   return kind === 'widget' && creating ? { widget_type, ...rest } : rest;
 }
 
 /** What the embed is handed: the definition as a GET would show it once saved. */
 function previewOf(kind, draft, object) {
   const id = (object && object.id) || 'preview';
-  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple, theme: draft.theme };
+  if (kind === 'poll') return { id, question: draft.question, options: draft.options.map((o, i) => ({ id: o.id || `new-${i}`, text: o.text })), allow_multiple: draft.allow_multiple, theme: draft.theme, language: draft.language, translations: draft.translations };
   return { id, ...draft };
 }
 
@@ -178,6 +246,8 @@ export function mountEditor(container, options) {
   let draft = draftOf(kind, object);
   let limits = options.planLimits || null;
   let screen = 'questions';
+  // The language the preview shows: the object's own, or one of its translations.
+  let previewLang = null;
   let ready = false;
   let queued = false;
   let busy = false;
@@ -223,8 +293,17 @@ export function mountEditor(container, options) {
     h('button', { type: 'button', 'data-screen': 'questions', 'aria-pressed': 'true', text: 'Questions', onclick: () => show('questions') }),
     h('button', { type: 'button', 'data-screen': 'thanks', 'aria-pressed': 'false', text: 'Thank-you screen', onclick: () => show('thanks') }),
   ]);
+  const previewLanguage = h('select', { id: 'ed-preview-lang', onchange: (e) => { previewLang = e.target.value; schedule(); } });
+  /** The preview's language choices: the object's own language and each translation. */
+  function previewLanguages() {
+    const codes = [draft.language, ...Object.keys(draft.translations).filter((c) => c !== draft.language)];
+    if (!codes.includes(previewLang)) previewLang = draft.language;
+    previewLanguage.replaceChildren(...codes.map((c) => h('option', { value: c, text: c === draft.language ? `${languageName(c)} (written in)` : languageName(c) })));
+    previewLanguage.value = previewLang;
+  }
   const pane = h('section', { class: 'editor-preview', 'aria-labelledby': 'editor-preview-title' }, [
     h('div', { class: 'editor-preview-head' }, [h('h2', { id: 'editor-preview-title', text: 'Live preview' }), screens]),
+    h('div', { class: 'editor-field editor-preview-lang' }, [h('label', { for: 'ed-preview-lang', text: 'Preview in' }), previewLanguage]),
     h('p', { class: 'editor-hint', text: 'The embed as visitors will see it. Responses sent here are not recorded.' }),
     frame,
   ]);
@@ -252,11 +331,13 @@ export function mountEditor(container, options) {
   function draw() {
     queued = false;
     if (!ready || !frame.contentWindow) return;
+    if (kind === 'form') syncPages();
     const shown = previewOf(kind, draft, object);
-    const seen = canonical([{ ...shown, id: null }, screen]);
+    const lang = previewLang && (previewLang === draft.language || draft.translations[previewLang]) ? previewLang : draft.language;
+    const seen = canonical([{ ...shown, id: null }, screen, lang]);
     if (seen === drawn) return;
     drawn = seen;
-    frame.contentWindow.postMessage({ type: 'feedback-preview', kind, object: shown, options: { screen } }, location.origin);
+    frame.contentWindow.postMessage({ type: 'feedback-preview', kind, object: shown, options: { screen, lang } }, location.origin);
   }
   function schedule() {
     if (queued) return;
@@ -390,6 +471,7 @@ export function mountEditor(container, options) {
       q.type === 'statement' ? null : check('Required', `${path}.required`, () => q.required, (v) => { q.required = v; }),
       text('Description', `${path}.description`, () => q.description, (v) => { if (v) q.description = v; else delete q.description; }, { rows: '2', maxlength: '2000' }, 'Shown under the question. Optional.'),
       ...typeSettings(q, path),
+      kind === 'form' ? showIfEditor(q, i) : null,
     ].filter(Boolean);
     if (q.type === 'star_rating') {
       parts.push(number('Number of stars', `${path}.starRatingSettings.maxStars`, () => q.starRatingSettings.maxStars, (v) => { q.starRatingSettings = { maxStars: v || 5 }; }, { min: '1', max: '10' }));
@@ -464,6 +546,167 @@ export function mountEditor(container, options) {
     ]);
   }
 
+  /* ---------- pages, conditions, jumps and endings (forms) ---------- */
+
+  // Which page each question is on, by the question itself: a new question's key follows its title, its page stays.
+  let placed;
+  function placeAll() {
+    placed = new WeakMap();
+    for (const p of draft.pages || []) for (const id of p.question_ids) { const q = draft.questions.find((x) => x.id === id); if (q) placed.set(q, p); }
+  }
+  placeAll();
+  /** Every question on one page (a new one on the last), each page's questions in the questions' order. */
+  function syncPages() {
+    if (!draft.pages || draft.pages.length === 0) return;
+    for (const q of draft.questions) if (!draft.pages.includes(placed.get(q))) placed.set(q, draft.pages[draft.pages.length - 1]);
+    for (const p of draft.pages) p.question_ids = draft.questions.filter((q) => placed.get(q) === p).map((q) => q.id);
+  }
+  const pageName = (p) => p.title || `Page ${draft.pages.indexOf(p) + 1}`;
+  const questionName = (id) => { const q = draft.questions.find((x) => x.id === id); return q ? q.title || id : id; };
+  const OPS = [['equals', 'is'], ['not_equals', 'is not'], ['contains', 'contains'], ['greater_than', 'is more than'], ['less_than', 'is less than'], ['answered', 'is answered'], ['not_answered', 'is not answered']];
+  const NUMERIC = ['number', 'star_rating', 'nps', 'opinion_scale'];
+  /** The operators that apply to a question of this type. */
+  const opsFor = (type) => OPS.filter(([op]) => op === 'answered' || op === 'not_answered' || (op === 'contains' ? ['multiple_choice', 'short_text', 'long_text', 'email', 'url', 'phone'].includes(type) : op === 'greater_than' || op === 'less_than' ? NUMERIC.includes(type) || type === 'date' : type !== 'matrix'));
+  /** A value as the owner reads it: a choice's label, yes or no. */
+  function valueWords(c) {
+    const q = draft.questions.find((x) => x.id === c.question);
+    if (c.op === 'answered' || c.op === 'not_answered' || !q) return '';
+    if (typeof c.value === 'boolean') return c.value ? 'Yes' : 'No';
+    const choice = (q.choices || []).find((x) => x.id === c.value);
+    return choice ? choice.label || choice.id : String(c.value ?? '');
+  }
+  const conditionWords = (c) => `${questionName(c.question)} ${(OPS.find(([op]) => op === c.op) || [0, c.op])[1]}${valueWords(c) ? ` ${valueWords(c)}` : ''}`;
+  /** The value a condition starts with for a question: its first choice, yes, or nothing. */
+  function startValue(q) {
+    if (!q) return undefined;
+    if (q.choices && q.choices.length) return q.choices[0].id;
+    if (q.type === 'yes_no' || q.type === 'consent') return true;
+    if (NUMERIC.includes(q.type)) return q.type === 'opinion_scale' ? q.start : q.type === 'nps' ? 0 : 1;
+    if (q.type === 'date') return new Date().toISOString().slice(0, 10);
+    return '';
+  }
+
+  /** A condition as three controls in a row: the question (among `among`), how it compares, and the value. */
+  function conditionEditor(c, among, path, label) {
+    const q = draft.questions.find((x) => x.id === c.question);
+    const sentence = h('p', { class: 'editor-hint', 'aria-live': 'polite', text: '' });
+    const parts = [
+      select(`${label}: question`, `${path}.question`, among.map((x) => [x.id, x.title || x.id]), () => c.question, (v) => {
+        c.question = v;
+        const nq = draft.questions.find((x) => x.id === v);
+        if (!opsFor(nq.type).some(([op]) => op === c.op)) c.op = opsFor(nq.type)[0][0];
+        c.value = startValue(nq);
+      }, { 'data-rebuild': '1' }),
+      select(`${label}: comparison`, `${path}.op`, opsFor(q ? q.type : 'short_text'), () => c.op, (v) => { c.op = v; if (v === 'answered' || v === 'not_answered') delete c.value; else if (c.value === undefined) c.value = startValue(q); }, { 'data-rebuild': '1' }),
+    ];
+    if (q && c.op !== 'answered' && c.op !== 'not_answered') {
+      if (q.choices) parts.push(select(`${label}: choice`, `${path}.value`, q.choices.map((x) => [x.id, x.label || x.id]), () => c.value, (v) => { c.value = v; }, { 'data-rebuild': '1' }));
+      else if (q.type === 'yes_no' || q.type === 'consent') parts.push(select(`${label}: answer`, `${path}.value`, [['true', 'Yes'], ['false', 'No']], () => String(c.value), (v) => { c.value = v === 'true'; }, { 'data-rebuild': '1' }));
+      else if (NUMERIC.includes(q.type)) parts.push(number(`${label}: number`, `${path}.value`, () => c.value, (v) => { c.value = v ?? 0; }));
+      else parts.push(text(`${label}: value`, `${path}.value`, () => c.value, (v) => { c.value = v; }, { type: q.type === 'date' ? 'date' : 'text' }));
+    }
+    return { row: h('div', { class: 'editor-row' }, parts), sentence };
+  }
+
+  function showIfEditor(q, i) {
+    const path = `questions.${i}.show_if`;
+    const earlier = draft.questions.slice(0, i).filter((x) => x.type !== 'statement');
+    if (earlier.length === 0) return null;
+    const parts = [check('Show only when an earlier answer says so', `${path}.on`, () => q.show_if, (v) => {
+      if (v) q.show_if = { question: earlier[earlier.length - 1].id, op: 'equals', value: startValue(earlier[earlier.length - 1]) };
+      else delete q.show_if;
+      if (v && !opsFor(earlier[earlier.length - 1].type).some(([op]) => op === 'equals')) q.show_if.op = 'answered';
+    }, { 'data-rebuild': '1' })];
+    if (q.show_if && q.show_if.question) {
+      const c = conditionEditor(q.show_if, earlier, path, `Question ${i + 1} shows when`);
+      c.sentence.textContent = `Shown only if ${conditionWords(q.show_if)}.`;
+      parts.push(c.row, c.sentence);
+    }
+    return h('div', { class: 'editor-list' }, parts);
+  }
+
+  function pagesSection() {
+    syncPages();
+    const pages = draft.pages || [];
+    const parts = [select('Presentation', 'presentation', [['all', 'A page at a time'], ['one_by_one', 'One question at a time (Enter to go on)']], () => draft.presentation || 'all', (v) => { draft.presentation = v; })];
+    if (pages.length === 0) {
+      parts.push(h('p', { class: 'editor-hint', text: 'All questions are on one page.' }), button('Split into pages', () => {
+        draft.pages = [{ id: 'page_1', question_ids: [] }, { id: 'page_2', question_ids: [] }];
+        for (const q of draft.questions) placed.set(q, draft.pages[0]);
+        render(idOf('pages.0.title')); schedule();
+      }, { id: 'ed-split-pages' }));
+      return section('Pages and jumps', parts);
+    }
+    const targets = () => [...pages.map((p) => [p.id, pageName(p)]), ...draft.endings.map((e, k) => [e.id, `Ending: ${e.title || `Ending ${k + 1}`}`])];
+    pages.forEach((p, k) => {
+      const onIt = draft.questions.filter((q) => placed.get(q) === p);
+      const readable = draft.questions.filter((q) => pages.indexOf(placed.get(q)) <= k && q.type !== 'statement');
+      const rules = draft.logic.map((r, j) => [r, j]).filter(([r]) => r.page === p.id);
+      const items = [
+        text('Page title', `pages.${k}.title`, () => p.title, (v) => { if (v) p.title = v; else delete p.title; }, { maxlength: '200' }, 'Optional: shown above its questions.'),
+        onIt.length ? h('ul', { class: 'editor-hint' }, onIt.map((q) => h('li', {}, [
+          `${q.title || q.id} `,
+          h('select', { 'aria-label': `Page of ${q.title || q.id}`, onchange: (e) => { placed.set(q, pages[Number(e.target.value)]); render(); schedule(); } },
+            pages.map((x, m) => h('option', { value: String(m), text: pageName(x), ...(m === k ? { selected: true } : {}) }))),
+        ]))) : h('p', { class: 'editor-hint', text: 'No questions on this page yet: move some here.' }),
+      ];
+      rules.forEach(([r, j]) => {
+        const c = conditionEditor(r.if, readable, `logic.${j}.if`, `Jump ${j + 1}: if`);
+        const to = select(`Jump ${j + 1}: go to`, `logic.${j}.go_to`, targets().filter(([id]) => pages.findIndex((x) => x.id === id) === -1 || pages.findIndex((x) => x.id === id) > k), () => r.go_to, (v) => { r.go_to = v; }, { 'data-rebuild': '1' });
+        const target = pages.find((x) => x.id === r.go_to) || draft.endings.find((e) => e.id === r.go_to);
+        c.sentence.textContent = `If ${conditionWords(r.if)}, go to ${target ? target.question_ids ? pageName(target) : target.title || r.go_to : r.go_to}.`;
+        items.push(h('div', { class: 'editor-list', 'data-path': `logic.${j}`, id: idOf(`logic.${j}`) }, [c.row, to, c.sentence, h('p', { class: 'editor-error', id: `${idOf(`logic.${j}`)}-error` }),
+          button('Remove jump', () => { draft.logic.splice(j, 1); render(); schedule(); }, { class: 'editor-button editor-danger', 'aria-label': `Remove jump ${j + 1}` })]));
+      });
+      const later = targets().filter(([id]) => pages.findIndex((x) => x.id === id) === -1 || pages.findIndex((x) => x.id === id) > k);
+      items.push(h('div', { class: 'editor-row' }, [
+        readable.length && later.length ? button('Add a jump', () => {
+          // A question with choices makes the likeliest jump: the last one before, else the last question.
+          const q = [...readable].reverse().find((x) => x.choices || x.type === 'yes_no') || readable[readable.length - 1];
+          draft.logic.push({ page: p.id, if: { question: q.id, op: opsFor(q.type).some(([op]) => op === 'equals') ? 'equals' : 'answered', ...(startValue(q) !== undefined && opsFor(q.type).some(([op]) => op === 'equals') ? { value: startValue(q) } : {}) }, go_to: later[later.length > 1 && pages[k + 1] ? 1 : 0][0] });
+          render(); schedule();
+        }, { 'aria-label': `Add a jump after ${pageName(p)}` }) : null,
+        button('Move up', () => { pages.splice(k - 1, 0, pages.splice(k, 1)[0]); render(); schedule(); }, { disabled: k === 0, 'aria-label': `Move up: ${pageName(p)}` }),
+        button('Move down', () => { pages.splice(k + 1, 0, pages.splice(k, 1)[0]); render(); schedule(); }, { disabled: k === pages.length - 1, 'aria-label': `Move down: ${pageName(p)}` }),
+        button('Remove page', () => {
+          const to = pages[k - 1] || pages[k + 1];
+          for (const q of onIt) placed.set(q, to);
+          pages.splice(k, 1);
+          draft.logic = draft.logic.filter((r) => r.page !== p.id && r.go_to !== p.id);
+          if (pages.length < 2) draft.pages = [];
+          render('ed-add-page'); schedule();
+        }, { class: 'editor-button editor-danger', 'aria-label': `Remove page: ${pageName(p)}` }),
+      ]));
+      parts.push(h('fieldset', { class: 'editor-item', 'data-path': `pages.${k}`, id: idOf(`pages.${k}`) }, [h('legend', { text: pageName(p) }), ...items, h('p', { class: 'editor-error', id: `${idOf(`pages.${k}`)}-error` })]));
+    });
+    parts.push(h('div', { class: 'editor-row' }, [button('Add page', () => {
+      let n = pages.length + 1;
+      while (pages.some((p) => p.id === `page_${n}`)) n++;
+      pages.push({ id: `page_${n}`, question_ids: [] });
+      render(idOf(`pages.${pages.length - 1}.title`)); schedule();
+    }, { id: 'ed-add-page' })]));
+    return section('Pages and jumps', parts, 'After each page the first jump whose condition holds is taken; otherwise the next page, and after the last one the thank-you screen.');
+  }
+
+  function endingsSection() {
+    const endings = draft.endings;
+    const parts = endings.map((e, k) => h('fieldset', { class: 'editor-item', 'data-path': `endings.${k}`, id: idOf(`endings.${k}`) }, [
+      h('legend', { text: `Ending ${k + 1}` }),
+      text('Heading', `endings.${k}.title`, () => e.title, (v) => { e.title = v; }, { maxlength: '200' }),
+      text('Message', `endings.${k}.message`, () => e.message, (v) => { e.message = v; }, { rows: '2', maxlength: '2000' }),
+      text('Then go to', `endings.${k}.redirect_url`, () => e.redirect_url, (v) => { if (v.trim()) e.redirect_url = v.trim(); else delete e.redirect_url; }, { type: 'url', placeholder: 'https://' }, 'Optional: a page to send the visitor to instead.'),
+      h('p', { class: 'editor-error', id: `${idOf(`endings.${k}`)}-error` }),
+      button('Remove ending', () => { endings.splice(k, 1); draft.logic = draft.logic.filter((r) => r.go_to !== e.id); render('ed-add-ending'); schedule(); }, { class: 'editor-button editor-danger', 'aria-label': `Remove ending ${k + 1}` }),
+    ]));
+    parts.push(h('div', { class: 'editor-row' }, [button('Add ending', () => {
+      let n = endings.length + 1;
+      while (endings.some((e) => e.id === `ending_${n}`)) n++;
+      endings.push({ id: `ending_${n}`, title: 'Thank you!', message: '' });
+      render(`ed-endings-${endings.length - 1}-title`); schedule();
+    }, { id: 'ed-add-ending' })]));
+    return section('Other endings', parts, 'A jump can end the form on one of these instead of the thank-you screen.');
+  }
+
   /** A setting the plan does not include stays visible, switched off, with the reason beside it. */
   function planNote(allowed, what) {
     return allowed ? null : `${what} is not part of your plan (${planName()}); Pro and Business include it.`;
@@ -483,6 +726,7 @@ export function mountEditor(container, options) {
       text('Closes at', 'settings.closes_at', () => localOf(s.closes_at), (v) => { s.closes_at = instantOf(v); }, { type: 'datetime-local' }, 'In your time zone. Empty: stays open.'),
       kind === 'poll' ? null : text('Hidden fields', 'hidden_fields', () => draft.hidden_fields.join('\n'), (v) => { draft.hidden_fields = v.split(/[\s,]+/).filter(Boolean); }, { rows: '2', spellcheck: 'false' }, 'One name a line, such as utm_source: taken from the page address (?utm_source=…) or the tag\'s data-hidden-utm_source, and kept with each response.'),
       kind === 'poll' ? null : text('After sending, go to', 'redirect_url', () => draft.redirect_url, (v) => { draft.redirect_url = v.trim() || null; }, { type: 'url', spellcheck: 'false', placeholder: 'https://' }, 'Empty: the thank-you message. {{answer key}} or {{hidden field}} in it is replaced by the answer or value.'),
+      kind === 'form' ? check('Keep unfinished responses', 'settings.keep_partial', () => s.keep_partial, (v) => { s.keep_partial = v; }, {}, 'Each page is kept as the visitor leaves it, so you see where visitors stop.') : null,
       check('One response per visitor', 'settings.prevent_duplicates', () => s.prevent_duplicates, (v) => { s.prevent_duplicates = v; }),
       number('Most per hour from one address and browser', 'settings.network_limit_per_hour', () => s.network_limit_per_hour, (v) => { s.network_limit_per_hour = v; }, { min: '1' }, 'Empty: no limit. Visitors behind one office or mobile network often share an address and a browser, so a low figure turns them away.'),
       check('Honeypot against bots', 'settings.honeypot', () => s.honeypot && allowHoneypot, (v) => { s.honeypot = v; }, { disabled: !allowHoneypot }, planNote(allowHoneypot, 'The honeypot')),
@@ -543,6 +787,69 @@ export function mountEditor(container, options) {
     return section(kind === 'widget' ? 'Widget' : 'Form', parts);
   }
 
+  /** The object's language, and beside each of its texts an input per translation; a text not translated yet is marked. */
+  function translationsSection() {
+    const texts = translatableOf(kind, draft);
+    const codes = Object.keys(draft.translations);
+    const parts = [
+      select('Written in', 'language', LANGUAGE_NAMES, () => draft.language, (v) => { draft.language = v; }, { 'data-rebuild': '1' }, 'The language of the texts above; visitors whose language has no translation see these.'),
+    ];
+    for (const code of codes) {
+      const t = draft.translations[code];
+      const legendId = `ed-tr-${code}-legend`;
+      const rows = texts.map(([path, label, original]) => {
+        const id = idOf(`translations.${code}.${path.join('.')}`);
+        const absent = !valueAt(t, path);
+        const note = h('span', { class: 'editor-missing', id: `${id}-missing`, text: absent ? 'Missing' : '', hidden: !absent });
+        const long = original.length > 80;
+        const control = h(long ? 'textarea' : 'input', {
+          type: long ? null : 'text', id, rows: long ? '2' : null, lang: code, value: valueAt(t, path) || '', 'data-path': `translations.${code}.${path.join('.')}`,
+          'aria-describedby': `${id}-original ${id}-missing`,
+          oninput: (e) => {
+            setAt(t, path, e.target.value.trim() ? e.target.value : '');
+            const empty = !e.target.value.trim();
+            note.hidden = !empty;
+            note.textContent = empty ? 'Missing' : '';
+            row.classList.toggle('editor-untranslated', empty);
+            count.textContent = countText();
+            changed();
+          },
+        });
+        const row = h('div', { class: absent ? 'editor-field editor-translation editor-untranslated' : 'editor-field editor-translation' }, [
+          h('label', { for: id, text: `${label} (${languageName(code)})` }),
+          h('p', { class: 'editor-original', id: `${id}-original`, lang: draft.language, text: original }),
+          control,
+          note,
+          h('p', { class: 'editor-error', id: `${id}-error` }),
+        ]);
+        return row;
+      });
+      const countText = () => {
+        const n = texts.filter(([path]) => !valueAt(t, path)).length;
+        return n === 0 ? 'Every text is translated.' : `${n} of ${texts.length} texts not translated yet: visitors see those in ${languageName(draft.language)}.`;
+      };
+      const count = h('p', { class: 'editor-hint', id: `ed-tr-${code}-count`, text: countText() });
+      parts.push(h('fieldset', { class: 'editor-item', id: idOf(`translations.${code}`), 'data-path': `translations.${code}`, 'aria-labelledby': legendId }, [
+        h('legend', { id: legendId, text: languageName(code) }),
+        count,
+        ...rows,
+        h('p', { class: 'editor-error', id: `${idOf(`translations.${code}`)}-error` }),
+        button(`Remove ${languageName(code)}`, () => { delete draft.translations[code]; previewLanguages(); render('ed-add-language'); schedule(); }, { class: 'editor-button editor-danger', id: `ed-remove-${code}` }),
+      ]));
+    }
+    const free = LANGUAGE_NAMES.filter(([c]) => c !== draft.language && !codes.includes(c));
+    if (free.length) {
+      const pick = h('select', { id: 'ed-new-language', 'aria-label': 'Language to add' }, free.map(([value, name]) => h('option', { value, text: name })));
+      parts.push(h('div', { class: 'editor-row' }, [pick, button('Add language', () => {
+        draft.translations[pick.value] = {};
+        previewLanguages();
+        render(idOf(`translations.${pick.value}.${(texts[0] || [['title']])[0].join('.')}`));
+        schedule();
+      }, { id: 'ed-add-language' })]));
+    }
+    return section('Languages', parts, 'Visitors see the translation in their language (their browser\'s, the site\'s or the one the snippet names); the answers of every language are counted together.');
+  }
+
   function thanksSection() {
     return section('Thank-you screen', [
       text('Heading', 'thank_you_title', () => draft.thank_you_title, (v) => { draft.thank_you_title = v; }, { maxlength: '200' }),
@@ -599,8 +906,9 @@ export function mountEditor(container, options) {
   function render(focusId) {
     const active = focusId || (document.activeElement && form.contains(document.activeElement) ? document.activeElement.id : null);
     const sections = kind === 'poll'
-      ? [basicsSection(), appearanceSection(), settingsSection()]
-      : [basicsSection(), questionsSection(), kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), settingsSection()];
+      ? [basicsSection(), translationsSection(), appearanceSection(), settingsSection()]
+      : [basicsSection(), questionsSection(), kind === 'form' ? pagesSection() : null, kind === 'widget' ? launcherSection() : null, appearanceSection(), thanksSection(), kind === 'form' ? endingsSection() : null, translationsSection(), settingsSection()];
+    previewLanguages();
     form.replaceChildren(...sections.filter(Boolean), actions(), ...[snippetSection()].filter(Boolean));
     if (active) {
       const el = document.getElementById(active);
@@ -650,6 +958,7 @@ export function mountEditor(container, options) {
       return;
     }
     busy = true;
+    if (kind === 'form') syncPages();
     status.textContent = 'Saving…';
     const focused = document.activeElement && document.activeElement.id;
     try {
@@ -658,10 +967,11 @@ export function mountEditor(container, options) {
         const created = await api(`${base}/${kind}s`, { method: 'POST', body: bodyOf(kind, draft, true) });
         id = created.id;
       } else {
-        await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'PUT', body: { ...bodyOf(kind, draft, false), ...(extra || {}) } });
+        await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'PUT', body: { ...bodyOf(kind, draft, false, object), ...(extra || {}) } });
       }
       object = await api(`${base}/${kind}s/${encodeURIComponent(id)}`, { method: 'GET' });
       draft = draftOf(kind, object);
+      if (kind === 'form') placeAll();
       busy = false;
       render(focused);
       status.textContent = extra && 'published' in extra ? (object.published ? 'Published: it shows on sites that have its snippet.' : 'Unpublished: sites no longer show it.') : 'Saved.';

@@ -29,11 +29,34 @@ export const TRANSIENT = new Set(['not-leader', 'unavailable', 'deadline-exceede
 const NOT_HANDLED = /Server Is (Not Ready|Busy)/;
 
 /**
+ * gRPC status codes (grpc-js `status`) of a call that never reached a node or
+ * that the node cut short, by the client's error type for them. The client
+ * converts most gRPC errors to its own types, but not all: an append through
+ * its BatchAppend stream to a node out of reach fails with grpc-js's own
+ * error (`code` 14, `details`, `metadata`), unconverted.
+ */
+const GRPC_TYPES = new Map<number, string>([
+  [1, 'cancelled'],
+  [4, 'deadline-exceeded'],
+  [14, 'unavailable'],
+]);
+
+/** The client's error type of `error`, also for a raw gRPC error the client passed on unconverted. */
+export function clientErrorType(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const { type, code, details, metadata } = error as { type?: unknown; code?: unknown; details?: unknown; metadata?: unknown };
+  if (typeof type === 'string') return type;
+  if (typeof code === 'number' && typeof details === 'string' && metadata !== null && typeof metadata === 'object') return GRPC_TYPES.get(code);
+  return undefined;
+}
+
+/**
  * How long to wait before trying again, after `error` ended attempt number
  * `attempt` (from 1), or undefined: do not try again, throw the error.
  */
 export function appendRetryWait(error: unknown, attempt: number): number | undefined {
-  const { type, message } = (error ?? {}) as { type?: unknown; message?: unknown };
+  const type = clientErrorType(error);
+  const { message } = (error ?? {}) as { message?: unknown };
   const transient = typeof type === 'string' && (TRANSIENT.has(type) || (type === 'unknown' && typeof message === 'string' && NOT_HANDLED.test(message)));
   return transient ? APPEND_RETRY_WAITS_MS[attempt - 1] : undefined;
 }

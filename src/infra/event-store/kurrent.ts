@@ -102,8 +102,8 @@ const STREAM_ACCOUNTS = 10_000;
  * feed operation needs). Fails with an error that names the server without
  * its credentials.
  */
-export async function openKurrentEventStore(url: string): Promise<EventStore> {
-  const conn = prepareConnectionString(url);
+export async function openKurrentEventStore(url: string, options: ConnectionDefaults = {}): Promise<EventStore> {
+  const conn = prepareConnectionString(url, options);
   let client: KurrentDBClient;
   try {
     client = KurrentDBClient.connectionString(conn.connectionString);
@@ -113,7 +113,7 @@ export async function openKurrentEventStore(url: string): Promise<EventStore> {
   try {
     await withTimeout(
       (async () => {
-        for await (const _ of client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 })) {
+        for await (const _ of client.readAll(leader({ direction: BACKWARDS, fromPosition: END, maxCount: 1 }))) {
           // one record (or none on an empty database) is enough
         }
       })(),
@@ -201,11 +201,11 @@ export class KurrentEventStore implements EventStore {
     if (maxCount <= 0) return [];
     const out: StoredEvent[] = [];
     try {
-      for await (const resolved of this.#client.readStream(streamId, {
+      for await (const resolved of this.#client.readStream(streamId, leader({
         direction: FORWARDS,
         fromRevision: options.fromRevision ?? START,
         maxCount,
-      })) {
+      }))) {
         const event = toStoredEvent(resolved);
         if (event) out.push(event);
       }
@@ -220,7 +220,7 @@ export class KurrentEventStore implements EventStore {
   async streamState(streamId: string): Promise<StreamState> {
     this.#assertOpen();
     try {
-      for await (const resolved of this.#client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+      for await (const resolved of this.#client.readStream(streamId, leader({ direction: BACKWARDS, fromRevision: END, maxCount: 1 }))) {
         if (resolved.event) return resolved.event.revision;
       }
       return 'no_stream';
@@ -247,12 +247,12 @@ export class KurrentEventStore implements EventStore {
       const want = limit - out.length + 1;
       let got = 0;
       let last: bigint | undefined;
-      for await (const resolved of this.#client.readAll({
+      for await (const resolved of this.#client.readAll(leader({
         direction: FORWARDS,
         fromPosition: positionOf(cursor),
         maxCount: want,
         filter: excludeSystemEvents(),
-      })) {
+      }))) {
         got++;
         const event = toStoredEvent(resolved);
         if (!event) continue;
@@ -288,7 +288,7 @@ export class KurrentEventStore implements EventStore {
     for (;;) {
       let got = 0;
       try {
-        for await (const resolved of this.#client.readStream(stream, { direction: FORWARDS, fromRevision: from, maxCount: LINK_PAGE, resolveLinkTos: true })) {
+        for await (const resolved of this.#client.readStream(stream, leader({ direction: FORWARDS, fromRevision: from, maxCount: LINK_PAGE, resolveLinkTos: true }))) {
           got++;
           from = (resolved.link?.revision ?? resolved.event?.revision ?? from) + 1n;
           const event = resolved.event && resolved.event.type !== LINK_TYPE ? toStoredEvent({ event: resolved.event }) : undefined;
@@ -349,7 +349,7 @@ export class KurrentEventStore implements EventStore {
   /** How far the index reaches, and the checkpoint stream's revision (to append the next one after it). */
   async #indexCheckpoint(): Promise<{ position: bigint; revision: AppendStreamState }> {
     try {
-      for await (const resolved of this.#client.readStream(ACCOUNT_INDEX_CHECKPOINT, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+      for await (const resolved of this.#client.readStream(ACCOUNT_INDEX_CHECKPOINT, leader({ direction: BACKWARDS, fromRevision: END, maxCount: 1 }))) {
         const event = resolved.event;
         if (!event) continue;
         const position = (event.data as { position?: unknown } | undefined)?.position;
@@ -451,12 +451,12 @@ export class KurrentEventStore implements EventStore {
       let last: Position | undefined;
       // A backwards read from a position returns only events before it, so
       // paging on from the last seen event always makes progress.
-      for await (const resolved of this.#client.readAll({
+      for await (const resolved of this.#client.readAll(leader({
         direction: BACKWARDS,
         fromPosition: from,
         maxCount: HEAD_PAGE,
         filter: excludeSystemEvents(),
-      })) {
+      }))) {
         got++;
         const event = resolved.event;
         if (!event?.position) continue;
@@ -471,7 +471,7 @@ export class KurrentEventStore implements EventStore {
   /** The newest record of the log, whatever its stream or type (0n on an empty log). */
   async endPosition(): Promise<bigint> {
     this.#assertOpen();
-    for await (const resolved of this.#client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 })) {
+    for await (const resolved of this.#client.readAll(leader({ direction: BACKWARDS, fromPosition: END, maxCount: 1 }))) {
       const position = resolved.event?.position?.commit;
       if (position !== undefined) return position;
     }
@@ -491,11 +491,11 @@ export class KurrentEventStore implements EventStore {
 
   /** Fallback when an append reply carries no position: the position of the stream's last event. */
   async #lastPosition(streamId: string): Promise<bigint> {
-    for await (const resolved of this.#client.readStream(streamId, {
+    for await (const resolved of this.#client.readStream(streamId, leader({
       direction: BACKWARDS,
       fromRevision: END,
       maxCount: 1,
-    })) {
+    }))) {
       const event = toStoredEvent(resolved);
       if (event && event.position >= 0n) return event.position;
     }
@@ -534,11 +534,11 @@ class KurrentSubscription implements EventSubscription {
     // fromPosition is exclusive for subscribeToAll (the client's own tests
     // subscribe from an append's position and do not receive that event);
     // the event at `after` is still dropped below in case a server differs.
-    this.#stream = client.subscribeToAll({
+    this.#stream = client.subscribeToAll(leader({
       fromPosition: positionOf(after),
       resolveLinkTos: false,
       filter: excludeSystemEvents(),
-    });
+    }));
     this.#stream.on('data', (resolved: AllStreamResolvedEvent) => this.#onData(resolved));
     this.#stream.on('error', (err: Error) => {
       if (this.#closed || this.#failure) return;
@@ -677,6 +677,21 @@ function isSystemEvent(event: StoredEvent): boolean {
   return event.type.startsWith('$') || event.streamId.startsWith('$');
 }
 
+/**
+ * Every read and subscription asks for the leader. The client sends reads
+ * through its Rust bridge, which picks a node as the connection string's
+ * node preference says (random unless told) and reads from a follower unless
+ * `requiresLeader` is set (its default is false, dist/streams/readStream.js
+ * and readAll.js); a follower behind the leader would show a stream without
+ * its last append, a feed without its head (a webhook delivery would take its
+ * event for erased, the runner at start the store for another), and stale
+ * loads. A follower asked so answers NotLeader and the client moves on to
+ * the leader it names.
+ */
+export function leader<const T extends object>(options: T): T & { requiresLeader: true } {
+  return { ...options, requiresLeader: true };
+}
+
 function positionOf(after: bigint): ReadPosition {
   return after <= 0n ? START : { commit: after, prepare: after };
 }
@@ -764,6 +779,18 @@ const SCHEMES: Record<string, string> = {
   'kdb+discover': 'kdb+discover',
 };
 
+/** What the adapter sets when the connection string does not say. */
+export interface ConnectionDefaults {
+  /**
+   * Every call but a subscription gives up after this long (the client's
+   * `defaultDeadline`, 10 s unless told): a request waits on no node longer.
+   */
+  deadlineMs?: number;
+}
+
+/** The deadline of each call when neither the connection string nor the configuration names one. */
+export const DEFAULT_DEADLINE_MS = 5_000;
+
 interface PreparedConnection {
   connectionString: string;
   /** The connection string with its credentials masked. */
@@ -772,7 +799,15 @@ interface PreparedConnection {
   redact: (text: string) => string;
 }
 
-function prepareConnectionString(url: string): PreparedConnection {
+/**
+ * The connection string the client is given: the scheme the client prefers,
+ * unknown options refused, the client's non-throwing append mode removed,
+ * and, unless the string says otherwise, `nodePreference=leader` (so the
+ * channel of appends and subscriptions and the bridge of reads both connect
+ * to the leader of a cluster first) and `defaultDeadline` (see
+ * ConnectionDefaults).
+ */
+export function prepareConnectionString(url: string, defaults: ConnectionDefaults = {}): PreparedConnection {
   const trimmed = url.trim().replace(/\/+$/, '');
   const scheme = /^([^:/?#]+):\/\//.exec(trimmed);
   // Credentials are matched with the client's own rule: `user:password@` right after the scheme.
@@ -814,6 +849,7 @@ function prepareConnectionString(url: string): PreparedConnection {
   const hosts = q < 0 ? afterCredentials : afterCredentials.slice(0, q);
   const params = q < 0 ? [] : afterCredentials.slice(q + 1).split('&');
   const kept: string[] = [];
+  const given = new Set<string>();
   for (const param of params) {
     const key = param.split('=', 1)[0]!;
     const flat = key.trim().toLowerCase().replace(/[_-]/g, '');
@@ -823,8 +859,11 @@ function prepareConnectionString(url: string): PreparedConnection {
     // The adapter must throw on a failed expected-revision check, so the
     // client's non-throwing mode is never turned on.
     if (flat === 'throwonappendfailure') continue;
+    given.add(flat);
     kept.push(param);
   }
+  if (!given.has('nodepreference')) kept.push('nodePreference=leader');
+  if (!given.has('defaultdeadline')) kept.push(`defaultDeadline=${defaults.deadlineMs ?? DEFAULT_DEADLINE_MS}`);
   const connectionString = `${mapped}://${credentials ? credentials[0] : ''}${hosts}${
     kept.length > 0 ? `?${kept.join('&')}` : ''
   }`;

@@ -10,8 +10,9 @@
  *   client sends can become an operator. `id` maps to `_id`.
  * - Every index ends with `_id`, the tie-break of every sort (./mongo-plan.ts),
  *   so a sort on an index's fields is read from the index.
- * - `write` runs in one multi-document transaction (`withTransaction`) that
- *   first compare-and-sets the projection checkpoints, kept in the
+ * - `write` runs in one multi-document transaction (`transact`, the driver's
+ *   retry rules under a bound of this store's own) that first passes its
+ *   fence (see FENCES) and compare-and-sets the projection checkpoints, kept in the
  *   `projection_checkpoints` collection as `{ _id: name, position: Int64 }`,
  *   then sends each collection's operations as one ordered `bulkWrite`: a
  *   handful of round trips whatever the number of operations. A transaction
@@ -25,7 +26,8 @@
  *   outgrow it. See `MongoShadow` for how the renames stay safe without one
  *   transaction.
  * - Every majority write gives up after MAJORITY_WAIT_MS instead of waiting
- *   for a majority that is away.
+ *   for a majority that is away; server selection, connecting, pool waits and
+ *   each read give up after the store's `timeoutMs` (see MongoTimeouts).
  */
 import { summed } from './pending-counts.js';
 import { randomBytes } from 'node:crypto';
@@ -40,8 +42,10 @@ import {
   type Db,
   type Document,
   type IndexDescription,
+  type MongoClientOptions,
   type TransactionOptions,
 } from 'mongodb';
+import { transact } from './mongo-transaction.js';
 import { indexKey, indexName, rankShifts, sortKey, storedField, type KeySpec } from './mongo-plan.js';
 import {
   assertName,
@@ -64,9 +68,25 @@ import {
 
 const DEFAULT_DB = 'feedback';
 const CHECKPOINTS = 'projection_checkpoints';
-/** Leases by name: `{ _id: name, holder, expires_at: Date, fenced }` (the holder's clock; `fenced` counts fenced writes, which write it so that a takeover conflicts with them). */
+/** Leases by name: `{ _id: name, holder, expires_at: Date, fenced }` (the holder's clock; `fenced` counts the first fenced write of each consumer under a holder, which writes it so that a takeover conflicts with it). */
 const LEASES = 'leases';
 type LeaseDoc = { _id: string; holder: string; expires_at: Date; fenced?: number };
+/**
+ * One fence per consumer of a lease (the projection runner, the erasure
+ * process, the webhook dispatcher, the sealer): `{ _id: lease/consumer, lease,
+ * holder, writes }`. Each fenced write increments its own consumer's fence,
+ * so the four processes' transactions do not all write one document (a
+ * write conflict, and so a retried transaction, whenever two commit close
+ * together); a takeover deletes the lease's fences in the transaction that
+ * changes its holder, which conflicts with every fenced write in flight.
+ */
+const FENCES = 'lease_fences';
+type FenceDoc = { _id: string; lease: string; holder: string; writes: number };
+
+/** How long one call may take when the caller names no bound (see MongoTimeouts). */
+export const DEFAULT_TIMEOUT_MS = 5_000;
+/** A write transaction, its retries included, is given this many times the bound of one call. */
+const TRANSACTION_BOUND_FACTOR = 4;
 
 /** Server error codes (src/mongo/base/error_codes.yml in the server). */
 const DUPLICATE_KEY = 11000;
@@ -96,9 +116,9 @@ const EVENTS_PER_WRITE = 500;
  * concern's `wtimeout`). Without one, a write waits as long as the majority
  * is away; with it, the write answers a write-concern error, while staying
  * applied on the primary (and kept or rolled back as the replica set
- * decides). A commit that times out so is retried by `withTransaction`
- * (UnknownTransactionCommitResult, 120 s in all) before the error reaches the
- * caller; a projection runner then learns from its next compare-and-set
+ * decides). A commit that times out so is committed again by `transact`
+ * (UnknownTransactionCommitResult) within the write's bound before the error
+ * reaches the caller (as a 503 on a request); a projection runner then learns from its next compare-and-set
  * whether the write landed.
  */
 const MAJORITY_WAIT_MS = 10_000;
@@ -198,7 +218,48 @@ const TXN: TransactionOptions = {
   writeConcern: MAJORITY,
 };
 
-export async function openMongoReadModels(url: string): Promise<ReadModelStore> {
+/** Bounds on the waits of the store's calls. */
+export interface MongoTimeouts {
+  /**
+   * Server selection, connecting, waiting for a pooled connection and the
+   * server's time limit on each read (`maxTimeMS`); a write transaction gets
+   * TRANSACTION_BOUND_FACTOR times this. The driver's own defaults wait 30 s
+   * for a server and for ever for a connection or a read.
+   */
+  timeoutMs?: number;
+}
+
+/** Options of the client whose connection-string names the string does not set itself (the string's own value wins). */
+const BOUNDED_OPTIONS = ['serverSelectionTimeoutMS', 'connectTimeoutMS', 'waitQueueTimeoutMS'] as const;
+
+/**
+ * The options the client is made with: undefined fields dropped rather than
+ * stored as null, and each wait of BOUNDED_OPTIONS bounded by `timeoutMs`
+ * unless the connection string sets it (compared case-insensitively, as the
+ * driver reads its options).
+ */
+export function mongoClientOptions(url: string, timeoutMs: number = DEFAULT_TIMEOUT_MS): MongoClientOptions {
+  const given = new Set(
+    splitUrl(url)
+      .query.replace(/^\?/, '')
+      .split('&')
+      .map((pair) => pair.split('=', 1)[0]!.toLowerCase())
+      .filter((key) => key !== ''),
+  );
+  const options: MongoClientOptions = { ignoreUndefined: true };
+  for (const key of BOUNDED_OPTIONS) if (!given.has(key.toLowerCase())) options[key] = timeoutMs;
+  return options;
+}
+
+/**
+ * Index builds wait for a majority of the voting members to have built them
+ * (`commitQuorum: 'majority'`, the server's default is every data-bearing
+ * member): one member down or far behind no longer holds a start of the
+ * service, and the index is on a majority, which is what survives a failover.
+ */
+export const INDEX_BUILD = { commitQuorum: 'majority' } as const;
+
+export async function openMongoReadModels(url: string, { timeoutMs = DEFAULT_TIMEOUT_MS }: MongoTimeouts = {}): Promise<ReadModelStore> {
   const where = describe(url);
   const fail = (what: string, err: unknown): Error => {
     const raw = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -210,7 +271,7 @@ export async function openMongoReadModels(url: string): Promise<ReadModelStore> 
   let client: MongoClient;
   try {
     // ignoreUndefined: an undefined field is dropped (as JSON would), not stored as null.
-    client = new MongoClient(url, { ignoreUndefined: true });
+    client = new MongoClient(url, mongoClientOptions(url, timeoutMs));
   } catch (err) {
     throw fail('invalid connection string', err);
   }
@@ -221,7 +282,8 @@ export async function openMongoReadModels(url: string): Promise<ReadModelStore> 
     await requireReplicaSet(db, where);
     await createIfMissing(db, CHECKPOINTS);
     await createIfMissing(db, LEASES);
-    return new MongoReadModels(client, db);
+    await createIfMissing(db, FENCES);
+    return new MongoReadModels(client, db, timeoutMs);
   } catch (err) {
     await client.close().catch(() => undefined);
     if (err instanceof NotReplicaSet) throw err;
@@ -259,6 +321,9 @@ class MongoReadModels implements ReadModelStore {
   protected readonly checkpointsColl: Collection<CheckpointDoc>;
   /** One collection for the live store and its shadows: a lease is never a rebuild's. */
   private readonly leases: Collection<LeaseDoc>;
+  private readonly fences: Collection<FenceDoc>;
+  /** The server's time limit on each read. */
+  protected readonly bounded: { maxTimeMS: number };
   /** Ranked collections by name, with the field that groups them. */
   private readonly ranked = new Map<string, string>();
   /** Per collection of records, what a document counted in (the spec's `counted`), for retract. */
@@ -267,10 +332,13 @@ class MongoReadModels implements ReadModelStore {
   constructor(
     protected readonly client: MongoClient,
     protected readonly db: Db,
+    protected readonly timeoutMs: number,
     protected readonly layout: Layout = LIVE,
   ) {
     this.checkpointsColl = db.collection<CheckpointDoc>(layout.checkpoints);
     this.leases = db.collection<LeaseDoc>(LEASES, { writeConcern: MAJORITY });
+    this.fences = db.collection<FenceDoc>(FENCES, { writeConcern: MAJORITY });
+    this.bounded = { maxTimeMS: timeoutMs };
   }
 
   protected coll(name: string): Collection<StoredDoc> {
@@ -338,7 +406,7 @@ class MongoReadModels implements ReadModelStore {
       // snapshot read concern then already sees the new catalog.
       const coll = this.db.collection(plan.stored, { writeConcern: MAJORITY });
       // createIndexes is a no-op for an index that already exists with the same key and name.
-      if (plan.indexes.length > 0) await coll.createIndexes(plan.indexes);
+      if (plan.indexes.length > 0) await coll.createIndexes(plan.indexes, INDEX_BUILD);
       if (existing.has(plan.stored) && plan.legacy.length > 0) {
         const present = new Set((await coll.listIndexes().toArray()).map((index) => String(index.name)));
         for (const name of plan.legacy) {
@@ -379,18 +447,13 @@ class MongoReadModels implements ReadModelStore {
     const session = this.client.startSession();
     try {
       // The callback may run more than once: on a TransientTransactionError
-      // (e.g. a WriteConflict with a concurrent writer) withTransaction aborts
+      // (e.g. a WriteConflict with a concurrent writer) transact aborts
       // and calls it again, so the compare-and-set is re-evaluated each time,
       // and what a ranked collection looked up is looked up again.
-      return await session.withTransaction(async (s) => {
-        // Written, not only read: a takeover (claimLease, outside any transaction) that
-        // commits after this transaction's snapshot conflicts with this write, so the
-        // transaction is tried again and finds the new holder; one that comes while this
-        // transaction is open waits for it. A read alone would let a write that moves no
-        // checkpoint (a webhook delivery's) commit after its holder lost the lease.
-        if (fence && (await this.leases.updateOne({ _id: fence.name, holder: fence.holder }, { $inc: { fenced: 1 } }, { session: s })).matchedCount !== 1) throw new LeaseLost(fence.name);
+      return await transact(session, async (s) => {
+        if (fence) await this.passFence(fence, s);
         if (!(await this.moveCheckpoints(moves, s))) {
-          // A manual abort makes withTransaction return the callback's value as is.
+          // A manual abort makes transact return the callback's value as is.
           await s.abortTransaction();
           return false;
         }
@@ -401,10 +464,32 @@ class MongoReadModels implements ReadModelStore {
           else await writeRanked(write, write.within, s);
         }
         return true;
-      }, TXN);
+      }, TXN, this.timeoutMs * TRANSACTION_BOUND_FACTOR);
     } finally {
       await session.endSession();
     }
+  }
+
+  /**
+   * Passes the fence of a write, inside its transaction, or throws LeaseLost.
+   * Written, not only read: a takeover (claimLease) deletes the lease's
+   * fences in the transaction that changes its holder, so one that commits
+   * after this transaction's snapshot conflicts with this write, and the
+   * transaction is tried again and finds the new holder; one that comes while
+   * this transaction is open waits for it. A read alone would let a write
+   * that moves no checkpoint (a webhook delivery's) commit after its holder
+   * lost the lease. A consumer's first write under a holder finds no fence
+   * of its own: the lease itself is written then (once), for the same reason.
+   */
+  private async passFence(fence: Fence, session: ClientSession): Promise<void> {
+    const id = `${fence.name}/${fence.consumer ?? ''}`;
+    if ((await this.fences.updateOne({ _id: id, holder: fence.holder }, { $inc: { writes: 1 } }, { session })).matchedCount === 1) {
+      // Read as well (no conflict, no hot spot): a takeover by a process that keeps no fences, during a rolling upgrade, is seen too.
+      if ((await this.leases.countDocuments({ _id: fence.name, holder: fence.holder }, { session, limit: 1 })) !== 1) throw new LeaseLost(fence.name);
+      return;
+    }
+    if ((await this.leases.updateOne({ _id: fence.name, holder: fence.holder }, { $inc: { fenced: 1 } }, { session })).matchedCount !== 1) throw new LeaseLost(fence.name);
+    await this.fences.replaceOne({ _id: id }, { lease: fence.name, holder: fence.holder, writes: 1 }, { session, upsert: true });
   }
 
   /** The counters a record counted in (see the port's retract); none for a record that is not there. */
@@ -459,7 +544,7 @@ class MongoReadModels implements ReadModelStore {
     } catch (err) {
       // Another writer's checkpoint doc is already there: the expectation is stale.
       // (An uncommitted concurrent insert shows up as a WriteConflict instead,
-      // which is left to propagate so withTransaction retries and re-reads.)
+      // which is left to propagate so transact retries and re-reads.)
       if (hasCode(err, DUPLICATE_KEY)) return false;
       throw err;
     }
@@ -588,14 +673,14 @@ class MongoReadModels implements ReadModelStore {
   async checkpoints(): Promise<Map<string, bigint>> {
     // A process that starts during a reset, or after the resetter died half way, so
     // takes the projection for new and resets again, which finishes the first one.
-    const docs = await this.checkpointsColl.find({ 'swap.kind': { $ne: 'reset' } }, { useBigInt64: true }).toArray();
+    const docs = await this.checkpointsColl.find({ 'swap.kind': { $ne: 'reset' } }, { useBigInt64: true, ...this.bounded }).toArray();
     return new Map(docs.map((d) => [d._id, toBigInt(d.position, d._id)]));
   }
 
   async get(collection: string, id: string): Promise<Doc | null> {
     const coll = this.coll(collection);
     if (typeof id !== 'string') throw new Error('id must be a string');
-    return (await this.read(() => coll.findOne({ _id: id }, HIDDEN))) as unknown as Doc | null;
+    return (await this.read(() => coll.findOne({ _id: id }, { ...HIDDEN, ...this.bounded }))) as unknown as Doc | null;
   }
 
   async find(collection: string, filter: Filter, options: FindOptions = {}): Promise<Doc[]> {
@@ -613,7 +698,7 @@ class MongoReadModels implements ReadModelStore {
     // MongoDB reads limit 0 as "no limit"; the port means "nothing".
     if (limit === 0) return [];
     const docs = await this.read(() => {
-      let cursor = coll.find(query, HIDDEN);
+      let cursor = coll.find(query, { ...HIDDEN, ...this.bounded });
       if (sortSpec !== undefined) cursor = cursor.sort(sortSpec);
       if (offset !== undefined && offset > 0) cursor = cursor.skip(offset);
       if (limit !== undefined) cursor = cursor.limit(limit);
@@ -637,11 +722,11 @@ class MongoReadModels implements ReadModelStore {
     const session = this.client.startSession({ snapshot: true });
     try {
       // Ranks are dense, so the top one is the group's size.
-      const total = await topRank(coll, within, group, session);
+      const total = await topRank(coll, within, group, session, this.timeoutMs);
       const high = total - offset;
       if (high <= 0 || limit === 0) return { docs: [], total };
       const docs = await coll
-        .find({ [within]: group, _rank: { $gt: Math.max(0, high - limit), $lte: high } }, { ...HIDDEN, session })
+        .find({ [within]: group, _rank: { $gt: Math.max(0, high - limit), $lte: high } }, { ...HIDDEN, ...this.bounded, session })
         .sort({ _rank: -1 })
         .toArray();
       return { docs: docs as unknown as Doc[], total };
@@ -653,7 +738,7 @@ class MongoReadModels implements ReadModelStore {
   async count(collection: string, filter: Filter, range?: Range): Promise<number> {
     const coll = this.coll(collection);
     const query = withKeyset(toFilter(filter), { range });
-    return this.read(() => coll.countDocuments(query));
+    return this.read(() => coll.countDocuments(query, this.bounded));
   }
 
   /**
@@ -700,7 +785,7 @@ class MongoReadModels implements ReadModelStore {
     const copies = indexes
       .filter((index) => index.name !== '_id_')
       .map((index) => Object.fromEntries(Object.entries(index).filter(([field]) => field !== 'v' && field !== 'ns')) as IndexDescription);
-    if (copies.length > 0) await this.db.collection(copy, { writeConcern: MAJORITY }).createIndexes(copies);
+    if (copies.length > 0) await this.db.collection(copy, { writeConcern: MAJORITY }).createIndexes(copies, INDEX_BUILD);
   }
 
   /** Writes the reset's journal onto the checkpoints, first finishing any replacement already journaled there. */
@@ -760,32 +845,55 @@ class MongoReadModels implements ReadModelStore {
     // Then whatever an unfinished rebuild left.
     const leftovers = await this.db.listCollections({ name: { $regex: '^rebuild\\.[0-9a-f]+\\.' } }, { nameOnly: true }).toArray();
     for (const { name } of leftovers) await this.db.dropCollection(name, { writeConcern: MAJORITY });
-    const shadow = new MongoShadow(this.client, this.db, id, collections, checkpointNames);
+    const shadow = new MongoShadow(this.client, this.db, this.timeoutMs, id, collections, checkpointNames);
     await shadow.ensureCollections(collections);
     return shadow;
   }
 
+  /**
+   * One transaction: the lease is taken or renewed, and when its holder
+   * changes, the fences of the one before go with it (see FENCES). A renewal
+   * leaves the fences alone, so it never conflicts with its own holder's
+   * writes.
+   */
   async claimLease({ name, holder, now, ttlMs, replacing }: LeaseClaim): Promise<boolean> {
     const claimable: Document[] = [{ holder }, { expires_at: { $lte: now } }];
     if (replacing !== undefined) claimable.push({ holder: replacing });
+    const session = this.client.startSession();
     try {
-      // Matches a lease this holder may take and updates it; when none matches, the
-      // upsert inserts one under the same _id, which fails as a duplicate when the
-      // lease exists (held by another): either way one step, one winner.
-      const res = await this.leases.updateOne({ _id: name, $or: claimable }, { $set: { holder, expires_at: new Date(now.getTime() + ttlMs) } }, { upsert: true });
-      return res.matchedCount === 1 || res.upsertedCount === 1;
+      return await transact(session, async (s) => {
+        const before = await this.leases.findOne({ _id: name }, { session: s });
+        // Matches a lease this holder may take and updates it; when none matches, the
+        // upsert inserts one under the same _id, which fails as a duplicate when the
+        // lease exists (held by another): either way one step, one winner (two racing
+        // for one document conflict, and the one tried again finds the other's).
+        const res = await this.leases.updateOne({ _id: name, $or: claimable }, { $set: { holder, expires_at: new Date(now.getTime() + ttlMs) } }, { upsert: true, session: s });
+        if (res.matchedCount !== 1 && res.upsertedCount !== 1) return false;
+        if (before?.holder !== holder) await this.fences.deleteMany({ lease: name }, { session: s });
+        return true;
+      }, TXN, this.timeoutMs * TRANSACTION_BOUND_FACTOR);
     } catch (err) {
       if (hasCode(err, DUPLICATE_KEY)) return false;
       throw err;
+    } finally {
+      await session.endSession();
     }
   }
 
+  /** The lease and its fences go together, so the holder that released it passes no fence after. */
   async releaseLease(name: string, holder: string): Promise<void> {
-    await this.leases.deleteOne({ _id: name, holder });
+    const session = this.client.startSession();
+    try {
+      await transact(session, async (s) => {
+        if ((await this.leases.deleteOne({ _id: name, holder }, { session: s })).deletedCount === 1) await this.fences.deleteMany({ lease: name }, { session: s });
+      }, TXN, this.timeoutMs * TRANSACTION_BOUND_FACTOR);
+    } finally {
+      await session.endSession();
+    }
   }
 
   async lease(name: string): Promise<Lease | null> {
-    const doc = await this.leases.findOne({ _id: name });
+    const doc = await this.leases.findOne({ _id: name }, this.bounded);
     return doc ? { holder: doc.holder, expiresAt: doc.expires_at } : null;
   }
 
@@ -975,11 +1083,12 @@ class MongoShadow extends MongoReadModels implements ShadowReadModels {
   constructor(
     client: MongoClient,
     db: Db,
+    timeoutMs: number,
     private readonly id: string,
     private readonly collections: CollectionSpec[],
     private readonly checkpointNames: string[],
   ) {
-    super(client, db, shadowLayout(id));
+    super(client, db, timeoutMs, shadowLayout(id));
   }
 
   override async shadow(): Promise<ShadowReadModels> {
@@ -1077,8 +1186,8 @@ async function finishReplacement(db: Db, client: MongoClient, checkpoints: strin
 
 // ---------------------------------------------------------------------------
 
-async function topRank(coll: Collection<StoredDoc>, within: string, group: string, session: ClientSession): Promise<number> {
-  const top = await coll.findOne({ [within]: group }, { session, sort: { _rank: -1 }, projection: { _rank: 1 } });
+async function topRank(coll: Collection<StoredDoc>, within: string, group: string, session: ClientSession, maxTimeMS?: number): Promise<number> {
+  const top = await coll.findOne({ [within]: group }, { session, sort: { _rank: -1 }, projection: { _rank: 1 }, ...(maxTimeMS === undefined ? {} : { maxTimeMS }) });
   return top === null ? 0 : Number(top._rank);
 }
 
@@ -1206,7 +1315,7 @@ function splitUrl(url: string): { scheme: string; userinfo: string; hosts: strin
 }
 
 /** The database named in the URL's path, else `feedback` (the driver's own default would be `test`). */
-function dbNameOf(url: string): string {
+export function dbNameOf(url: string): string {
   const { path } = splitUrl(url);
   const raw = path.startsWith('/') ? path.slice(1) : path;
   if (raw === '') return DEFAULT_DB;

@@ -120,6 +120,12 @@ export interface Lease {
 export interface Fence {
   name: string;
   holder: string;
+  /**
+   * Which of the holder's processes writes (the projections, the erasure, the
+   * webhooks, the seals): a store may keep one fence per consumer, so that
+   * their writes do not contend for one record. Fencing is the same either way.
+   */
+  consumer?: string;
 }
 
 /** A fenced write found its lease held by another: nothing of it was applied. */

@@ -19,6 +19,8 @@ export interface FeedConsumer {
   readonly events: EventStore;
   readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn'>;
   readonly batchSize: number;
+  /** The most events its store takes in one write (MongoDB's transactions have limits): a catch-up batch is no larger. */
+  readonly maxEventsPerWrite?: number | undefined;
   readonly retryMs: number;
   /** Its checkpoint as it last read or wrote it. */
   position(): bigint;
@@ -37,7 +39,7 @@ export interface FeedConsumer {
 /** Handles everything stored now, in batches, yielding between them. */
 export async function catchUpFeed(consumer: FeedConsumer): Promise<void> {
   while (!consumer.halted()) {
-    const batch = await consumer.events.readAll({ after: consumer.position(), limit: CATCH_UP_BATCH });
+    const batch = await consumer.events.readAll({ after: consumer.position(), limit: Math.min(CATCH_UP_BATCH, consumer.maxEventsPerWrite ?? CATCH_UP_BATCH) });
     if (batch.length === 0) return;
     try {
       await consumer.handle(batch);

@@ -179,9 +179,10 @@ export class Projector {
       return;
     }
     this.logger.info({ holder: this.holder }, 'holding the projector lease: applying the projections and running the erasure process');
-    this.runner.start(this.fence);
-    this.erasure.start(this.fence);
-    for (const process of this.beside) process.start(this.fence);
+    // Each with a fence of its own: a store may keep one per consumer, so their writes do not contend.
+    this.runner.start({ ...this.fence, consumer: 'projections' });
+    this.erasure.start({ ...this.fence, consumer: 'erasure' });
+    this.beside.forEach((process, i) => process.start({ ...this.fence, consumer: `beside-${i}` }));
     // Only now: whoever sees `holding` may wait for the live loops, which exist from here on.
     this.holding = true;
   }

@@ -41,6 +41,25 @@ export interface RunnerOptions {
   processStates?: ProcessState[];
 }
 
+/**
+ * What the last rebuild cost, split as a line: a fixed cost (opening the
+ * shadows, starting the other thread, the swap) and a cost per event at the
+ * margin, measured between the first and the last batch written.
+ */
+export interface RebuildCost {
+  events: number;
+  seconds: number;
+  marginEventsPerSecond: number;
+  fixedSeconds: number;
+}
+
+/** When the first and the last batch of a replay were written, and the events written after the first. */
+interface ReplayTiming {
+  first?: number;
+  last?: number;
+  between: number;
+}
+
 /** Another process moved a checkpoint back (a new projection's reset, a rebuild's swap forced behind): the feed must be read again from there. */
 class FeedRewound extends Error {}
 
@@ -84,6 +103,10 @@ export class ProjectionRunner implements HaltingFeedProcessor {
    */
   halted: Halt | undefined;
   private readonly processStates: ProcessState[];
+  /** Set by rebuild(). */
+  lastRebuild: RebuildCost | undefined;
+  /** A rebuild's shadow runner: when its batches were written (see timed). */
+  private batches: ReplayTiming | undefined;
 
   constructor(
     private readonly events: EventStore,
@@ -251,6 +274,19 @@ export class ProjectionRunner implements HaltingFeedProcessor {
    * of another one.
    */
   async rebuild(): Promise<number> {
+    const started = performance.now();
+    const batches: ReplayTiming = { between: 0 };
+    const replayed = await this.rebuildWith(batches);
+    const seconds = (performance.now() - started) / 1000;
+    const { first, last, between } = batches;
+    // Too short a replay to tell the margin from the rest: all of it counted at the margin.
+    const streaming = first !== undefined && last !== undefined && last > first && between > 0 ? { events: between, seconds: (last - first) / 1000 } : { events: replayed, seconds };
+    const margin = streaming.seconds > 0 ? streaming.events / streaming.seconds : 0;
+    this.lastRebuild = { events: replayed, seconds, marginEventsPerSecond: Math.round(margin), fixedSeconds: Math.max(0, margin > 0 ? seconds - replayed / margin : seconds) };
+    return replayed;
+  }
+
+  private async rebuildWith(batches: ReplayTiming): Promise<number> {
     if (!this.initialised) await this.init();
     // Read models of another store are replaced whatever their checkpoints say.
     const otherStore = this.halted?.cause === 'event_store_changed';
@@ -263,6 +299,7 @@ export class ProjectionRunner implements HaltingFeedProcessor {
     let replayed = 0;
     try {
       const builder = new ProjectionRunner(this.events, shadow, this.catalog, this.projections, this.logger, { catchUpBatchSize: this.catchUpBatchSize });
+      builder.batches = batches;
       // The shadows start empty, from no checkpoint, and are bound to this store after the swap: nothing to start up.
       builder.initialised = true;
       // A long history is read on another thread; what follows its end as it was then, here.
@@ -293,6 +330,16 @@ export class ProjectionRunner implements HaltingFeedProcessor {
     return replayed;
   }
 
+  /** Marks a batch of a replay written: the first one's time, and the events and time of every one after it. */
+  private timed(events: number): void {
+    const batches = this.batches;
+    if (batches === undefined) return;
+    const now = performance.now();
+    if (batches.first === undefined) batches.first = now;
+    else batches.between += events;
+    batches.last = now;
+  }
+
   /**
    * Writes a prepared feed, batch by batch, each moving every projection's
    * checkpoint from where the batch was read after to its last event. Only
@@ -311,6 +358,7 @@ export class ProjectionRunner implements HaltingFeedProcessor {
       if (!(await this.readModels.write(prepared.ops, moves, this.fence))) throw new Error('the checkpoints moved under a rebuild');
       for (const move of moves) this.checkpoints.set(move.name, move.next);
       applied += prepared.events;
+      this.timed(prepared.events);
       this.progress.changed();
     }
     return applied;
@@ -367,6 +415,7 @@ export class ProjectionRunner implements HaltingFeedProcessor {
       if (await this.readModels.write(ops, moves, this.fence)) {
         this.onWritten?.(ops);
         for (const move of moves) this.checkpoints.set(move.name, move.next);
+        this.timed(batch.length);
         break;
       }
       // Someone else moved a checkpoint: read them again and apply only what is still missing.

@@ -4,8 +4,9 @@
  * filtered by day, downloadable) or a poll's results.
  */
 import { api, ApiError, query } from '../api.js';
-import { categoryChart, perDayChart } from '../charts.js';
+import { categoryChart, histogram, perDayChart } from '../charts.js';
 import { snippetOf } from '../snippet.js';
+import { notificationsCard } from './notifications.js';
 import {
   announce, clear, confirmDialog, copyButton, date, dateTime, shortDate, emptyState, errorMessage, h, kindNames, notice, number, pageHeader, pager, statusPill, table, titleOf,
 } from '../ui.js';
@@ -13,7 +14,7 @@ import {
 const TYPE_NAMES = { feedback: 'Feedback widget', nps: 'NPS widget', contact: 'Contact widget', bug_report: 'Bug report widget', custom: 'Custom widget' };
 const LIMIT = 20;
 
-export async function render(container, { params, navigate, isCurrent }) {
+export async function render(container, { params, navigate, isCurrent, session }) {
   const [kind, id] = params;
   const names = kindNames(kind);
   const object = await api(`/${kind}/${id}`);
@@ -69,7 +70,7 @@ export async function render(container, { params, navigate, isCurrent }) {
   const header = pageHeader(title, {
     eyebrow: h('span', {}, h('a', { href: `/dashboard/${kind}` }, names.Many), ' / ', kind === 'widgets' ? TYPE_NAMES[object.widget_type] ?? names.One : names.One),
     meta: metaRow,
-    actions: [h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/edit` }, 'Edit'), publishButton, deleteButton],
+    actions: [h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/edit` }, 'Edit'), h('a', { class: 'btn btn-secondary', href: `/dashboard/${kind}/${id}/analytics` }, 'Analytics'), publishButton, deleteButton],
   });
 
   let snippet = snippetOf(location.origin, names.one, id);
@@ -98,9 +99,10 @@ export async function render(container, { params, navigate, isCurrent }) {
 
   const summaryArea = h('div', { class: 'summary-area' }, h('div', { class: 'card summary-loading' }, h('p', { class: 'muted' }, 'Loading the summary…')));
   const responsesArea = kind === 'polls' ? h('div') : responsesCard(kind, id, object);
+  const dropOffArea = kind === 'forms' && object.settings?.keep_partial ? dropOffCard(id, object, isCurrent) : null;
 
   const insights = h('div', { class: 'insights', hidden: true });
-  clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, responsesArea);
+  clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, ...(dropOffArea ? [dropOffArea] : []), responsesArea, notificationsCard(kind, id, session));
 
   const [summary, results] = await Promise.all([
     api(`/${kind}/${id}/summary`).catch((error) => error),
@@ -167,7 +169,21 @@ function renderSummary(area, insights, kind, summary, results) {
   }
   if (questionCards.length) sections.push(h('div', { class: 'question-grid' }, questionCards));
   // A breakdown of nothing but unknown values (a plan that does not record it) says nothing.
-  const breakdowns = Object.entries(summary.breakdowns ?? {}).filter(([, items]) => items?.some((item) => item.value !== null && item.value !== undefined && item.value !== ''));
+  const { language: languages, ...metadata } = summary.breakdowns ?? {};
+  // Answers in every language count together above; this says how many came in each.
+  if (languages?.length) {
+    const names = typeof Intl.DisplayNames === 'function' ? new Intl.DisplayNames(['en'], { type: 'language' }) : null;
+    const nameOf = (code) => { try { return (names && names.of(code)) || code; } catch { return code; } };
+    sections.push(
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'languages-title' },
+        h('div', { class: 'card-header' }, h('h2', { id: 'languages-title' }, 'Languages'), h('p', { class: 'card-subtitle' }, 'The language each visitor saw; the figures above count every language together')),
+        categoryChart(languages.map((item) => ({ label: `${nameOf(String(item.value))} (${item.value})`, count: item.count })), { caption: `Languages of the ${kind === 'polls' ? 'votes' : 'responses'}`, height: 160 }),
+      ),
+    );
+  }
+  const breakdowns = Object.entries(metadata).filter(([, items]) => items?.some((item) => item.value !== null && item.value !== undefined && item.value !== ''));
   if (breakdowns.length) {
     const labels = { device: 'Devices', browser: 'Browsers', country: 'Countries' };
     sections.push(
@@ -215,6 +231,14 @@ function questionCard(question) {
         h('div', { class: 'figure' }, h('dt', {}, 'Passives (7–8)'), h('dd', {}, `${number(passives)} · ${share(passives)}`)),
         h('div', { class: 'figure figure-bad' }, h('dt', {}, 'Detractors (0–6)'), h('dd', {}, `${number(detractors)} · ${share(detractors)}`)),
       ),
+      categoryChart(
+        [
+          { label: 'Detractors (0–6)', count: detractors },
+          { label: 'Passives (7–8)', count: passives },
+          { label: 'Promoters (9–10)', count: promoters },
+        ],
+        { caption: `Answers to “${question.title}” by group; NPS ${score === null || score === undefined ? 'not yet known' : score}`, height: 140, kind: 'nps' },
+      ),
     );
   }
   if (question.rating) {
@@ -230,10 +254,93 @@ function questionCard(question) {
   if (question.choices) {
     return h('section', { class: 'card' }, heading, categoryChart(question.choices.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `Answers to “${question.title}”`, height: 170 }));
   }
+  if (question.number) {
+    const { average, distribution } = question.number;
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      h('div', { class: 'big-figure' }, h('span', { class: 'big-number' }, average === null || average === undefined ? '—' : number(average)), h('span', { class: 'big-label' }, 'average')),
+      categoryChart(histogram(distribution), { caption: `Answers to “${question.title}”: how many gave each value or range`, height: 150, kind: 'histogram' }),
+    );
+  }
+  if (question.ranking) {
+    const places = question.ranking.filter((item) => item.average_rank !== null && item.average_rank !== undefined);
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      categoryChart(
+        places.map((item) => ({ label: item.label || item.value, count: item.average_rank, ranked: item.count })),
+        {
+          caption: `Average place of each choice in “${question.title}”, best first (1 is the top)`,
+          height: 170,
+          kind: 'ranking',
+          labelHeading: 'Choice',
+          valueLabel: 'Average place',
+          measure: { overall: 'Average place, 1 is the top', format: (value) => value.toFixed(2), extraHeading: 'Ranked by', extra: (item) => String(item.ranked) },
+        },
+      ),
+    );
+  }
+  if (question.matrix) {
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      h(
+        'div',
+        { class: 'matrix-charts' },
+        question.matrix.map((row) =>
+          h(
+            'div',
+            { class: 'breakdown' },
+            h('h3', {}, row.label || row.row),
+            categoryChart(row.columns.map((item) => ({ label: labelOf(item), count: item.count })), { caption: `“${question.title}”, row “${row.label || row.row}”`, height: 120, kind: 'matrix-row' }),
+          ),
+        ),
+      ),
+    );
+  }
+  if (question.dates) {
+    return h(
+      'section',
+      { class: 'card' },
+      heading,
+      perDayChart(question.dates, {
+        caption: `Days named in “${question.title}”`,
+        height: 150,
+        unit: ['answer', 'answers'],
+        valueLabel: 'Answers',
+        dayLabel: 'Day',
+        overall: `${number(question.dates.reduce((sum, d) => sum + d.count, 0))} answers on ${number(question.dates.length)} ${question.dates.length === 1 ? 'day' : 'days'}`,
+        kind: 'dates',
+      }),
+    );
+  }
   return null;
 }
 
-const QUESTION_TYPES = { star_rating: 'Star rating', nps: 'NPS, 0–10', single_choice: 'Single choice', severity: 'Severity', consent: 'Consent', short_text: 'Short text', long_text: 'Long text', email: 'Email' };
+const QUESTION_TYPES = {
+  star_rating: 'Star rating',
+  nps: 'NPS, 0–10',
+  single_choice: 'Single choice',
+  multiple_choice: 'Multiple choice',
+  opinion_scale: 'Opinion scale',
+  yes_no: 'Yes or no',
+  number: 'Number',
+  date: 'Date',
+  ranking: 'Ranking',
+  matrix: 'Matrix',
+  severity: 'Severity',
+  consent: 'Consent',
+  short_text: 'Short text',
+  long_text: 'Long text',
+  email: 'Email',
+  phone: 'Phone',
+  url: 'Website',
+  statement: 'Statement',
+};
 const questionType = (type) => QUESTION_TYPES[type] ?? (type ? type.replaceAll('_', ' ') : '');
 
 function pollResults(results) {
@@ -283,7 +390,13 @@ function answerCell(value) {
 
 function responsesCard(kind, id, object) {
   const search = new URLSearchParams(location.search);
-  const state = { page: Math.max(1, Number(search.get('page')) || 1), since: search.get('since') ?? '', until: search.get('until') ?? '' };
+  // A form that keeps unfinished responses lists them on request: complete ones by default, as the API does.
+  const partials = kind === 'forms' && Boolean(object.settings?.keep_partial);
+  const asked = search.get('status');
+  const state = { page: Math.max(1, Number(search.get('page')) || 1), since: search.get('since') ?? '', until: search.get('until') ?? '', status: partials && (asked === 'partial' || asked === 'all') ? asked : 'complete' };
+  const statusInput = partials
+    ? h('select', { id: 'responses-status', name: 'status' }, ...[['complete', 'Sent'], ['partial', 'Unfinished'], ['all', 'All']].map(([value, label]) => h('option', { value, selected: state.status === value }, label)))
+    : null;
   const sinceInput = h('input', { type: 'date', id: 'responses-since', name: 'since', value: state.since });
   const untilInput = h('input', { type: 'date', id: 'responses-until', name: 'until', value: state.until });
   const csv = h('a', { class: 'btn btn-secondary btn-small', download: '' }, 'Download CSV');
@@ -291,7 +404,8 @@ function responsesCard(kind, id, object) {
   const body = h('div', { class: 'responses-body' });
   const form = h(
     'form',
-    { class: 'filters', 'aria-label': 'Filter responses by day' },
+    { class: 'filters', 'aria-label': partials ? 'Filter responses by status and day' : 'Filter responses by day' },
+    statusInput ? h('div', { class: 'field' }, h('label', { for: 'responses-status' }, 'Show'), statusInput) : null,
     h('div', { class: 'field' }, h('label', { for: 'responses-since' }, 'From (UTC)'), sinceInput),
     h('div', { class: 'field' }, h('label', { for: 'responses-until' }, 'To (UTC)'), untilInput),
     h('div', { class: 'filter-actions' }, h('button', { type: 'submit', class: 'btn btn-secondary btn-small' }, 'Apply'), h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => { sinceInput.value = ''; untilInput.value = ''; state.since = ''; state.until = ''; state.page = 1; load(); } }, 'Clear')),
@@ -300,22 +414,29 @@ function responsesCard(kind, id, object) {
     event.preventDefault();
     state.since = sinceInput.value;
     state.until = untilInput.value;
+    if (statusInput) state.status = statusInput.value;
     state.page = 1;
     load();
   });
 
   const bounds = () => ({ since: state.since ? `${state.since}T00:00:00.000Z` : undefined, until: state.until ? `${state.until}T23:59:59.999Z` : undefined });
   const questions = Array.isArray(object.questions) ? object.questions.filter((question) => question && question.id) : [];
+  const pageTitle = (pageId) => {
+    const pages = Array.isArray(object.pages) ? object.pages : [];
+    const at = pages.findIndex((p) => p.id === pageId);
+    return at === -1 ? 'page 1' : pages[at].title || `page ${at + 1}`;
+  };
 
   async function load() {
     const { since, until } = bounds();
-    csv.href = `/dashboard/api/${kind}/${id}/responses.csv${query({ since, until })}`;
-    ndjson.href = `/dashboard/api/${kind}/${id}/responses.ndjson${query({ since, until })}`;
-    history.replaceState(null, '', `${location.pathname}${query({ page: state.page > 1 ? state.page : undefined, since: state.since, until: state.until })}`);
+    const status = state.status === 'complete' ? undefined : state.status;
+    csv.href = `/dashboard/api/${kind}/${id}/responses.csv${query({ since, until, status })}`;
+    ndjson.href = `/dashboard/api/${kind}/${id}/responses.ndjson${query({ since, until, status })}`;
+    history.replaceState(null, '', `${location.pathname}${query({ page: state.page > 1 ? state.page : undefined, since: state.since, until: state.until, status })}`);
     body.setAttribute('aria-busy', 'true');
     let list;
     try {
-      list = await api(`/${kind}/${id}/responses${query({ page: state.page, limit: LIMIT, since, until })}`);
+      list = await api(`/${kind}/${id}/responses${query({ page: state.page, limit: LIMIT, since, until, status })}`);
     } catch (error) {
       body.removeAttribute('aria-busy');
       clear(body, notice(error instanceof ApiError && error.code === 'validation_error' ? `Check the dates: ${errorMessage(error)}` : errorMessage(error), 'danger'));
@@ -332,7 +453,8 @@ function responsesCard(kind, id, object) {
     const known = new Set(questions.map((question) => question.id));
     const extra = [...new Set(responses.flatMap((response) => Object.keys(response.answers ?? {})))].filter((key) => !known.has(key));
     const columns = [
-      { label: 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
+      { label: status ? 'Last change' : 'Submitted', rowHeader: true, cell: (response) => h('time', { datetime: response.submitted_at }, dateTime(response.submitted_at)) },
+      ...(status ? [{ label: 'Status', cell: (response) => (response.status === 'partial' ? `Unfinished after ${pageTitle(response.last_page)}` : 'Sent') }] : []),
       ...questions.map((question) => ({ label: question.title || question.id, cell: (response) => answerCell(answerOf(question, answerTo(response, question.id))) })),
       ...extra.map((key) => ({ label: key, cell: (response) => answerCell(answerTo(response, key)) })),
       { label: 'Device', cell: (response) => formatAnswer(response.metadata?.device) },
@@ -354,4 +476,49 @@ function responsesCard(kind, id, object) {
     form,
     body,
   );
+}
+
+/** Pages of responses read for the drop-off: past this many, the figures say they cover the newest only. */
+const DROP_OFF_PAGES = 10;
+
+/**
+ * Where visitors stop, for a form that keeps unfinished responses: each
+ * page with the visitors whose last page it was, and those who sent the
+ * form, read from the responses' status and last page.
+ */
+function dropOffCard(id, object, isCurrent) {
+  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  (async () => {
+    const responses = [];
+    let more = true;
+    for (let page = 1; more && page <= DROP_OFF_PAGES; page++) {
+      const list = await api(`/forms/${id}/responses${query({ status: 'all', page, limit: 100 })}`);
+      responses.push(...(list.responses ?? []));
+      more = (list.responses ?? []).length === 100;
+    }
+    if (!isCurrent()) return;
+    const pages = object.pages?.length ? object.pages : [{ id: 'page_1' }];
+    const total = responses.length;
+    const share = (n) => (total ? `${Math.round((n / total) * 100)}%` : '—');
+    const rows = pages.map((p, i) => {
+      const stopped = responses.filter((r) => r.status === 'partial' && r.last_page === p.id).length;
+      return { label: p.title || `Page ${i + 1}`, stopped, share: share(stopped) };
+    });
+    const complete = responses.filter((r) => r.status !== 'partial').length;
+    rows.push({ label: 'Sent', stopped: complete, share: share(complete) });
+    clear(body,
+      total === 0 ? emptyState('No visits yet', 'Unfinished responses show here as visitors leave each page.') : table({
+        caption: 'Where visitors stopped: each page with the visitors who left after it, and those who sent the form',
+        columns: [
+          { label: 'Last page', cell: (r) => r.label, rowHeader: true },
+          { label: 'Visitors', cell: (r) => number(r.stopped), numeric: true },
+          { label: 'Share', cell: (r) => r.share, numeric: true },
+        ],
+        rows,
+      }),
+      more ? h('p', { class: 'muted small' }, `From the newest ${number(total)} responses.`) : null);
+  })().catch((error) => clear(body, notice(`The drop-off is not available: ${errorMessage(error)}`, 'danger')));
+  return h('section', { class: 'card', 'aria-labelledby': 'drop-off-title' },
+    h('div', { class: 'card-header' }, h('h2', { id: 'drop-off-title' }, 'Drop-off per page'), h('p', { class: 'card-subtitle' }, 'Unfinished responses by the last page they reached')),
+    body);
 }

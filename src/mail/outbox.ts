@@ -1,0 +1,267 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { ACCOUNTS } from '../../projections/accounts.js';
+import { MEMBERS } from '../../projections/members.js';
+import type { DomainEvent } from '../domain-events.js';
+import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-store/port.js';
+import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
+import type { Clock } from '../infra/ids.js';
+import type { Mailer } from '../infra/mail.js';
+import { LeaseLost, type CollectionSpec, type Doc, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
+import { UnreadableEvent, type EventCatalog } from '../kernel/event-catalog.js';
+import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
+import type { Halt } from '../kernel/feed/halt.js';
+import type { FeedProcessor } from '../kernel/feed/processor.js';
+import { checkpointKey } from '../kernel/feed/projection.js';
+import { mailsOf, render, type MailEntry, type NotificationMail, type ShownAnswers } from './messages.js';
+import { RESPONSES } from '../../projections/responses.js';
+
+const COLLECTIONS = { widget: 'widgets', form: 'forms', poll: 'polls' } as const;
+
+/** The answers of a notification's responses, as they are now (an erased response is gone), by question title. */
+async function shownAnswers(readModels: ReadModelStore, reveal: Reveal, entry: NotificationMail): Promise<ShownAnswers> {
+  const object = await readModels.get(COLLECTIONS[entry.object_kind], entry.object_id);
+  const questions = Array.isArray(object?.questions) ? (object.questions as Array<{ id?: unknown; title?: unknown }>) : [];
+  const titleOf = (id: string) => String(questions.find((q) => q.id === id)?.title ?? id);
+  const shown: ShownAnswers = [];
+  for (const id of entry.response_ids) {
+    const stored = await readModels.get(RESPONSES, id);
+    // The read model keeps a sealed response's answers sealed: opened here, as the mail is written (an erased one is left out).
+    const [response] = stored ? await reveal([stored]) : [];
+    if (!response || typeof response.answers !== 'object' || response.answers === null) continue;
+    const answers = Object.entries(response.answers as Record<string, unknown>).map(([question, answer]): [string, string] => [titleOf(question), typeof answer === 'object' ? JSON.stringify(answer) : String(answer)]);
+    shown.push({ submitted_at: String(response.submitted_at), answers });
+  }
+  return shown;
+}
+
+export const MAIL_OUTBOX = 'mail_outbox';
+export const mailOutboxState = {
+  name: 'mail_outbox',
+  version: 1,
+  collections: [{ name: MAIL_OUTBOX, indexes: [['status', 'next_attempt_at']] }] satisfies CollectionSpec[],
+};
+const CHECKPOINT = checkpointKey(mailOutboxState);
+
+/** 10 s, 1 min, 5 min, 30 min, 2 h, 6 h: about 9 hours from the first attempt to the last, then the mail is given up. */
+export const DEFAULT_MAIL_SCHEDULE_MS = [10_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000];
+
+export interface OutboxDoc {
+  id: string;
+  entry: MailEntry;
+  status: 'pending' | 'sent' | 'failed';
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+/** Read-model documents with their sealed personal fields opened, the erased ones left out (PersonalCodec.reveal). */
+export type Reveal = (docs: Doc[]) => Promise<Doc[]>;
+
+export interface OutboxOptions {
+  reveal?: Reveal;
+  schedule?: number[];
+  retryMs?: number;
+  batchSize?: number;
+  restMs?: number;
+}
+
+const pad = (position: bigint): string => position.toString().padStart(20, '0');
+
+/**
+ * The service's mail, driven by the event feed as webhooks are: beside the
+ * projections under the projector lease, it follows the feed from its own
+ * checkpoint and, in the write that moves it, records in the outbox each
+ * mail an event asks for (a sign-in link, an invitation). It then sends
+ * what is due, one at a time, storing each attempt's outcome after it: a
+ * crash between the two sends it again (at least once), a refusal is tried
+ * again on the schedule, and nothing recorded is lost to a restart. Nothing
+ * is ever sent from inside a request.
+ */
+export class MailOutbox implements FeedProcessor {
+  private checkpoint = 0n;
+  private subscription: EventSubscription | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = true;
+  private fence: Fence | undefined;
+  private draining: Promise<void> | undefined;
+  private drainAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly schedule: number[];
+  private readonly reveal: Reveal;
+  private readonly consumer: FeedConsumer;
+  halted: Halt | undefined;
+
+  constructor(
+    events: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly catalog: EventCatalog<DomainEvent>,
+    private readonly mailer: Mailer,
+    /** The service's public address and the key links are signed with. */
+    private readonly links: { base: () => string; key: Buffer },
+    private readonly clock: Clock,
+    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
+    options: OutboxOptions = {},
+  ) {
+    this.schedule = options.schedule ?? DEFAULT_MAIL_SCHEDULE_MS;
+    this.reveal = options.reveal ?? (async (docs) => docs);
+    this.consumer = {
+      label: 'the mail outbox',
+      events: lingering(events, options.restMs ?? FEED_REST_MS),
+      logger,
+      batchSize: options.batchSize ?? 500,
+      retryMs: options.retryMs ?? 1000,
+      position: () => this.checkpoint,
+      halted: () => this.halted !== undefined,
+      stopping: () => this.stopped,
+      reload: () => this.reload(),
+      // What a stop or a crash left in the outbox goes out first.
+      loaded: () => this.kick(),
+      handle: (batch) => this.handle(batch),
+    };
+  }
+
+  async init(): Promise<void> {
+    await this.readModels.ensureCollections(mailOutboxState.collections);
+    await this.reload();
+  }
+
+  get position(): bigint {
+    return this.checkpoint;
+  }
+
+  start(fence?: Fence): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.fence = fence;
+    this.loop = followFeed(this.consumer, (subscription) => (this.subscription = subscription));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.subscription?.close();
+    await this.loop;
+    await this.draining;
+  }
+
+  /** Records what the feed holds now and sends what is due (tests and the admin CLI; a server follows the feed). */
+  async catchUp(): Promise<void> {
+    await catchUpFeed(this.consumer);
+    await this.drain();
+  }
+
+  private async reload(): Promise<void> {
+    this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
+  }
+
+  private async handle(batch: StoredEvent[]): Promise<void> {
+    const ops: ReadModelOp[] = [];
+    let last = this.checkpoint;
+    const now = this.clock().toISOString();
+    for (const stored of batch) {
+      if (stored.position <= this.checkpoint) continue;
+      let event;
+      try {
+        event = this.catalog.parse(stored);
+      } catch (error) {
+        if (!(error instanceof UnreadableEvent)) throw error;
+        this.halted = { cause: 'unreadable_event', position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
+        this.logger.error({ position: String(error.position), type: error.type }, 'the mail outbox halted before an event this version of the service cannot read');
+        break;
+      }
+      last = stored.position;
+      if (!event) continue;
+      const mails = mailsOf(event, () => null);
+      for (const [index, entry] of mails.entries()) {
+        if (entry.kind === 'invitation') {
+          // Who invited, by address: the member's read model, which is ahead of this process or level with it.
+          const by = event.type === 'MemberInvited' ? await this.readModels.get(MEMBERS, event.data.by) : null;
+          entry.by_email = typeof by?.email === 'string' ? by.email : null;
+        }
+        const doc: OutboxDoc = { id: `${pad(stored.position)}.${index}`, entry, status: 'pending', attempts: 0, next_attempt_at: now, last_error: null, created_at: now, sent_at: null };
+        ops.push({ op: 'put', collection: MAIL_OUTBOX, doc: { ...doc } });
+      }
+    }
+    if (last === this.checkpoint) return;
+    if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: last }], this.fence))) throw new CheckpointMoved();
+    this.checkpoint = last;
+    if (ops.length > 0) this.kick();
+  }
+
+  /** Sends what is due now: for a process that has just put mail in the outbox (the notifier). */
+  poke(): void {
+    this.kick();
+  }
+
+  /** Sends what is due, unless a send is under way (which looks again when it ends). */
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.draining) {
+      this.drainAgain = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.draining = this.drain()
+      .catch((error: unknown) => {
+        if (error instanceof LeaseLost) return;
+        this.logger.error({ err: error }, 'the mail outbox stopped sending; trying again');
+        this.wake(this.clock().getTime() + 1000);
+      })
+      .finally(() => {
+        this.draining = undefined;
+        if (this.drainAgain) {
+          this.drainAgain = false;
+          this.kick();
+        }
+      });
+  }
+
+  private wake(at: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), Math.max(0, at - this.clock().getTime()));
+    this.timer.unref();
+  }
+
+  /** Sends every pending mail that is due, oldest first, then sleeps until the next one is. */
+  private async drain(): Promise<void> {
+    for (;;) {
+      const due = (await this.readModels.find(MAIL_OUTBOX, { status: 'pending' }, { sort: [['next_attempt_at', 1], ['id', 1]], limit: 20 })) as unknown as OutboxDoc[];
+      if (due.length === 0) return;
+      const now = this.clock().getTime();
+      const ready = due.filter((doc) => Date.parse(doc.next_attempt_at ?? '') <= now);
+      if (ready.length === 0) return this.wake(Date.parse(due[0]!.next_attempt_at!));
+      for (const doc of ready) {
+        if (this.stopped && this.loop !== undefined) return;
+        await this.attempt(doc);
+      }
+    }
+  }
+
+  private accountName = new Map<string, string>();
+
+  private async attempt(doc: OutboxDoc): Promise<void> {
+    const now = this.clock();
+    const ids = doc.entry.kind === 'sign_in' ? doc.entry.links.map((l) => l.account_id) : doc.entry.kind === 'invitation' ? [doc.entry.account_id] : [];
+    for (const id of ids) {
+      const account = await this.readModels.get(ACCOUNTS, id);
+      this.accountName.set(id, typeof account?.name === 'string' ? account.name : id);
+    }
+    const answers = doc.entry.kind === 'notification' && doc.entry.include_answers ? await shownAnswers(this.readModels, this.reveal, doc.entry) : undefined;
+    const message = render(doc.entry, { base: this.links.base(), key: this.links.key, accountName: (id) => this.accountName.get(id) ?? id, ...(answers ? { answers } : {}) }, now);
+    let set: Partial<OutboxDoc>;
+    try {
+      await this.mailer.send(message);
+      set = { status: 'sent', attempts: doc.attempts + 1, sent_at: this.clock().toISOString(), next_attempt_at: null, last_error: null };
+    } catch (error) {
+      const attempts = doc.attempts + 1;
+      const exhausted = attempts > this.schedule.length;
+      const reason = String((error as Error).message ?? error).slice(0, 300);
+      this.logger.warn({ mail: doc.id, attempts, err: reason }, exhausted ? 'a mail failed for its whole retry schedule: given up' : 'a mail was not accepted; trying again later');
+      set = { status: exhausted ? 'failed' : 'pending', attempts, last_error: reason, next_attempt_at: exhausted ? null : new Date(this.clock().getTime() + this.schedule[attempts - 1]!).toISOString() };
+    }
+    await this.readModels.write([{ op: 'patch', collection: MAIL_OUTBOX, where: { id: doc.id, status: 'pending' }, set }], [], this.fence);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Building a form with pages, a jump, a condition on a question and a second
+ * ending in the dashboard's editor, in a real browser: each rule reads back
+ * in plain words, the live preview (the real embed) follows, and what is
+ * saved is what was built. Screenshots go to test-artifacts/dashboard/.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import t from 'tap';
+import { buildApp } from '../../src/app.js';
+import { owner } from '../support/app.js';
+import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
+import { testServices } from '../support/services.js';
+import { signIn } from '../dashboard/support.js';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const SHOTS = `${ARTIFACTS}dashboard/`;
+const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const PAGE_SCRIPT = `
+import { api, setCsrfToken } from '/dashboard/assets/api.js';
+import { mountEditor } from '/dashboard/assets/editor.js';
+const session = await api('/session');
+setCsrfToken(session.csrf_token);
+mountEditor(document.getElementById('app'), { kind: 'form', api });
+document.body.dataset.mounted = 'yes';
+`;
+const PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+  '<title>Edit — Dashboard</title><link rel="stylesheet" href="/dashboard/assets/app.css"><link rel="stylesheet" href="/dashboard/assets/editor.css"></head>' +
+  '<body><main class="editor-page"><h1>Editor</h1><div id="app"></div></main><script type="module" src="/test-editor.js"></script></body></html>';
+
+async function axe(target: Page): Promise<string[]> {
+  await target.evaluate(readFileSync(AXE, 'utf8'));
+  const violations = (await target.evaluate('axe.run(document, { resultTypes: ["violations"], preload: false }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })))')) as Array<{ id: string; impact: string; nodes: string[] }>;
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
+}
+
+if (!existsSync(CHROMIUM)) {
+  t.plan(0, `skipped: no Chromium at ${CHROMIUM}`);
+} else {
+  t.test('a form with pages, a jump, a condition and an ending, built in the editor', async (t) => {
+    mkdirSync(SHOTS, { recursive: true });
+    const services = await testServices(t);
+    const app = await buildApp(services);
+    const biz = await owner(services);
+    app.get('/test-editor', async (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).send(PAGE));
+    app.get('/test-editor.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(PAGE_SCRIPT));
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    t.teardown(async () => { await app.close(); await services.close(); });
+    const session = await signIn(app, services, biz.accountId);
+    const browser = await launch(t);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const [name, value] = session.cookie.split('=') as [string, string];
+    await context.addCookies([{ name, value, domain: '127.0.0.1', path: '/dashboard', httpOnly: true, sameSite: 'Strict' }]);
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (error) => errors.push(error.message));
+    await tab.goto(`${address}/test-editor`);
+    await tab.locator('body[data-mounted="yes"]').waitFor();
+    const preview = tab.frameLocator('iframe.editor-frame');
+
+    await tab.getByLabel('Title', { exact: true }).fill('Join the beta');
+    const add = async (type: string, title: string) => {
+      await tab.getByLabel('New question type').selectOption(type);
+      await tab.getByRole('button', { name: 'Add question' }).click();
+      await tab.keyboard.type(title);
+    };
+    await add('short_text', 'Your name');
+    await add('single_choice', 'Role');
+    await tab.locator('#ed-questions-1-choices-0-label').fill('Developer');
+    await tab.locator('#ed-questions-1-choices-1-label').fill('Designer');
+    await add('short_text', 'Favourite language');
+    await add('short_text', 'Design tool');
+    await add('yes_no', 'Would you recommend us?');
+
+    // A condition on a question: shown to developers only.
+    await tab.getByLabel('Show only when an earlier answer says so').nth(1).check();
+    await tab.getByLabel('Question 3 shows when: question').selectOption('role');
+    t.ok(await tab.getByText('Shown only if Role is Developer.').isVisible(), 'the condition reads in plain words');
+
+    // Three pages; questions moved onto them.
+    await tab.getByRole('button', { name: 'Split into pages' }).click();
+    await tab.getByRole('button', { name: 'Add page' }).click();
+    await tab.getByLabel('Page of Design tool').selectOption({ label: 'Page 2' });
+    await tab.getByLabel('Page of Would you recommend us?').selectOption({ label: 'Page 3' });
+    await tab.getByLabel('Page title').first().fill('About you');
+
+    // An ending, and a jump from the first page.
+    await tab.getByRole('button', { name: 'Add ending' }).click();
+    await tab.keyboard.press('Control+a');
+    await tab.keyboard.type('Welcome aboard');
+    await tab.getByRole('button', { name: 'Add a jump after About you' }).click();
+    const jump = 'If Role is Developer, go to Page 3.';
+    await tab.getByText(jump).waitFor();
+    t.pass('the jump reads in plain words');
+    await tab.getByLabel('Jump 1: go to').selectOption({ label: 'Ending: Welcome aboard' });
+    await tab.getByText('If Role is Developer, go to Welcome aboard.').waitFor();
+    await tab.getByLabel('Jump 1: go to').selectOption({ label: 'Page 3' });
+    await tab.getByLabel('Presentation').selectOption('one_by_one');
+
+    // The preview follows: the first page, one question at a time.
+    await preview.getByRole('heading', { name: 'About you' }).waitFor();
+    t.ok(await preview.getByRole('progressbar').isVisible(), 'the preview shows the progress bar');
+    t.ok(await preview.getByLabel('Your name').isVisible(), 'and the first question');
+    t.equal(await preview.getByRole('radio', { name: 'Developer' }).count(), 0, 'one question at a time');
+    await tab.locator('fieldset.editor-section', { hasText: 'Pages and jumps' }).screenshot({ path: `${SHOTS}editor-logic-pages-1280.png` });
+    await tab.locator('.editor-preview').screenshot({ path: `${SHOTS}editor-logic-preview-1280.png` });
+    t.same(await axe(tab), [], 'axe: nothing serious or critical on the editor');
+
+    await tab.getByRole('button', { name: 'Create form' }).click();
+    await tab.getByRole('button', { name: 'Publish' }).waitFor();
+    const listed = (await (await fetch(`${address}/api/forms`, { headers: { authorization: `Bearer ${biz.key}` } })).json()) as { forms: Array<{ id: string }> };
+    const stored = (await (await fetch(`${address}/api/forms/${listed.forms[0]!.id}`, { headers: { authorization: `Bearer ${biz.key}` } })).json()) as Record<string, unknown>;
+    t.strictSame(stored.pages, [
+      { id: 'page_1', title: 'About you', question_ids: ['your_name', 'role', 'favourite_language'] },
+      { id: 'page_2', question_ids: ['design_tool'] },
+      { id: 'page_3', question_ids: ['would_you_recommend_us'] },
+    ], 'the pages as built');
+    t.strictSame(stored.logic, [{ page: 'page_1', if: { question: 'role', op: 'equals', value: 'developer' }, go_to: 'page_3' }], 'the jump as built');
+    t.strictSame((stored.questions as Array<{ id: string; show_if?: unknown }>)[2]!.show_if, { question: 'role', op: 'equals', value: 'developer' }, 'the condition as built');
+    t.match(stored.endings, [{ id: 'ending_1', title: 'Welcome aboard' }], 'the ending as built');
+    t.equal(stored.presentation, 'one_by_one');
+    t.same(errors, [], 'no uncaught error');
+  });
+}
