@@ -1,5 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import type { JsonObject, NewEvent, StoredEvent } from '../infra/event-store/port.js';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import type { FeedRecord, JsonObject, NewEvent, StoredEvent } from '../infra/event-store/port.js';
 import { groupedAdds } from '../infra/subject-keys/grouped.js';
 import type { SubjectKeyStore } from '../infra/subject-keys/port.js';
 import type { EventDefinition } from './event-catalog.js';
@@ -43,11 +43,18 @@ export function personal(definition: EventDefinition, subject: string, fields: r
   return { type: definition.type, subject, fields, order: Object.keys(shape) };
 }
 
-/** What `sealed` holds: the subject, the nonce, and the personal fields' JSON encrypted with the tag after it (base64). */
+/**
+ * What `sealed` holds: the subject, the nonce, and the personal fields' JSON
+ * encrypted with the tag after it (base64). An event stored plain and
+ * encrypted later (`admin encrypt-existing`) holds its whole data text as it
+ * was stored in the box, and `digest`, the SHA-256 of that text: the seals
+ * hashed the text, and keep verifying it through the digest.
+ */
 export interface Sealed {
   key: string;
   iv: string;
   box: string;
+  digest?: string;
 }
 
 const isSealed = (value: unknown): value is Sealed =>
@@ -87,8 +94,20 @@ const SALT_BYTES = 32;
 /** Keys derived, kept per process; bounded, as a rebuild meets a million subjects once each. */
 const DERIVED_KEPT = 10_000;
 
+/** The SHA-256 of stored data text, as the seals hash it (seals/chain.ts payloadDigest). */
+const digestOf = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** A stored event rewritten with its personal fields sealed: where it is, and its data text before and after. */
+export interface Resealed {
+  position: bigint;
+  before: string;
+  data: string;
+}
+
 export class PersonalCodec {
   private readonly byType: Map<string, PersonalDeclaration>;
+  /** Every declared personal field: what a read-model document gets back from a box holding a whole event. */
+  private readonly personalFields: Set<string>;
   private readonly root: Buffer;
   private readonly add: SubjectKeyStore['add'];
   /** Derived keys by subject, with the salt they came from: a salt found again in the store is not derived twice. */
@@ -100,6 +119,7 @@ export class PersonalCodec {
     secret: string,
   ) {
     this.byType = new Map(declarations.map((d) => [d.type, d]));
+    this.personalFields = new Set(declarations.flatMap((d) => d.fields));
     this.root = rootKey(secret);
     this.add = groupedAdds(keys);
   }
@@ -148,6 +168,11 @@ export class PersonalCodec {
       const key = keys.get(sealed.key);
       if (!key) return undefined;
       const { dataText: _text, ...rest } = event;
+      if (sealed.digest !== undefined) {
+        // Stored plain first, encrypted later: the box holds the data text as it was.
+        const text = this.openText(sealed, key);
+        return { ...rest, data: JSON.parse(text) as JsonObject, dataText: text, sealed };
+      }
       return { ...rest, data: this.openData(event.data, sealed, key, this.byType.get(event.type)!.order), sealed };
     });
   }
@@ -170,6 +195,74 @@ export class PersonalCodec {
       }
     }
     return shown;
+  }
+
+  /**
+   * Stored records of declared types still plain, sealed as they stand: the
+   * data text each is to be stored as, its other fields plain and in their
+   * order, `sealed` holding the whole text as it was and its digest. Records
+   * already sealed, or of other types, are left out. Their subjects' keys are
+   * made (durably) before this answers, as for an append.
+   */
+  async reseal(records: readonly FeedRecord[]): Promise<Resealed[]> {
+    const plain: Array<{ record: FeedRecord; data: JsonObject; declaration: PersonalDeclaration }> = [];
+    for (const record of records) {
+      const declaration = this.byType.get(record.type);
+      if (!declaration) continue;
+      const data = JSON.parse(record.data) as JsonObject;
+      if (!sealedOf(data)) plain.push({ record, data, declaration });
+    }
+    if (plain.length === 0) return [];
+    const keys = await this.keysFor([...new Set(plain.map(({ data, declaration }) => String(data[declaration.subject])))], true);
+    const ivs = randomBytes(IV_BYTES * plain.length);
+    return plain.map(({ record, data, declaration }, at) => {
+      const subject = String(data[declaration.subject]);
+      const { iv, box } = encrypt(keys.get(subject)!, Buffer.from(record.data), subject, ivs.subarray(IV_BYTES * at, IV_BYTES * (at + 1)));
+      const stored: JsonObject = {};
+      for (const field of Object.keys(data)) {
+        if (!declaration.fields.includes(field)) stored[field] = data[field];
+        else if (!(SEALED in stored)) stored[SEALED] = null;
+      }
+      stored[SEALED] = { key: subject, iv: iv.toString('base64'), box: box.toString('base64'), digest: digestOf(record.data) } satisfies Sealed;
+      return { position: record.position, before: record.data, data: JSON.stringify(stored) };
+    });
+  }
+
+  /**
+   * The records encrypted in place whose envelope does not hold what it
+   * claims: the seals hash them by the digest the envelope names, so that
+   * digest is checked against the text the box opens to, and the fields
+   * kept plain against the same fields in it. A record whose key is gone
+   * (erased, its stream not deleted yet) cannot be checked and is not named.
+   */
+  async encryptedLaterBreaks(records: readonly FeedRecord[]): Promise<Array<{ record: FeedRecord; problem: string }>> {
+    const claimed: Array<{ record: FeedRecord; stored: JsonObject; sealed: Sealed }> = [];
+    for (const record of records) {
+      if (!this.byType.has(record.type) || !record.data.includes('"digest":"')) continue;
+      const stored = JSON.parse(record.data) as JsonObject;
+      const sealed = sealedOf(stored);
+      if (sealed?.digest !== undefined) claimed.push({ record, stored, sealed });
+    }
+    if (claimed.length === 0) return [];
+    const keys = await this.keysFor([...new Set(claimed.map(({ sealed }) => sealed.key))], false);
+    const breaks: Array<{ record: FeedRecord; problem: string }> = [];
+    for (const { record, stored, sealed } of claimed) {
+      const key = keys.get(sealed.key);
+      if (!key) continue;
+      let text: string;
+      try {
+        text = this.openText(sealed, key);
+      } catch {
+        breaks.push({ record, problem: 'its encrypted text does not open under its key: it changed since it was encrypted' });
+        continue;
+      }
+      const whole = JSON.parse(text) as JsonObject;
+      if (digestOf(text) !== sealed.digest) breaks.push({ record, problem: 'its encrypted text is not the text its digest names' });
+      else if (Object.keys(stored).some((field) => field !== SEALED && JSON.stringify(stored[field]) !== JSON.stringify(whole[field]))) {
+        breaks.push({ record, problem: 'a field it keeps plain differs from the same field in its encrypted text' });
+      }
+    }
+    return breaks;
   }
 
   /** Deletes the subjects' keys: everything sealed under them is unreadable from now on, wherever it is copied. */
@@ -195,9 +288,19 @@ export class PersonalCodec {
     return stored;
   }
 
+  private openText(sealed: Sealed, key: Buffer): string {
+    return decrypt(key, Buffer.from(sealed.iv, 'base64'), Buffer.from(sealed.box, 'base64'), sealed.key);
+  }
+
   /** The data with the sealed fields put back: in the schema's order where given, else where `sealed` stands. */
   private openData(data: JsonObject, sealed: Sealed, key: Buffer, order?: readonly string[]): JsonObject {
-    const personal = JSON.parse(decrypt(key, Buffer.from(sealed.iv, 'base64'), Buffer.from(sealed.box, 'base64'), sealed.key)) as JsonObject;
+    let personal = JSON.parse(this.openText(sealed, key)) as JsonObject;
+    if (sealed.digest !== undefined) {
+      // A whole event's data: only its personal fields go back into a document.
+      const whole = personal;
+      personal = {};
+      for (const field of Object.keys(whole)) if (this.personalFields.has(field)) personal[field] = whole[field];
+    }
     const opened: JsonObject = {};
     if (order) {
       for (const field of order) {
