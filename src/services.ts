@@ -206,7 +206,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     throw error;
   }
   try {
-    events = new PersonalEventStore(storedEvents, new PersonalCodec(personalData, await openSubjectKeys(config, readOnly), secret));
+    events = new PersonalEventStore(storedEvents, new PersonalCodec(personalData, await openSubjectKeys(config, readOnly), secret, readOnly ? { freshMs: 0 } : {}));
   } catch (error) {
     await Promise.allSettled([storedEvents.close(), readModels.close()]);
     throw error;

@@ -94,6 +94,15 @@ const SALT_BYTES = 32;
 /** Keys derived, kept per process; bounded, as a rebuild meets a million subjects once each. */
 const DERIVED_KEPT = 10_000;
 
+/**
+ * How long a key looked up is used without looking it up again: a list of
+ * 100 asked for again does not read 100 salts again. An erasure made in this
+ * process drops its keys at once; one made by another process sharing the
+ * key store is seen here within this time (it deletes the events' streams
+ * too, so nothing is left to open with them).
+ */
+export const KEY_FRESH_MS = 10_000;
+
 /** The SHA-256 of stored data text, as the seals hash it (seals/chain.ts payloadDigest). */
 const digestOf = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -111,13 +120,27 @@ export class PersonalCodec {
   private readonly root: Buffer;
   private readonly add: SubjectKeyStore['add'];
   /** Derived keys by subject, with the salt they came from: a salt found again in the store is not derived twice. */
-  private readonly derived = new Map<string, { salt: Buffer; key: Buffer }>();
+  private readonly derived = new Map<string, { salt: Buffer; key: Buffer; at: number }>();
+  private readonly now: () => number;
+  private readonly freshMs: number;
 
   constructor(
     declarations: readonly PersonalDeclaration[],
     readonly keys: SubjectKeyStore,
     secret: string,
+    options: {
+      /** Milliseconds on a monotonic clock, for how long a key looked up stays fresh. */
+      now?: () => number;
+      /**
+       * How long a key looked up is used again (KEY_FRESH_MS); 0 where the
+       * read models are a copy that an erasure does not reach (a point-in-time
+       * store), which must look every key up as it opens.
+       */
+      freshMs?: number;
+    } = {},
   ) {
+    this.now = options.now ?? (() => performance.now());
+    this.freshMs = options.freshMs ?? KEY_FRESH_MS;
     this.byType = new Map(declarations.map((d) => [d.type, d]));
     this.personalFields = new Set(declarations.flatMap((d) => d.fields));
     this.root = rootKey(secret);
@@ -268,7 +291,9 @@ export class PersonalCodec {
   /** Deletes the subjects' keys: everything sealed under them is unreadable from now on, wherever it is copied. */
   async forget(subjects: readonly string[]): Promise<void> {
     if (subjects.length === 0) return;
+    for (const subject of subjects) this.derived.delete(subject);
     await this.keys.erase(subjects);
+    // Again: a lookup under way as the keys were erased may have kept one.
     for (const subject of subjects) this.derived.delete(subject);
   }
 
@@ -320,31 +345,48 @@ export class PersonalCodec {
   }
 
   /**
-   * The subjects' keys; with `create`, made for those that have none. Every
-   * call looks the salts up in the store (one query for the lot), so a key
-   * erased by another process is gone here too; only the derivation of a
-   * salt seen before is skipped.
+   * The subjects' keys; with `create`, made for those that have none. The
+   * salts of subjects not looked up in the last `freshMs` are looked up
+   * in the store (one query for the lot), so a key erased by another
+   * process is gone here too within that time; a salt seen before is not
+   * derived again.
    */
   private async keysFor(subjects: string[], create: boolean): Promise<Map<string, Buffer>> {
+    const now = this.now();
+    const keys = new Map<string, Buffer>();
+    const stale: string[] = [];
+    for (const subject of subjects) {
+      const known = this.derived.get(subject);
+      if (known && now - known.at < this.freshMs) keys.set(subject, known.key);
+      else stale.push(subject);
+    }
+    if (stale.length === 0) return keys;
     let salts: Map<string, Buffer>;
     if (create) {
       // A subject is new when its first event is sealed: its salt is stored (durably) before that event is appended.
-      const drawn = randomBytes(SALT_BYTES * subjects.length);
-      salts = await this.add(new Map(subjects.map((subject, i) => [subject, drawn.subarray(SALT_BYTES * i, SALT_BYTES * (i + 1))])));
-    } else salts = await this.keys.find(subjects);
-    const keys = new Map<string, Buffer>();
-    for (const [subject, salt] of salts) keys.set(subject, this.derive(subject, salt));
+      const drawn = randomBytes(SALT_BYTES * stale.length);
+      salts = await this.add(new Map(stale.map((subject, i) => [subject, drawn.subarray(SALT_BYTES * i, SALT_BYTES * (i + 1))])));
+    } else salts = await this.keys.find(stale);
+    for (const subject of stale) {
+      const salt = salts.get(subject);
+      if (salt) keys.set(subject, this.derive(subject, salt, now));
+      // Erased by another process: not kept here either.
+      else this.derived.delete(subject);
+    }
     return keys;
   }
 
   /** HMAC-SHA-256 under the root key of the subject and its salt (the salt is of fixed length, last, so no two inputs read alike). */
-  private derive(subject: string, salt: Buffer): Buffer {
+  private derive(subject: string, salt: Buffer, at: number): Buffer {
     const known = this.derived.get(subject);
-    if (known && known.salt.equals(salt)) return known.key;
+    if (known && known.salt.equals(salt)) {
+      known.at = at;
+      return known.key;
+    }
     const key = createHmac('sha256', this.root).update(subject).update(salt).digest();
     // Emptied when full rather than trimmed one by one: a Map's oldest entry is slow to find once many are deleted.
     if (this.derived.size >= DERIVED_KEPT) this.derived.clear();
-    this.derived.set(subject, { salt, key });
+    this.derived.set(subject, { salt, key, at });
     return key;
   }
 }

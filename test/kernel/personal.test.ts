@@ -12,7 +12,7 @@ import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { KEYS_FILE, type SubjectKeyStore } from '../../src/infra/subject-keys/port.js';
 import { openSqliteSubjectKeys } from '../../src/infra/subject-keys/sqlite.js';
 import { openSubjectKeysAt } from '../../src/infra/subject-keys/open.js';
-import { personal, PersonalCodec, SEALED, sealedOf } from '../../src/kernel/personal.js';
+import { KEY_FRESH_MS, personal, PersonalCodec, SEALED, sealedOf } from '../../src/kernel/personal.js';
 import { PersonalEventStore } from '../../src/kernel/personal-store.js';
 import { ResponseSubmitted } from '../../src/submissions/events.js';
 import { VoteCast } from '../../src/polls/events.js';
@@ -209,10 +209,12 @@ t.test('the key store holds a salt, not the key: without SECRET it opens nothing
   await otherSecret.close();
 
   // A second process on the same files: it reads the response (deriving its key), then another erases it.
-  const second = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), SECRET));
+  let clock = 0;
+  const second = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), SECRET, { now: () => clock }));
   t.equal((await second.readStream('response-k')).length, 1);
   await store.codec.forget(['k']);
-  t.same(await second.readStream('response-k'), [], 'the key it derived before is not used once the salt is gone');
+  clock += KEY_FRESH_MS;
+  t.same(await second.readStream('response-k'), [], 'the key it derived before is not used once the salt is gone and its lookup is not fresh');
   await second.close();
 });
 
@@ -244,4 +246,38 @@ t.test('a key store opened read-only finds keys and changes none; one never made
 t.test('the event-store contract holds through the sealing store', async (t) => {
   const dir = tempDir(t, 'contract');
   eventStoreContract(t, { open: async () => new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), SECRET)), erasesFromFeedAtOnce: true });
+});
+
+t.test('a key looked up is used again for a while; an erasure here drops it at once, one elsewhere within that while', async (t) => {
+  const dir = tempDir(t);
+  let clock = 0;
+  const keys = openSqliteSubjectKeys(dir);
+  t.teardown(() => keys.close());
+  const here = new PersonalCodec(personalData, keys, SECRET, { now: () => clock });
+  const elsewhere = new PersonalCodec(personalData, keys, SECRET, { now: () => clock });
+  const [a, b] = await here.seal([response('ra', 'TEXT-A'), response('rb', 'TEXT-B')]);
+  const stored = [a!, b!].map((event, i) => ({ ...event, id: `e${i}`, streamId: `response-r${i}`, revision: 0n, position: BigInt(i + 1), recordedAt: meta.occurred_at }) as never);
+  const lookups: number[] = [];
+  const find = keys.find.bind(keys);
+  keys.find = async (subjects) => (lookups.push(subjects.length), find(subjects));
+
+  t.equal((await here.open(stored)).filter(Boolean).length, 2, 'both open');
+  t.same(lookups, [], 'keys made here are not looked up again while fresh');
+  t.equal((await elsewhere.open(stored)).filter(Boolean).length, 2);
+  t.same(lookups, [2], 'a codec without them looks them up once');
+  await elsewhere.open(stored);
+  t.same(lookups, [2], 'and then uses them while fresh');
+
+  await here.forget(['ra']);
+  t.same((await here.open(stored)).map((e) => e?.id), [undefined, 'e1'], 'erased here: unreadable here at once');
+  t.equal((await elsewhere.open(stored)).filter(Boolean).length, 2, 'erased elsewhere: still fresh there');
+  clock += KEY_FRESH_MS;
+  t.same((await elsewhere.open(stored)).map((e) => e?.id), [undefined, 'e1'], 'and unreadable there once its keys are looked up again');
+
+  // A point-in-time store's read models are a copy no erasure reaches: it looks every key up as it opens.
+  const copy = new PersonalCodec(personalData, keys, SECRET, { now: () => clock, freshMs: 0 });
+  lookups.length = 0;
+  await copy.open(stored);
+  await copy.open(stored);
+  t.same(lookups, [2, 2], 'with no freshness, every open looks its keys up');
 });
