@@ -96,3 +96,8 @@ t.test('a page size out of range is refused', async (t) => {
   t.equal(run.code, 2);
   t.match(run.stderr, /--page must be a whole number from 1 to 10000/);
 });
+
+t.test('refused where the events cannot be rewritten in place (KurrentDB)', async (t) => {
+  const { encryptExisting } = await import('../../src/cli/encrypt-existing.js');
+  await t.rejects(encryptExisting({ events: { kind: 'kurrentdb' } } as never, () => undefined), /only the embedded event store can be encrypted in place/);
+});
