@@ -23,7 +23,8 @@
  * a webhook replay costs against the replaying account's own history,
  * beside others' (bench/replay-cost.ts); `npm run bench -- displays` only
  * the displays-and-starts endpoint and the event log's growth under a flood
- * of it (bench/displays.ts). The auditors' and CRUD peer's runs first
+ * of it (bench/displays.ts); `npm run bench -- sealing` only what sealing
+ * personal fields costs on the codec alone (bench/sealing.ts). The auditors' and CRUD peer's runs first
  * time a fixed piece of work (bench/calibration.ts), so that their figures
  * from different days can be read beside how fast the machine was.
  */
@@ -35,6 +36,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { pino } from 'pino';
 import { createKey, openAccount } from '../src/accounts/commands.js';
+import { MAX_ACTIVE_KEYS } from '../src/accounts/key.js';
 import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/domain-events.js';
 import { buildApp } from '../src/app.js';
@@ -44,6 +46,7 @@ import { rebuildOnly } from './rebuild.js';
 import { calibrate, describeCalibration } from './calibration.js';
 import { downloadOnly } from './download.js';
 import { replayCostOnly } from './replay-cost.js';
+import { sealingOnly } from './sealing.js';
 import { paced } from './paced.js';
 import { largeFormBody } from '../test/support/large-definitions.js';
 import { keyPropagation, type Propagation } from './propagation.js';
@@ -325,7 +328,8 @@ async function prepare(dataDir: string, deepResponses = 100_000) {
   const account = await openAccount(services, { name: 'Bench', plan: 'business', scopes: [...scopes] });
   // Business keys allow 1000 requests a minute each: rotate enough of them not to measure the limiter.
   const keys = [account.api_key];
-  for (let i = 0; i < 300; i++) keys.push((await createKey(services, { accountId: account.account_id, name: `k${i}`, scopes: [...scopes] })).api_key);
+  // As many as an account may hold (the account's own key is one of them).
+  for (let i = 1; i < MAX_ACTIVE_KEYS; i++) keys.push((await createKey(services, { accountId: account.account_id, name: `k${i}`, scopes: [...scopes] })).api_key);
   const headers = { authorization: `Bearer ${account.api_key}` };
   const make = async (url: string, payload: object) => {
     const id = (await app.inject({ method: 'POST', url, headers, payload })).json().id as string;
@@ -731,4 +735,5 @@ else if (process.argv.includes('tenant-flood')) await tenantFloodOnly();
 else if (process.argv.includes('download')) await downloadOnly();
 else if (process.argv.includes('replay-cost')) await replayCostOnly();
 else if (process.argv.includes('displays')) await (await import('./displays.js')).displaysOnly();
+else if (process.argv.includes('sealing')) await sealingOnly();
 else await main();

@@ -14,7 +14,7 @@ import { widgetsProjection } from './widgets.js';
 export const projections: Projection<DomainEvent>[] = [accountsProjection, widgetsProjection, formsProjection, pollsProjection, responsesProjection, webhooksProjection, webhookReplaysProjection, dashboardSessionsProjection, analyticsProjection, membersProjection, notificationsProjection];
 
 /** The catalog that reads the events these projections take. */
-export { catalog } from '../src/domain-events.js';
+export { catalog, personalData } from '../src/domain-events.js';
 
 /** This module, for a rebuild's worker thread to import (it holds `projections` and `catalog`). */
 export const readSide = new URL(import.meta.url);

@@ -223,9 +223,12 @@ export function voteCounted(vote: { poll_id: string; account_id: string; option_
 
 /** The counters a response's document counted in (the responses collection's `counted`); none for a document not of that shape. */
 export function responseCounters(doc: Doc): string[] {
-  const { parent_id, account_id, answers, metadata, submitted_at, status, language } = doc;
+  const { parent_id, account_id, answers, metadata, submitted_at, status, language, counted } = doc;
   // A partial response counts in nothing.
-  if (status === 'partial' || typeof parent_id !== 'string' || typeof account_id !== 'string' || typeof submitted_at !== 'string' || !isObject(answers) || !isObject(metadata)) return [];
+  if (status === 'partial') return [];
+  // A sealed response lists them: its answers are not readable here.
+  if (Array.isArray(counted)) return counted.filter((id): id is string => typeof id === 'string');
+  if (typeof parent_id !== 'string' || typeof account_id !== 'string' || typeof submitted_at !== 'string' || !isObject(answers) || !isObject(metadata)) return [];
   // Asked for a response being erased (a retract): its answers are not kept here.
   return unremembered(() => responseCounted({ account_id, answers, metadata, submitted_at, language }, parent_id).ops.map((op) => op.doc.id));
 }

@@ -2,6 +2,7 @@ import type { DomainEvent } from '../src/domain-events.js';
 import type { Recorded } from '../src/kernel/event-catalog.js';
 import type { ReadModelOp } from '../src/infra/read-models/port.js';
 import type { Projection } from '../src/kernel/feed/projection.js';
+import { SEALED } from '../src/kernel/personal.js';
 import { countersCollection, RESPONSE_SUMMARIES, responseCounted, responseCounters, uncount } from './response-summaries.js';
 
 export const RESPONSES = 'responses';
@@ -27,7 +28,8 @@ export const responsesProjection: Projection<DomainEvent> = {
   // 7 counts list and matrix answers (choices, places, rows) and keeps the day a date answer names.
   // 8 ranks within the listing (complete or partial) and keeps partial responses.
   // 9 counts responses by language.
-  version: 9,
+  // 10 keeps a sealed response's personal fields sealed, as the event stores them (opened when served).
+  version: 10,
   collections: [
     {
       name: RESPONSES,
@@ -53,6 +55,13 @@ export const responsesProjection: Projection<DomainEvent> = {
         const { response_id: id, account_id, submitted_at } = data;
         // Not first in its stream: a partial response before it, which this one replaces in the parent's listing.
         const completes: ReadModelOp[] = event.revision > 0n ? [{ op: 'delete', collection: RESPONSES, where: { id } }] : [];
+        if (event.sealed) {
+          // What a person sent stays sealed at rest here too: only the fields that place the response are plain.
+          const { response_id: _id, answers: _answers, hidden: _hidden, metadata: _metadata, consent_record: _consent, ...plain } = data;
+          // The counters it counted in are listed, as an erasure cannot work them out from sealed answers.
+          const counted = ops.map((op) => op.doc.id);
+          return [...completes, { op: 'put', collection: RESPONSES, doc: { id, parent_id, listing: parent_id, ...plain, counted, [SEALED]: event.sealed } }, ...ops];
+        }
         const json = textOf(event, id, account_id, submitted_at);
         // With its text, the document needs only what the store keeps in columns (the port's put): a rebuild puts a million.
         if (json !== undefined) return [...completes, { op: 'put', collection: RESPONSES, doc: { id, parent_id, listing: parent_id, account_id, submitted_at }, json }, ...ops];
@@ -63,7 +72,9 @@ export const responsesProjection: Projection<DomainEvent> = {
         // The latest page replaces the one before; it counts in no summary. Without the account's id, the account's latest responses
         // (read by its index) are complete ones only.
         const { response_id, form_id, page, answers, hidden, progressed_at } = event.data;
-        const doc = { id: response_id, parent_id: form_id, listing: partialListing(form_id), form_id, status: 'partial', last_page: page, answers, ...(hidden ? { hidden } : {}), submitted_at: progressed_at };
+        const placed = { id: response_id, parent_id: form_id, listing: partialListing(form_id), form_id, status: 'partial', last_page: page };
+        // Sealed, its answers stay sealed here as the event stores them (opened when served).
+        const doc = event.sealed ? { ...placed, [SEALED]: event.sealed, submitted_at: progressed_at } : { ...placed, answers, ...(hidden ? { hidden } : {}), submitted_at: progressed_at };
         return [{ op: 'put', collection: RESPONSES, doc }];
       }
       case 'ResponsesErased':

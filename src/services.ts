@@ -16,13 +16,18 @@ import { ErasureProcess } from './erasure/index.js';
 import type { CommandContext } from './kernel/aggregate.js';
 import type { Context, ProjectionState } from './kernel/context.js';
 import type { Config } from './config.js';
-import { catalog, type DomainEvent } from './domain-events.js';
+import { catalog, personalData, type DomainEvent } from './domain-events.js';
 import type { EventCatalog } from './kernel/event-catalog.js';
 import { offlineGeo, type GeoLookup } from './infra/geo.js';
 import { deriveKeys } from './infra/keys.js';
 import type { EventStore } from './infra/event-store/port.js';
 import { createIdGenerator, secureRandom, systemClock, type Clock, type IdGenerator, type RandomBytes } from './infra/ids.js';
 import type { ReadModelStore } from './infra/read-models/port.js';
+import { KEYS_FILE, type SubjectKeyStore } from './infra/subject-keys/port.js';
+import { openSubjectKeysAt, type SubjectKeysAt } from './infra/subject-keys/open.js';
+import { PersonalCodec } from './kernel/personal.js';
+import { PersonalEventStore } from './kernel/personal-store.js';
+import { join } from 'node:path';
 import { RecentDocs } from './infra/read-models/recent.js';
 import type { BackgroundCheckpoints } from './infra/sqlite.js';
 import { openRedis, type RedisLink } from './infra/redis.js';
@@ -175,18 +180,42 @@ async function openReadModels(config: Config, logger: FastifyBaseLogger): Promis
   return openSqliteReadModels(config.DATA_DIR, logger);
 }
 
+/**
+ * Where the subject keys are: beside the read models (their own MongoDB
+ * collection, or their own file beside the embedded store). A point-in-time
+ * copy reads those of the store it was copied from, never a copy of them:
+ * what is erased there after the copy was made cannot be read here either.
+ */
+export function subjectKeysAt(config: Config, readOnly: PointInTime | undefined): SubjectKeysAt {
+  if (readOnly) return { kind: 'sqlite', path: readOnly.key_store ?? join(config.DATA_DIR, KEYS_FILE), readonly: true };
+  if (config.MONGODB_URL) return { kind: 'mongodb', url: config.MONGODB_URL };
+  return { kind: 'sqlite', path: join(config.DATA_DIR, KEYS_FILE), readonly: false };
+}
+
+async function openSubjectKeys(config: Config, readOnly: PointInTime | undefined): Promise<SubjectKeyStore> {
+  return openSubjectKeysAt(subjectKeysAt(config, readOnly));
+}
+
 export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const logger = options.logger ?? createLogger(config);
   const readOnly = readPointInTime(config.DATA_DIR);
   if (readOnly && (config.EVENTSTORE_URL || config.MONGODB_URL)) {
     throw new Error(`DATA_DIR holds a point-in-time store (as of ${readOnly.until}): serve it without EVENTSTORE_URL and MONGODB_URL`);
   }
-  const events = await openEventStore(config, logger);
+  const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
+  const storedEvents = await openEventStore(config, logger);
   let readModels: ReadModelStore;
+  let events: PersonalEventStore;
   try {
     readModels = await openReadModels(config, logger);
   } catch (error) {
-    await events.close();
+    await storedEvents.close();
+    throw error;
+  }
+  try {
+    events = new PersonalEventStore(storedEvents, new PersonalCodec(personalData, await openSubjectKeys(config, readOnly), secret, readOnly ? { freshMs: 0 } : {}));
+  } catch (error) {
+    await Promise.allSettled([storedEvents.close(), readModels.close()]);
     throw error;
   }
   let redis: RedisLink | undefined;
@@ -202,7 +231,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     onWritten: (ops) => recent.written(ops),
     processStates: [erasureState],
     // A rebuild of the embedded store reads and projects on a second thread while this one writes.
-    ...(config.EVENTSTORE_URL ? {} : { prepared: preparedInWorker(config.DATA_DIR, REPLAY_BATCH, readSide), preparedHeadStart: REPLAY_HEAD_START }),
+    ...(config.EVENTSTORE_URL ? {} : { prepared: preparedInWorker(config.DATA_DIR, REPLAY_BATCH, readSide, { secret, keys: subjectKeysAt(config, readOnly) }), preparedHeadStart: REPLAY_HEAD_START }),
     // Append to readable: what a client waits for after a write.
     onApplied: (batch) => {
       const now = Date.now();
@@ -222,9 +251,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       await Promise.all([events.expunge(), readModels.expunge()]);
     },
     ...(config.SEALS === 'on' ? { beforeErasure: async () => void (await seals.sealAll()) } : {}),
+    forgetKeys: (subjects) => events.codec.forget(subjects),
   });
   await erasure.init();
-  const secret = config.SECRET ?? loadOrCreateSecret(config.DATA_DIR);
   const keys = deriveKeys(secret);
   const states = new StateCache(options.stateCacheBytes ?? STATE_CACHE_BYTES);
   const commands: CommandContext = {
@@ -247,6 +276,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const mailer = options.mail?.mailer ?? (config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM) : logMailer(logger));
   const mailSchedule = options.mail?.schedule ?? config.MAIL_RETRY_SCHEDULE;
   const mail = new MailOutbox(events, readModels, catalog, mailer, { base: () => linkBase(config), key: keys.loginLinks }, clock, logger, {
+    reveal: (docs) => events.codec.reveal(docs),
     ...options.mail,
     ...(mailSchedule ? { schedule: mailSchedule } : {}),
   });
@@ -294,6 +324,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     config,
     readOnly,
     events,
+    personal: events.codec,
     readModels,
     projections: runner,
     erasure,

@@ -15,6 +15,7 @@ export const COMMANDS = [
   { name: 'events', description: 'the event history as NDJSON, one event a line with its position' },
   { name: 'rebuild', description: 'rebuild every read model from the event history (a running server keeps serving)' },
   { name: 'seal', description: 'seal every event not sealed yet (the server seals every 1000 events or 10 s)' },
+  { name: 'encrypt-existing', description: 'encrypt the responses and votes stored before the service encrypted them, then rebuild (resumable)' },
   { name: 'verify', description: 'check the history against its seals; exit 1 naming the first break' },
   { name: 'audit', description: 'the history of one widget, form or poll and of its responses (never their content)' },
   { name: 'scavenge', description: 'with KurrentDB, start a scavenge on each node of EVENTSTORE_URL (erased events leave its files only then)' },

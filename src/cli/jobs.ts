@@ -23,6 +23,7 @@ import type { Services } from '../services.js';
 import { audit, auditCommand } from './audit.js';
 import { rebuildAt } from './point-in-time.js';
 import { seal, verify, verifyCommand } from './verify.js';
+import { encryptExisting } from './encrypt-existing.js';
 import { catalog } from '../domain-events.js';
 import { lastSeal } from '../seals/process.js';
 import { recordedAddress } from '../infra/address.js';
@@ -277,6 +278,12 @@ export const JOBS: Record<CommandName, CommandSpec<z.ZodType>> = {
     options: [],
     schema: z.object({}),
     job: async (_v, { stores, out }) => seal(await stores(), out),
+  }),
+  'encrypt-existing': command({
+    history: 'appends',
+    options: [{ flags: '--page <n>', description: 'events read and committed at a time, 1 to 10000 (default 500)' }],
+    schema: z.object({ page: z.coerce.number().int('must be a whole number from 1 to 10000').min(1, 'must be a whole number from 1 to 10000').max(10_000, 'must be a whole number from 1 to 10000').optional() }),
+    job: async (v, { stores, out }) => encryptExisting(await stores(), out, v.page),
   }),
   verify: command({
     history: 'reads',

@@ -4,7 +4,9 @@ import { targetOf } from '../erasure/state.js';
 import { haltMessage } from '../kernel/feed/halt.js';
 import { SessionActivity } from '../dashboard/activity.js';
 import { AppError } from '../kernel/errors.js';
-import { UnreadableEvent } from '../kernel/event-catalog.js';
+import { UnreadableEvent, type Recorded } from '../kernel/event-catalog.js';
+import { sealedOf } from '../kernel/personal.js';
+import type { DomainEvent } from '../domain-events.js';
 import type { FeedRecord, JsonObject } from '../infra/event-store/port.js';
 import { systemClock } from '../infra/ids.js';
 import { openSqliteEventStore, type SqliteEventStore } from '../infra/event-store/sqlite.js';
@@ -12,7 +14,7 @@ import { loadOrCreateSecret, SECRET_FILE } from '../infra/secret.js';
 import { DATABASE_FILE } from '../infra/sqlite.js';
 import { writePointInTime } from '../seals/point-in-time.js';
 import { erasedBy } from '../seals/verify.js';
-import { openServices, type Services } from '../services.js';
+import { openServices, subjectKeysAt, type Services } from '../services.js';
 
 type Output = (line: string) => void;
 
@@ -103,7 +105,9 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
   // A copy of a copy: what was erased after the first copy's moment is gone from both, and still in their seals.
   const erasedAfter = new Map<string, Set<string>>(Object.entries(source?.erased_after_by_object ?? {}).map(([object, ids]) => [object, new Set(ids)]));
   if (source?.erased_after?.length) erasedAfter.set('', new Set(source.erased_after));
-  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString() });
+  const keys = subjectKeysAt(services.config, source);
+  const keyStore = keys.kind === 'sqlite' ? { key_store: resolve(keys.path) } : {};
+  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString(), ...keyStore });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
 
@@ -171,6 +175,7 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
     events,
     source: services.events.kind,
     built_at: clock().toISOString(),
+    ...keyStore,
     erased_after_by_object: Object.fromEntries([...erasedAfter].sort(([a], [b]) => a.localeCompare(b)).map(([object, ids]) => [object, [...ids].sort()])),
   });
 
@@ -216,7 +221,10 @@ async function removedSince(store: Services['events'], copy: SqliteEventStore, c
     if (id !== undefined && !erased.has(id)) return [];
     let event;
     try {
-      event = catalog.parse({ ...record, data: JSON.parse(record.data) as JsonObject, metadata: JSON.parse(record.metadata) as JsonObject });
+      const data = JSON.parse(record.data) as JsonObject;
+      // Sealed, its personal fields cannot be read here, nor need they be: the ids and streams erasure reads are plain.
+      if (sealedOf(data)) event = { type: record.type, data, streamId: record.streamId } as unknown as Recorded<DomainEvent>;
+      else event = catalog.parse({ ...record, data, metadata: JSON.parse(record.metadata) as JsonObject });
     } catch (error) {
       // The copy's rebuild halts before it, naming it; nothing of it is taken for a submission here.
       if (error instanceof SyntaxError || error instanceof UnreadableEvent) return [];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { adapterOf, PersonalEventStore } from '../kernel/personal-store.js';
 import { UnreadableRecord } from '../infra/event-store/port.js';
 import type { SqliteEventStore } from '../infra/event-store/sqlite.js';
 import { leavesInThreads } from '../seals/leaves.js';
@@ -29,7 +30,7 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
   // Threads take ranges of positions: where positions are mostly gaps (an event
   // put far past the others by hand), most ranges would be empty, and a walk here
   // reads only what is there.
-  const threaded = head >= THREADED_FROM && head <= 2n * BigInt((services.events as SqliteEventStore).countEvents());
+  const threaded = head >= THREADED_FROM && head <= 2n * BigInt((adapterOf(services.events) as SqliteEventStore).countEvents());
   const mark = embedded ? readPointInTime(services.config.DATA_DIR) : undefined;
   const erasedLater = mark ? erasedAfter(mark) : undefined;
   let result;
@@ -70,7 +71,7 @@ export async function verify(services: Pick<Services, 'events' | 'config'>, valu
         }
       : {}),
   };
-  const broken = result.firstBreak ?? (embedded ? await cutOff(services.events as SqliteEventStore) : undefined);
+  const broken = result.firstBreak ?? (embedded ? await cutOff(adapterOf(services.events) as SqliteEventStore) : undefined) ?? (await encryptedLater(services.events));
   if (!broken) {
     out(JSON.stringify({ verified: true, ...figures }));
     return 0;
@@ -100,6 +101,25 @@ async function cutOff(events: SqliteEventStore): Promise<{ position: bigint; str
     type: '(gone)',
     problem: `the store gave out positions up to ${end} and holds none after ${head}: the events there were removed`,
   };
+}
+
+/** Events read a page to check those encrypted in place. */
+const PAGE = 2000;
+
+/**
+ * The first submission encrypted in place (`admin encrypt-existing`) whose
+ * envelope does not hold the text whose digest the seals took
+ * (PersonalCodec.encryptedLaterBreaks).
+ */
+async function encryptedLater(events: Services['events']): Promise<{ position: bigint; stream: string; type: string; problem: string } | undefined> {
+  if (!(events instanceof PersonalEventStore)) return undefined;
+  for (let after = 0n; ; ) {
+    const page = await events.readFeed({ after, limit: PAGE });
+    if (page.length === 0) return undefined;
+    const [first] = await events.codec.encryptedLaterBreaks(page);
+    if (first) return { position: first.record.position, stream: first.record.streamId, type: first.record.type, problem: first.problem };
+    after = page.at(-1)!.position;
+  }
 }
 
 /** `admin seal`: seals everything stored now, without waiting for the server's next seal. */

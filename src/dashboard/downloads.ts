@@ -11,6 +11,9 @@ export const DownloadQuery = inOrder(TimeRange.extend(StatusQuery.shape).strict(
 /** As sent: without `status`, complete responses. */
 export type DownloadQuery = Omit<z.infer<typeof DownloadQuery>, 'status'> & { status?: ResponseStatus };
 
+/** Read-model documents with their sealed personal fields opened, the erased ones left out (Context.personal). */
+export type Reveal = (docs: Doc[]) => Promise<Doc[]>;
+
 /** Responses read per query: a page of the index, never the whole set. */
 export const PAGE_SIZE = 500;
 
@@ -23,13 +26,15 @@ const ORDER = [['submitted_at', 1], ['id', 1]] satisfies Array<[string, 1]>;
  * memory holds one page, every page costs what the first does, and a response
  * arriving or erased meanwhile never shifts what follows.
  */
-export async function* responsePages(store: ReadModelStore, parentId: string, query: DownloadQuery, pageSize = PAGE_SIZE): AsyncGenerator<Doc[]> {
+export async function* responsePages(store: ReadModelStore, parentId: string, query: DownloadQuery, pageSize = PAGE_SIZE, reveal: Reveal = async (docs) => docs): AsyncGenerator<Doc[]> {
   const range = { field: 'submitted_at', ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) };
   const { filter } = statusFilter(parentId, query.status ?? 'complete');
   let after: Scalar[] | undefined;
   for (;;) {
     const page = await store.find(RESPONSES, filter, { sort: ORDER, range, limit: pageSize, ...(after ? { after } : {}) });
-    if (page.length > 0) yield page;
+    // Opened as served: the read model keeps the personal fields sealed; an erased one is left out.
+    const opened = await reveal(page);
+    if (opened.length > 0) yield opened;
     if (page.length < pageSize) return;
     const last = page.at(-1)!;
     after = [String(last.submitted_at), last.id];
@@ -133,6 +138,7 @@ const row = (cells: unknown[]): string[] => cells.map((cell) => neutralise(text(
 /** The CSV download, as text chunks: the header, then one chunk per page of responses. */
 export async function* csvChunks(
   store: ReadModelStore,
+  reveal: Reveal,
   parentId: string,
   questions: StoredQuestion[],
   query: DownloadQuery,
@@ -143,7 +149,7 @@ export async function* csvChunks(
 ): AsyncGenerator<string> {
   const columns = csvColumns(questions, plan, hiddenFields, endings, (query.status ?? 'complete') !== 'complete', languages);
   yield stringify([row(columns.map((c) => c.header))], CSV);
-  for await (const page of responsePages(store, parentId, query)) {
+  for await (const page of responsePages(store, parentId, query, PAGE_SIZE, reveal)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);
   }
 }
@@ -155,8 +161,8 @@ function record(doc: Doc): Record<string, unknown> {
 }
 
 /** The NDJSON download: one response per line, as the API shows it. */
-export async function* ndjsonChunks(store: ReadModelStore, parentId: string, query: DownloadQuery): AsyncGenerator<string> {
-  for await (const page of responsePages(store, parentId, query)) {
+export async function* ndjsonChunks(store: ReadModelStore, reveal: Reveal, parentId: string, query: DownloadQuery): AsyncGenerator<string> {
+  for await (const page of responsePages(store, parentId, query, PAGE_SIZE, reveal)) {
     yield page.map((doc) => `${JSON.stringify(record(doc))}\n`).join('');
   }
 }

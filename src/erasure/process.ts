@@ -62,6 +62,12 @@ export interface ErasureOptions {
    * were there) however soon after their submission they are erased.
    */
   beforeErasure?: () => Promise<void>;
+  /**
+   * Before anything else is erased: delete the keys of the responses and
+   * votes, so that no copy of their events, anywhere, can be read from then
+   * on (kernel/personal.ts). The streams are deleted after, for the bytes.
+   */
+  forgetKeys?: (subjects: string[]) => Promise<void>;
 }
 
 /** Keys are the only actors that are keys; `cli` and `service` are not. */
@@ -94,6 +100,7 @@ export class ErasureProcess implements HaltingFeedProcessor {
   private readonly retryMs: number;
   private readonly afterErasure: (position: bigint) => Promise<void>;
   private readonly beforeErasure: () => Promise<void>;
+  private readonly forgetKeys: (subjects: string[]) => Promise<void>;
   private readonly consumer: FeedConsumer;
   /**
    * Set when the feed holds an event this code cannot read: the process stops
@@ -114,6 +121,7 @@ export class ErasureProcess implements HaltingFeedProcessor {
     this.retryMs = options.retryMs ?? 1000;
     this.afterErasure = options.afterErasure ?? (async () => undefined);
     this.beforeErasure = options.beforeErasure ?? (async () => undefined);
+    this.forgetKeys = options.forgetKeys ?? (async () => undefined);
     this.consumer = {
       label: 'the erasure process',
       // Nobody's reply waits for this process: appends close together are handled, and written, as one batch.
@@ -278,7 +286,8 @@ export class ErasureProcess implements HaltingFeedProcessor {
   }
 
   /**
-   * Records the erasure, then deletes what it names. In this order, a stop
+   * Deletes the keys of what it names (no copy can be read from then on),
+   * records the erasure, then deletes the streams. In this order, a stop
    * between the two leaves a history whose every missing event a record
    * accounts for (`verify` passes) and the content still to delete, which
    * the next start deletes; in the other, the content went with no record
@@ -289,6 +298,7 @@ export class ErasureProcess implements HaltingFeedProcessor {
     // Sealed first, so that the erased events' hashes are in the chain however soon after their submission they go.
     if (streams.length > 0) await this.beforeErasure();
     const ids = job.targets.map((t) => t.id).sort();
+    await this.forgetKeys(ids);
     const chunks: string[][] = [];
     for (let i = 0; i < ids.length; i += CHUNK) chunks.push(ids.slice(i, i + CHUNK));
     if (chunks.length === 0 && job.always) chunks.push([]);

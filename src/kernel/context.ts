@@ -27,6 +27,11 @@ export interface Context {
   readOnly: { until: string } | undefined;
   events: EventStore;
   readModels: ReadModelStore;
+  /**
+   * Opens the personal fields a read model keeps sealed (kernel/personal.ts)
+   * as it serves them; documents whose key was erased are left out.
+   */
+  personal: { reveal<D extends Record<string, unknown>>(docs: D[]): Promise<D[]> };
   /** The objects' summaries and the accounts, kept a moment for the public requests' first checks (recent.ts). */
   recent: RecentDocs;
   commands: CommandContext;

@@ -54,6 +54,8 @@ export type Recorded<E> = E & {
    * writes the data out again may build on it rather than serialise it.
    */
   dataText: string | undefined;
+  /** The sealed envelope the personal fields were stored in (kernel/personal.ts), for a read model that keeps it rather than them. */
+  sealed?: StoredEvent['sealed'];
 };
 
 export const EventMetadata = z.object({
@@ -236,6 +238,7 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
       metadata: metadata.data,
       recordedAt: stored.recordedAt,
       dataText: stored.dataText !== undefined && data === stored.data && (kept || sameJson(data, parsed.data)) ? stored.dataText : undefined,
+      ...(stored.sealed ? { sealed: stored.sealed } : {}),
     } as unknown as Recorded<E>;
   }
 

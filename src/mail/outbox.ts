@@ -6,7 +6,7 @@ import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-
 import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
 import type { Clock } from '../infra/ids.js';
 import type { Mailer } from '../infra/mail.js';
-import { LeaseLost, type CollectionSpec, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
+import { LeaseLost, type CollectionSpec, type Doc, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
 import { UnreadableEvent, type EventCatalog } from '../kernel/event-catalog.js';
 import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
 import type { Halt } from '../kernel/feed/halt.js';
@@ -18,13 +18,15 @@ import { RESPONSES } from '../../projections/responses.js';
 const COLLECTIONS = { widget: 'widgets', form: 'forms', poll: 'polls' } as const;
 
 /** The answers of a notification's responses, as they are now (an erased response is gone), by question title. */
-async function shownAnswers(readModels: ReadModelStore, entry: NotificationMail): Promise<ShownAnswers> {
+async function shownAnswers(readModels: ReadModelStore, reveal: Reveal, entry: NotificationMail): Promise<ShownAnswers> {
   const object = await readModels.get(COLLECTIONS[entry.object_kind], entry.object_id);
   const questions = Array.isArray(object?.questions) ? (object.questions as Array<{ id?: unknown; title?: unknown }>) : [];
   const titleOf = (id: string) => String(questions.find((q) => q.id === id)?.title ?? id);
   const shown: ShownAnswers = [];
   for (const id of entry.response_ids) {
-    const response = await readModels.get(RESPONSES, id);
+    const stored = await readModels.get(RESPONSES, id);
+    // The read model keeps a sealed response's answers sealed: opened here, as the mail is written (an erased one is left out).
+    const [response] = stored ? await reveal([stored]) : [];
     if (!response || typeof response.answers !== 'object' || response.answers === null) continue;
     const answers = Object.entries(response.answers as Record<string, unknown>).map(([question, answer]): [string, string] => [titleOf(question), typeof answer === 'object' ? JSON.stringify(answer) : String(answer)]);
     shown.push({ submitted_at: String(response.submitted_at), answers });
@@ -54,7 +56,11 @@ export interface OutboxDoc {
   sent_at: string | null;
 }
 
+/** Read-model documents with their sealed personal fields opened, the erased ones left out (PersonalCodec.reveal). */
+export type Reveal = (docs: Doc[]) => Promise<Doc[]>;
+
 export interface OutboxOptions {
+  reveal?: Reveal;
   schedule?: number[];
   retryMs?: number;
   batchSize?: number;
@@ -83,6 +89,7 @@ export class MailOutbox implements FeedProcessor {
   private drainAgain = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly schedule: number[];
+  private readonly reveal: Reveal;
   private readonly consumer: FeedConsumer;
   halted: Halt | undefined;
 
@@ -98,6 +105,7 @@ export class MailOutbox implements FeedProcessor {
     options: OutboxOptions = {},
   ) {
     this.schedule = options.schedule ?? DEFAULT_MAIL_SCHEDULE_MS;
+    this.reveal = options.reveal ?? (async (docs) => docs);
     this.consumer = {
       label: 'the mail outbox',
       events: lingering(events, options.restMs ?? FEED_REST_MS),
@@ -241,7 +249,7 @@ export class MailOutbox implements FeedProcessor {
       const account = await this.readModels.get(ACCOUNTS, id);
       this.accountName.set(id, typeof account?.name === 'string' ? account.name : id);
     }
-    const answers = doc.entry.kind === 'notification' && doc.entry.include_answers ? await shownAnswers(this.readModels, doc.entry) : undefined;
+    const answers = doc.entry.kind === 'notification' && doc.entry.include_answers ? await shownAnswers(this.readModels, this.reveal, doc.entry) : undefined;
     const message = render(doc.entry, { base: this.links.base(), key: this.links.key, accountName: (id) => this.accountName.get(id) ?? id, ...(answers ? { answers } : {}) }, now);
     let set: Partial<OutboxDoc>;
     try {

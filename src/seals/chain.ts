@@ -59,8 +59,31 @@ export interface SealContent {
 /** The SHA-256 of an event's data as stored: what erasure removes and the seals keep. */
 export const payloadDigest = (data: string): string => hash('sha256', data, 'hex');
 
+/** Where a submission stored plain was encrypted later (kernel/personal.ts), its data's digest is the one of the text it replaced. */
+const ENCRYPTED_LATER = '"digest":"';
+
+/** The submissions, whose personal fields may be encrypted in place. */
+const SUBMISSIONS = new Set(['ResponseSubmitted', 'ResponseProgressed', 'VoteCast']);
+
+/**
+ * The digest a leaf holds of an event's data: of the text stored, or, for a
+ * submission encrypted in place, of the text it replaced, which its envelope
+ * names (`admin verify` checks the name against the text it opens).
+ */
+export function storedDigest(type: string, data: string): string {
+  if (SUBMISSIONS.has(type) && data.includes(ENCRYPTED_LATER)) {
+    try {
+      const digest = (JSON.parse(data) as { sealed?: { digest?: unknown } }).sealed?.digest;
+      if (typeof digest === 'string') return digest;
+    } catch {
+      // Not JSON: hashed as it is, and the chain tells what it is.
+    }
+  }
+  return payloadDigest(data);
+}
+
 const leafText = (event: FeedRecord): string =>
-  `${event.position}\n${event.streamId}\n${event.type}\n${event.id}\n${event.recordedAt}\n${payloadDigest(event.data)}\n${event.metadata}`;
+  `${event.position}\n${event.streamId}\n${event.type}\n${event.id}\n${event.recordedAt}\n${storedDigest(event.type, event.data)}\n${event.metadata}`;
 
 export const leafOf = (event: FeedRecord): string => hash('sha256', leafText(event), 'base64url');
 

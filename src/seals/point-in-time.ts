@@ -25,6 +25,12 @@ export interface PointInTime {
    * `admin audit --object` lists them as erased.
    */
   erased_after_by_object?: Record<string, string[]>;
+  /**
+   * The subject-key file of the store it was copied from (absolute path):
+   * the copy reads personal content with those keys, never a copy of them,
+   * so what is erased there later cannot be read here either.
+   */
+  key_store?: string;
   /** The same ids in one list, as copies made before they were kept by object hold them. */
   erased_after?: string[];
 }

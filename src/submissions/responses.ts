@@ -104,7 +104,9 @@ export async function listResponses(services: Context, parentId: string, query: 
   if (listing !== null && query.cursor === undefined && query.since === undefined && query.until === undefined) {
     const { docs, total } = await services.readModels.newestFirst(RESPONSES, listing, window(query));
     const { offset } = window(query);
-    return { responses: docs.map(shown) as unknown as z.input<typeof ResponseRecord>[], pagination: { ...pagination(query, total), next_cursor: next(docs, offset + docs.length < total) } };
+    // The read model keeps the personal fields sealed: opened as served (an erased one is left out).
+    const opened = await services.personal.reveal(docs);
+    return { responses: opened.map(shown) as unknown as z.input<typeof ResponseRecord>[], pagination: { ...pagination(query, total), next_cursor: next(docs, offset + docs.length < total) } };
   }
   const after = query.cursor === undefined ? undefined : decodeCursor(services.keys.cursors, query.cursor);
   const range = { field: 'submitted_at', ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) };
@@ -118,7 +120,7 @@ export async function listResponses(services: Context, parentId: string, query: 
   // One more than the page asks for tells whether a page follows, without counting what remains.
   const docs = found.slice(0, query.limit);
   return {
-    responses: docs.map(shown) as unknown as z.input<typeof ResponseRecord>[],
+    responses: (await services.personal.reveal(docs)).map(shown) as unknown as z.input<typeof ResponseRecord>[],
     pagination: { ...pagination(query, total), ...(after ? { page: null } : {}), next_cursor: next(docs, found.length > query.limit) },
   };
 }

@@ -1,10 +1,14 @@
 /**
- * Erasure removes the bytes, not only the rows: after responses are erased,
- * no file of the embedded store holds what they said, neither while the
- * server runs nor after it stopped. Each response carries its own markers in
- * its answers and in its page metadata, and the scan looks for them as raw
- * bytes in every file under DATA_DIR. A form's partial responses (pages kept
- * before a submission) carry markers in their answers and hidden values.
+ * What a visitor sent is never at rest in plain bytes: the events and the
+ * read models keep it sealed under the response's own key, and the API
+ * opens it as it serves it. Erasure deletes the key and then the bytes:
+ * after responses are erased, no file of the embedded store holds what they
+ * said, neither while the server runs nor after it stopped. Each response
+ * carries its own markers in its answers and in its page metadata, and the
+ * scan looks for them as raw bytes in every file under DATA_DIR; the scan
+ * finds the responses' ids, which are stored plain, so it could find the
+ * markers were they there. A form's partial responses (pages kept before a
+ * submission) carry markers in their answers and hidden values.
  */
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -34,23 +38,25 @@ interface Planted {
   id: string;
   /** One per place the response carries visitor text: the answer, the page URL, its title, the referrer. */
   markers: string[];
+  /** The page's campaign, which the analytics count responses by, by name, in the clear (a statistic of the object): gone once erased. */
+  counted: string[];
 }
 
 /** Submits a response whose answer and metadata each carry a marker nothing else contains. */
 async function plant(app: App, kind: 'widgets' | 'forms', parentId: string, label: string): Promise<Planted> {
   const marker = (field: string) => `${label}-${field}-${randomBytes(8).toString('hex')}`;
-  const [answer, page, title, referrer] = [marker('answer'), marker('page'), marker('title'), marker('referrer')];
+  const [answer, page, title, referrer, campaign] = [marker('answer'), marker('page'), marker('title'), marker('referrer'), marker('campaign')];
   const reply = await app.inject({
     method: 'POST',
     url: `/api/${kind}/${parentId}/submit`,
     payload: {
       answers: kind === 'widgets' ? { rating: 4, comment: answer } : { name: answer, gdpr: true },
       _token: await tokenFor(app, kind, parentId),
-      metadata: { pageUrl: `https://shop.example/${page}?utm_campaign=${page}`, pageTitle: title, referrer: `https://elsewhere.example/${referrer}` },
+      metadata: { pageUrl: `https://shop.example/${page}?utm_campaign=${campaign}`, pageTitle: title, referrer: `https://elsewhere.example/${referrer}` },
     },
   });
   if (reply.statusCode !== 200) throw new Error(`not submitted: ${reply.body}`);
-  return { id: reply.json().id, markers: [answer, page, title, referrer] };
+  return { id: reply.json().id, markers: [answer, page, title, referrer], counted: [campaign] };
 }
 
 /** Keeps a page of a form as a partial response, its answer and hidden value each carrying a marker. */
@@ -61,7 +67,7 @@ async function plantPartial(app: App, parentId: string, label: string, who: Owne
   const reply = await app.inject({ method: 'POST', url: `/api/forms/${parentId}/progress`, payload: { session, page: 'page_1', answers: { name: answer }, hidden: { ref }, _token: await tokenFor(app, 'forms', parentId) } });
   if (reply.statusCode !== 200) throw new Error(`not kept: ${reply.body}`);
   const partial = (await app.inject({ method: 'GET', url: `/api/forms/${parentId}/responses?status=partial`, headers: who.headers })).json().responses.find((r: { answers: { name: string } }) => r.answers.name === answer);
-  return { id: partial.id, markers: [answer, ref] };
+  return { id: partial.id, markers: [answer, ref], counted: [] };
 }
 
 function filesUnder(dir: string): string[] {
@@ -100,10 +106,23 @@ t.test('erased responses leave no byte in the embedded store files, while runnin
   // Kept responses next to erased ones: the scan must find these, or it could not fail.
   const kept = [await plant(app, 'widgets', parents.widgetBulk, 'KEPTW'), await plant(app, 'forms', parents.formBulk, 'KEPTF'), await plantPartial(app, parents.formBulk, 'KEPTP', biz)];
   const erasedMarkers = Object.values(erased).flat().flatMap((response) => response.markers);
+  const erasedCounted = Object.values(erased).flat().flatMap((response) => response.counted);
   const keptMarkers = kept.flatMap((response) => response.markers);
   const store = [join(dataDir, DATABASE_FILE), join(dataDir, `${DATABASE_FILE}-wal`)];
 
-  t.same(Object.keys(foundIn(filesUnder(dataDir), [...erasedMarkers, ...keptMarkers])).sort(), [...erasedMarkers, ...keptMarkers].sort(), 'before: every marker is in the store files as plain bytes');
+  const served = async () => {
+    let text = '';
+    for (const [kind, id] of [['widgets', parents.widgetBulk], ['widgets', parents.widgetDeleted], ['forms', parents.formBulk], ['forms', parents.formDeleted]] as const) {
+      const reply = await app.inject({ method: 'GET', url: `/api/${kind}/${id}/responses?limit=100&status=all`, headers: biz.headers });
+      if (reply.statusCode === 200) text += reply.body;
+    }
+    return text;
+  };
+  const ids = [...Object.values(erased).flat(), ...kept].map((response) => response.id);
+  t.same(Object.keys(foundIn(filesUnder(dataDir), ids)).sort(), [...ids].sort(), 'the scan finds what is stored plain: every response id');
+  t.same(foundIn(filesUnder(dataDir), [...erasedMarkers, ...keptMarkers]), {}, 'before: no marker in any file under DATA_DIR (the write-ahead log included)');
+  const before = await served();
+  t.ok([...erasedMarkers, ...keptMarkers].every((marker) => before.includes(marker)), 'while the API serves every one of them');
 
   const bulk = (payload: object) => app.inject({ method: 'DELETE', url: '/api/responses', headers: biz.headers, payload });
   t.match((await bulk({ widgetId: parents.widgetBulk, ids: erased.widgetBulk.map((r) => r.id) })).json(), { success: true, deleted: 3, erasure_id: /^ers_/ });
@@ -111,13 +130,15 @@ t.test('erased responses leave no byte in the embedded store files, while runnin
   t.same((await app.inject({ method: 'DELETE', url: `/api/widgets/${parents.widgetDeleted}`, headers: biz.headers })).json(), { success: true });
   t.same((await app.inject({ method: 'DELETE', url: `/api/forms/${parents.formDeleted}`, headers: biz.headers })).json(), { success: true });
 
-  t.same(foundIn(store, erasedMarkers), {}, 'while running: no erased marker in the database file or its write-ahead log');
-  t.same(Object.keys(foundIn(store, keptMarkers)).sort(), [...keptMarkers].sort(), 'while running: every kept marker is still there');
+  t.same(foundIn(store, [...erasedMarkers, ...erasedCounted]), {}, 'while running: no erased marker in the database file or its write-ahead log');
+  const after = await served();
+  t.ok(keptMarkers.every((marker) => after.includes(marker)), 'while running: every kept response is still served');
+  t.notOk(erasedMarkers.some((marker) => after.includes(marker)), 'and no erased one');
 
   await app.close();
   await services.close();
   const files = filesUnder(dataDir);
   t.ok(files.some((file) => file.endsWith(DATABASE_FILE)), 'the database file is there to scan');
-  t.same(foundIn(files, erasedMarkers), {}, 'after a clean stop: no erased marker in any file under DATA_DIR');
-  t.same(Object.keys(foundIn(files, keptMarkers)).sort(), [...keptMarkers].sort(), 'after a clean stop: every kept marker is still there');
+  t.same(foundIn(files, [...erasedMarkers, ...erasedCounted]), {}, 'after a clean stop: no erased marker in any file under DATA_DIR');
+  t.same(foundIn(files, keptMarkers), {}, 'after a clean stop: no kept marker either, in plain bytes');
 });

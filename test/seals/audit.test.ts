@@ -27,7 +27,7 @@ t.test('admin audit --object: the object and its responses in order, erased ones
   t.same(entries.filter((e) => e.type === 'ResponseSubmitted').map((e) => e.data.response_id), responses.map((r) => r.id));
   t.match(entries[3], { erased: true, recorded_at: null, data: { response_id: responses[1]!.id } }, 'the erased response: its creation from the seals');
   t.match(entries[6], { actor: who.keyId, data: { response_ids: [responses[1]!.id], count: 1, reason: 'bulk_delete' } });
-  for (const { marker } of [...responses, elsewhere]) t.notOk(run.stdout.includes(marker), 'no answer is printed');
+  for (const { answer } of [...responses, elsewhere]) t.notOk(run.stdout.includes(answer), 'no answer is printed');
   t.notOk(run.stdout.includes(other), 'nothing of another widget');
 
   const table = await admin(['audit', '--object', widget, '--format', 'table'], { DATA_DIR: dir });
@@ -92,7 +92,7 @@ t.test('a response erased before any seal covered it: sealed first, so verify co
   const run = await admin(['audit', '--object', widget], { DATA_DIR: dir });
   const entries = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
   t.match(entries.find((e) => e.type === 'ResponseSubmitted'), { erased: true, recorded_at: null, data: { response_id: soon.id } });
-  t.notOk(run.stdout.includes(soon.marker));
+  t.notOk(run.stdout.includes(soon.answer));
 });
 
 t.test('an event whose stored text is no longer JSON is named by its position when audit or rebuild meets it', async (t) => {

@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { buildApp, type App } from '../../src/app.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { openServices, type Services } from '../../src/services.js';
+import { sealedOf } from '../../src/kernel/personal.js';
 import { owner, publishedWidget, tokenFor, type Owner } from '../support/app.js';
 import { silent, tempDir } from '../support/services.js';
 
@@ -38,20 +39,39 @@ export async function live(t: Test, dir = tempDir(t), env: Record<string, string
     await services.close();
   };
   t.teardown(close);
+  servicesOf.set(app, services);
   return { dir, app, services, who: await owner(services), close };
 }
 
-/** Submits a response carrying a marker nothing else holds; answers its id and the marker. */
-export async function submit(app: App, widgetId: string): Promise<{ id: string; marker: string }> {
-  const marker = `marker-${randomBytes(8).toString('hex')}`;
+const servicesOf = new WeakMap<App, Services>();
+
+/** The sealed text a response's stored event holds (and its read-model document, which keeps the same envelope), if it was sealed. */
+async function sealedText(services: Services, id: string): Promise<string | undefined> {
+  const store = services.events as Services['events'] & { inner?: Services['events'] };
+  const stored = await (store.inner ?? store).readStream(`response-${id}`);
+  const sealed = sealedOf(stored.find((event) => event.type === 'ResponseSubmitted')?.data);
+  return sealed?.box;
+}
+
+/**
+ * Submits a response carrying a marker nothing else holds; answers its id and
+ * the marker. What a visitor sent is stored sealed: the marker is then the
+ * sealed text of the response's stored event, which only its stored event and
+ * its read-model document hold, as the answer it seals does not appear.
+ */
+export async function submit(app: App, widgetId: string): Promise<{ id: string; marker: string; answer: string }> {
+  const answer = `marker-${randomBytes(8).toString('hex')}`;
   const reply = await app.inject({
     method: 'POST',
     url: `/api/widgets/${widgetId}/submit`,
     headers: { 'x-forwarded-for': `10.0.${randomBytes(1)[0]}.${randomBytes(1)[0]}` },
-    payload: { answers: { rating: 4, comment: marker }, _token: await tokenFor(app, 'widgets', widgetId) },
+    payload: { answers: { rating: 4, comment: answer }, _token: await tokenFor(app, 'widgets', widgetId) },
   });
   if (reply.statusCode !== 200) throw new Error(`not submitted: ${reply.body}`);
-  return { id: reply.json().id, marker };
+  const id = reply.json().id as string;
+  const services = servicesOf.get(app);
+  const marker = (services && (await sealedText(services, id))) ?? answer;
+  return { id, marker, answer };
 }
 
 /** Two widgets with responses, sealed in two seals, and one more response left unsealed. */

@@ -43,6 +43,8 @@ export interface StoredEvent {
    * JSON again may copy this instead (see EventCatalog.parse).
    */
   dataText?: string;
+  /** Where `data` was opened from a sealed envelope (kernel/personal.ts): the envelope as stored. */
+  sealed?: { key: string; iv: string; box: string };
 }
 
 /**

@@ -560,6 +560,37 @@ export class SqliteEventStore implements EventStore {
     })();
   }
 
+  /**
+   * Replaces the data of stored events, each only if it still holds what it
+   * held when read (an erasure may have deleted it since), and moves the
+   * named checkpoint to `through`, in one transaction: a process that
+   * rewrites the history in pages (`admin encrypt-existing`) resumes after
+   * the last page it committed. The old text's bytes are zeroed in their
+   * pages (secure_delete); `expunge` clears the log of them. Not part of the
+   * port: only this store can change what it holds.
+   */
+  rewrite(name: string, updates: ReadonlyArray<{ position: bigint; before: string; data: string }>, through: bigint): number {
+    this.tail = [];
+    this.db.exec('CREATE TABLE IF NOT EXISTS rewrite_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
+    const update = this.db.prepare('UPDATE events SET data = ? WHERE position = ? AND data = ?');
+    const mark = this.db.prepare('INSERT INTO rewrite_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position');
+    return this.db
+      .transaction(() => {
+        let changed = 0;
+        for (const { position, before, data } of updates) changed += update.run(data, position, before).changes;
+        mark.run(name, through);
+        return changed;
+      })
+      .immediate();
+  }
+
+  /** Where `rewrite` of that name stopped: 0 before it began. */
+  rewriteCheckpoint(name: string): bigint {
+    this.db.exec('CREATE TABLE IF NOT EXISTS rewrite_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
+    const row = this.db.prepare('SELECT position FROM rewrite_checkpoints WHERE name = ?').get(name) as { position: number } | undefined;
+    return BigInt(row?.position ?? 0);
+  }
+
   /** In one transaction: one fsync for the lot, rather than one per stream. */
   async deleteStreams(streamIds: string[]): Promise<void> {
     this.deleteMany(streamIds);

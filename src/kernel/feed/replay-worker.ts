@@ -5,16 +5,22 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteEventStore } from '../../infra/event-store/sqlite.js';
+import type { EventStore } from '../../infra/event-store/port.js';
+import { openSubjectKeysAt } from '../../infra/subject-keys/open.js';
+import { PersonalCodec } from '../personal.js';
+import { PersonalEventStore } from '../personal-store.js';
 import { creditedSender } from '../../infra/threads.js';
 import { pack, prepare, weightOf, type ReadSide, type ReplayMessage, type ReplayWorkerData } from './replay.js';
 
-const { dataDir, batchSize, after, ahead, aheadBytes, readSide } = workerData as ReplayWorkerData;
+const { dataDir, batchSize, after, ahead, aheadBytes, readSide, personal } = workerData as ReplayWorkerData;
 // The service's projections and catalog, named by the composition that started this thread.
-const { projections, catalog } = (await import(readSide)) as ReadSide;
+const { projections, catalog, personalData } = (await import(readSide)) as ReadSide;
 const port = parentPort!;
 const send = creditedSender<ReplayMessage>(port, ahead, aheadBytes);
 
-const events = openSqliteEventStore(dataDir);
+const stored = openSqliteEventStore(dataDir);
+// Sealed personal content is opened here as on the main thread, with the same keys.
+const events: EventStore = personal ? new PersonalEventStore(stored, new PersonalCodec(personalData ?? [], await openSubjectKeysAt(personal.keys), personal.secret)) : stored;
 try {
   let position = after;
   let halted = false;

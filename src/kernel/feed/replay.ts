@@ -1,3 +1,5 @@
+import type { SubjectKeysAt } from '../../infra/subject-keys/open.js';
+import type { PersonalDeclaration } from '../personal.js';
 import type { Worker } from 'node:worker_threads';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../event-catalog.js';
 import type { StoredEvent } from '../../infra/event-store/port.js';
@@ -148,12 +150,16 @@ export interface ReplayWorkerData {
   aheadBytes: number;
   /** The URL of a module exporting the read side (`ReadSide`): the worker imports it, so the feed machinery names no projection. */
   readSide: string;
+  /** How the worker opens sealed personal content (kernel/personal.ts): the secret the keys are derived under, and where they are. */
+  personal?: { secret: string; keys: SubjectKeysAt };
 }
 
 /** What a rebuild's worker runs: the projections and the catalog that reads their events. */
 export interface ReadSide {
   projections: readonly Projection[];
   catalog: EventCatalog<FeedEvent>;
+  /** The events whose personal fields are sealed, and how. */
+  personalData?: readonly PersonalDeclaration[];
 }
 
 /** Worker to thread: a prepared batch or halt, the end of the feed, or what failed. */
@@ -198,8 +204,8 @@ const YOUNG = { maxYoungGenerationSizeMb: 256 };
  * the module `readSide` names (the service's: projections/index.ts), which
  * must be those of the runner it serves.
  */
-export function preparedInWorker(dataDir: string, batchSize: number, readSide: URL): PreparedFeed {
-  return (after) => ({ [Symbol.asyncIterator]: () => fromWorker({ dataDir, batchSize, after, ahead: AHEAD, aheadBytes: AHEAD_BYTES, readSide: readSide.href }) });
+export function preparedInWorker(dataDir: string, batchSize: number, readSide: URL, personal?: ReplayWorkerData['personal']): PreparedFeed {
+  return (after) => ({ [Symbol.asyncIterator]: () => fromWorker({ dataDir, batchSize, after, ahead: AHEAD, aheadBytes: AHEAD_BYTES, readSide: readSide.href, ...(personal ? { personal } : {}) }) });
 }
 
 async function* fromWorker(data: ReplayWorkerData): AsyncGenerator<Prepared> {
