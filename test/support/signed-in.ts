@@ -14,6 +14,14 @@ export interface SignedInPage {
   errors: string[];
   /** In process: the session the browser holds (its cookie and CSRF token), for requests made beside it. */
   session?: Session;
+  /** Against a server process: the login link the command line gave and the tab followed. */
+  link?: LoginLink;
+}
+
+/** What `admin login-link` prints. */
+export interface LoginLink {
+  url: string;
+  expires_at: string;
 }
 
 /**
@@ -44,15 +52,16 @@ export async function signedInPage(
   const errors: string[] = [];
   tab.on('pageerror', (error) => errors.push(error.message));
   await setUp?.(tab, context);
-  if (!('app' in dashboard)) await followLoginLink(tab, dashboard, accountId);
-  return { context, tab, errors, ...(session ? { session } : {}) };
+  const link = 'app' in dashboard ? undefined : await followLoginLink(tab, dashboard, accountId);
+  return { context, tab, errors, ...(session ? { session } : {}), ...(link ? { link } : {}) };
 }
 
-/** Signs a tab in to a server process's dashboard by its admin command line's login link, as a person does; it ends on `/dashboard`. */
-export async function followLoginLink(tab: Page, server: { url: string; dataDir: string }, accountId: string): Promise<void> {
-  const link = json(await admin(['login-link', '--account', accountId, '--base', server.url], { DATA_DIR: server.dataDir })).url as string;
-  await tab.goto(link);
+/** Signs a tab in to a server process's dashboard by its admin command line's login link, as a person does; it ends on `/dashboard`. Answers the link. */
+export async function followLoginLink(tab: Page, server: { url: string; dataDir: string }, accountId: string): Promise<LoginLink> {
+  const link = json(await admin(['login-link', '--account', accountId, '--base', server.url], { DATA_DIR: server.dataDir })) as LoginLink;
+  await tab.goto(link.url);
   // The link's page asks for a click, so a mail scanner following it signs no one in.
   await tab.getByRole('button', { name: /^Sign in to / }).click();
   await tab.waitForURL(`${server.url}/dashboard`);
+  return link;
 }
