@@ -25,16 +25,20 @@ export const membersProjection: Projection<DomainEvent> = {
       collection: MEMBER_ACTIVITY,
       doc: { id: `${account_id}:${pad(event.position)}`, account_id, seq: pad(event.position), type: what, member_id: member.id, email: member.email, by, at, ...detail },
     });
+    const joined = ({ account_id, member_id, email, role, via, link_id, by, joined_at }: { account_id: string; member_id: string; email: string; role: string; via: string; link_id: string | null; by: string; joined_at: string }) => [
+      { op: 'put' as const, collection: MEMBERS, doc: { id: member_id, account_id, email, role, joined_at, via } },
+      ...(link_id ? [{ op: 'put' as const, collection: MEMBER_LINKS, doc: { id: link_id, account_id, member_id } }] : []),
+      ...(via === 'invitation' && link_id ? [{ op: 'patch' as const, collection: MEMBER_INVITATIONS, where: { id: link_id }, set: { accepted_at: joined_at } }] : []),
+      activity(account_id, 'member.joined', { id: member_id, email }, by, joined_at, { role, via }),
+    ];
     switch (event.type) {
-      case 'MemberJoined': {
-        const { account_id, member_id, email, role, via, link_id, by, joined_at } = event.data;
-        return [
-          { op: 'put', collection: MEMBERS, doc: { id: member_id, account_id, email, role, joined_at, via } },
-          ...(link_id ? [{ op: 'put' as const, collection: MEMBER_LINKS, doc: { id: link_id, account_id, member_id } }] : []),
-          ...(via === 'invitation' && link_id ? [{ op: 'patch' as const, collection: MEMBER_INVITATIONS, where: { id: link_id }, set: { accepted_at: joined_at } }] : []),
-          activity(account_id, 'member.joined', { id: member_id, email }, by, joined_at, { role, via }),
-        ];
+      // An account opened with its first owner (version 2 on): the owner joined then.
+      case 'AccountOpened': {
+        const { account_id, owner, opened_at } = event.data;
+        return owner ? joined({ account_id, ...owner, role: 'owner', joined_at: opened_at }) : [];
       }
+      case 'MemberJoined':
+        return joined(event.data);
       case 'MemberInvited': {
         const { account_id, invitation_id, email, role, by, expires_at, invited_at } = event.data;
         return [

@@ -12,9 +12,18 @@ export interface NewKey {
   scopes: Scope[];
 }
 
+/** The first owner an account is opened with, recorded in its opening. */
+export interface FirstOwner {
+  member_id: string;
+  email: string;
+  via: 'account_opened' | 'sign_up';
+  link_id: string | null;
+  by: string;
+}
+
 /** Keys made after the account are issued in streams of their own (key.ts); the account's stream keeps those it already holds. */
 export type AccountCommand =
-  | { type: 'OpenAccount'; account_id: string; name: string; plan: Plan; key: NewKey; at: string }
+  | { type: 'OpenAccount'; account_id: string; name: string; plan: Plan; key: NewKey; owner?: FirstOwner | undefined; at: string }
   | { type: 'RevokeApiKey'; key_id: string; at: string }
   | { type: 'ChangePlan'; plan: Plan; at: string };
 
@@ -48,9 +57,10 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
   if (command.type === 'OpenAccount') checkName('account', command.name);
   if (command.type === 'OpenAccount') {
     if (state.status !== 'none') throw new AppError('account_exists', `account ${command.account_id} exists already`);
-    const { account_id, name, plan, key, at } = command;
+    const { account_id, name, plan, key, owner, at } = command;
     return [
-      { type: 'AccountOpened', data: { account_id, name, plan, opened_at: at } },
+      // The owner in the same event: one append opens the account with its owner, or nothing.
+      { type: 'AccountOpened', data: { account_id, name, plan, opened_at: at, ...(owner ? { owner } : {}) } },
       { type: 'ApiKeyIssued', data: { account_id, ...key, issued_at: at } },
     ];
   }

@@ -3,7 +3,7 @@ import { AppError } from '../kernel/errors.js';
 import type { Context } from '../kernel/context.js';
 import { API_KEYS, ACCOUNTS } from '../../projections/accounts.js';
 import { pagination, window, type PaginationQuery } from '../kernel/pagination.js';
-import { account, type NewKey } from './account.js';
+import { account, type FirstOwner, type NewKey } from './account.js';
 import { generateApiKey } from './api-keys.js';
 import { apiKey } from './key.js';
 import type { Plan, Scope } from './plans.js';
@@ -22,7 +22,8 @@ function newKey(deps: Deps, name: string, scopes: Scope[]): { key: NewKey; apiKe
   };
 }
 
-export async function openAccount(deps: Deps, input: { name: string; plan: Plan; scopes: Scope[] }, actor = 'cli') {
+/** An account and its first key; with `owner`, its first owner in the same event (members/commands.ts `openAccountWithOwner`). */
+export async function openAccount(deps: Deps, input: { name: string; plan: Plan; scopes: Scope[]; owner?: Omit<FirstOwner, 'by'> }, actor = 'cli') {
   const accountId = deps.ids('acc');
   const { key, apiKey } = newKey(deps, 'default', input.scopes);
   const m = meta(deps, actor);
@@ -32,6 +33,7 @@ export async function openAccount(deps: Deps, input: { name: string; plan: Plan;
     name: input.name,
     plan: input.plan,
     key,
+    ...(input.owner ? { owner: { ...input.owner, by: actor } } : {}),
     at: m.at.toISOString(),
   }, m);
   return { account_id: accountId, plan: input.plan, key_id: key.key_id, api_key: apiKey, scopes: key.scopes };

@@ -13,9 +13,32 @@ const Plan = z.enum(['free', 'pro', 'business']);
 /** Version 2 of ApiKeyIssued adds the webhook scopes; version 1 holds the first four only, and reads unchanged. */
 const Scope = z.enum(['forms:read', 'forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write']);
 
+/**
+ * Version 2 may record the account's first owner with it (absent when it
+ * was opened without one), so an account never stands without the owner it
+ * was opened for; version 1 has no owner, which reads unchanged: an owner
+ * then joined in a `MemberJoined` after it.
+ */
 export const AccountOpened = defineEvent(
   'AccountOpened',
-  z.object({ account_id: z.string(), name: z.string(), plan: Plan, opened_at: z.string() }),
+  z.object({
+    account_id: z.string(),
+    name: z.string(),
+    plan: Plan,
+    opened_at: z.string(),
+    owner: z
+      .object({
+        member_id: z.string(),
+        email: z.string(),
+        /** The admin command line's opening, or an open sign-up. */
+        via: z.enum(['account_opened', 'sign_up']),
+        /** The sign-up whose link made the owner, whose session signs in as them. */
+        link_id: z.string().nullable(),
+        by: z.string(),
+      })
+      .optional(),
+  }),
+  { version: 2, upcasters: { 1: (data) => data } },
 );
 
 export const AccountPlanChanged = defineEvent(

@@ -72,6 +72,18 @@ interface StoredQuestion {
 /** A list answer (multiple choice, ranking) in one cell: its choice ids in order, joined by `; `. */
 export const LIST_SEPARATOR = '; ';
 
+/** What of the object, and of the download, shapes the CSV's columns besides its questions and the plan. */
+export interface CsvShape {
+  /** The object's declared hidden fields, a column each. */
+  hiddenFields?: readonly string[];
+  /** The object has endings of its own: an `ending` column. */
+  endings?: boolean;
+  /** The download holds partial responses: `status` and `last_page` columns. */
+  partial?: boolean;
+  /** The object has translations: a `language` column. */
+  languages?: boolean;
+}
+
 /**
  * The CSV's columns: `id`, `submitted_at`, one per current question headed
  * by its title (a matrix one per row, headed `<title> [<row label>]`; a
@@ -91,7 +103,7 @@ export const LIST_SEPARATOR = '; ';
  * partial responses (`status` partial or all) has `status` and `last_page`
  * columns after `submitted_at`.
  */
-export function csvColumns(questions: StoredQuestion[], plan: Plan, hiddenFields: readonly string[] = [], endings = false, partial = false, languages = false): Column[] {
+export function csvColumns(questions: StoredQuestion[], plan: Plan, { hiddenFields = [], endings = false, partial = false, languages = false }: CsvShape = {}): Column[] {
   const fields = RECORDED_FIELDS[plan];
   const hiddenHeaders = hiddenFields.map((name) => `hidden.${name}`);
   const fixed = ['id', 'submitted_at', ...(partial ? ['status', 'last_page'] : []), ...hiddenHeaders, ...(endings ? ['ending'] : []), ...(languages ? ['language'] : []), ...fields.map((field) => `metadata.${field}`)];
@@ -143,11 +155,9 @@ export async function* csvChunks(
   questions: StoredQuestion[],
   query: DownloadQuery,
   plan: Plan,
-  hiddenFields: readonly string[] = [],
-  endings = false,
-  languages = false,
+  shape: Omit<CsvShape, 'partial'> = {},
 ): AsyncGenerator<string> {
-  const columns = csvColumns(questions, plan, hiddenFields, endings, (query.status ?? 'complete') !== 'complete', languages);
+  const columns = csvColumns(questions, plan, { ...shape, partial: (query.status ?? 'complete') !== 'complete' });
   yield stringify([row(columns.map((c) => c.header))], CSV);
   for await (const page of responsePages(store, parentId, query, PAGE_SIZE, reveal)) {
     yield stringify(page.map((response) => row(columns.map((c) => c.cell(response)))), CSV);

@@ -49,7 +49,11 @@ export const summaryRoutes: FastifyPluginAsyncZod<{ services: Context }> = async
           if (!object) throw notFound(kind);
           const chunks =
             format === 'csv'
-              ? csvChunks(services.readModels, (docs) => services.personal.reveal(docs), id, (object.questions ?? []) as Array<{ id: string; title: string }>, request.query, account.plan, (object.hidden_fields ?? []) as string[], ((object.endings ?? []) as unknown[]).length > 0, Object.keys(object.translations ?? {}).length > 0)
+              ? csvChunks(services.readModels, (docs) => services.personal.reveal(docs), id, (object.questions ?? []) as Array<{ id: string; title: string }>, request.query, account.plan, {
+                  hiddenFields: (object.hidden_fields ?? []) as string[],
+                  endings: ((object.endings ?? []) as unknown[]).length > 0,
+                  languages: Object.keys(object.translations ?? {}).length > 0,
+                })
               : ndjsonChunks(services.readModels, (docs) => services.personal.reveal(docs), id, request.query);
           // Streamed with chunked encoding and no length: when a read fails midway the
           // connection is cut before the final chunk, which every HTTP client reports

@@ -63,22 +63,31 @@ export function packText(code: string): string | undefined {
   return pack(code)?.text;
 }
 
+/** The language tags of an Accept-Language header, most wanted first (by q, then order; `q=0` left out), in lower case. */
+export function acceptedLanguages(acceptLanguage: string | undefined): string[] {
+  return (acceptLanguage ?? '')
+    .split(',')
+    .map((range, order) => {
+      const [tag = '', ...params] = range.trim().toLowerCase().split(';');
+      const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? '1');
+      return { tag: tag.trim(), q: Number.isFinite(q) ? q : 0, order };
+    })
+    .filter((r) => r.q > 0 && r.tag !== '')
+    .sort((a, b) => b.q - a.q || a.order - b.order)
+    .map((r) => r.tag);
+}
+
+/** The direction a language is written in: right to left for Arabic and Hebrew (a regional tag by its language). */
+export const directionOf = (tag: string): 'ltr' | 'rtl' => LANGUAGES.find((l) => l.code === tag.toLowerCase().split('-')[0])?.dir ?? 'ltr';
+
 /**
  * The hosted pages' words for an Accept-Language header: its first range
  * (by q, then order) whose language has a pack, a regional tag by its
  * language (`de-AT` → `de`); else English.
  */
 export function hostedStrings(acceptLanguage: string | undefined): { lang: string; strings: HostedStrings } {
-  const ranges = (acceptLanguage ?? '')
-    .split(',')
-    .map((range, order) => {
-      const [tag = '', ...params] = range.trim().toLowerCase().split(';');
-      const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? '1');
-      return { code: tag.split('-')[0] ?? '', q: Number.isFinite(q) ? q : 0, order };
-    })
-    .filter((r) => r.q > 0)
-    .sort((a, b) => b.q - a.q || a.order - b.order);
-  for (const { code } of ranges) {
+  for (const tag of acceptedLanguages(acceptLanguage)) {
+    const code = tag.split('-')[0] ?? '';
     const found = pack(code);
     if (found) return { lang: code, strings: found.hosted };
   }

@@ -16,6 +16,9 @@ export interface HostedObject {
   /** Search engines list the page only when the owner says so. */
   indexable: boolean;
   reserve: ReservedHeights;
+  /** The language the page is in (the object's own or one of its translations), and its direction. */
+  lang: string;
+  dir: 'ltr' | 'rtl';
 }
 
 const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -56,6 +59,23 @@ ${body}
   };
 }
 
+/**
+ * The language a page of an object is in: the first of the visitor's
+ * languages (`Accept-Language`) the object is written or translated in, the
+ * same tag first, else the same primary language (`de-CH` finds `de`); else
+ * the object's own. The embed picks among the browser's languages alike.
+ */
+export function pageLanguage(object: { language?: string | undefined; translations?: Record<string, unknown> | undefined }, wanted: readonly string[]): string {
+  const own = object.language ?? 'en';
+  const written = [own, ...Object.keys(object.translations ?? {})];
+  const primary = (tag: string) => tag.toLowerCase().split(/[-_]/)[0];
+  for (const tag of wanted) {
+    const found = written.find((l) => l.toLowerCase() === tag.toLowerCase()) ?? written.find((l) => primary(l) === primary(tag));
+    if (found) return found;
+  }
+  return own;
+}
+
 /** `url` is the page's own address, for `og:url`. */
 export function hostedPage(object: HostedObject, url: string): HtmlPage {
   const title = escape(object.title);
@@ -72,10 +92,10 @@ export function hostedPage(object: HostedObject, url: string): HtmlPage {
   // The box holds the embed's first screen before the script draws it, so nothing on the page moves.
   const css = `${PAGE_CSS}[data-${object.kind}]{min-height:${minHeightCss(object.reserve)}}`;
   const body = `<main>
-<div data-${object.kind}="${escape(object.id)}" data-hosted></div>
+<div data-${object.kind}="${escape(object.id)}" data-hosted data-lang="${escape(object.lang)}"></div>
 </main>
 <script src="/embed.js" async></script>`;
-  return document(head, body, css);
+  return document(head, body, css, object.lang, object.dir);
 }
 
 /** What an unknown or unpublished address shows, in the visitor's language (`lang`, with its words), and never to a search engine. */

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LANGUAGES, hostedStrings } from '../embed/languages.js';
+import { acceptedLanguages, directionOf, hostedStrings } from '../embed/languages.js';
 import { reservedHeights } from '../embed/reserve.js';
 import { notFound } from '../embeddables/errors.js';
 import { limitVisitor } from '../embeddables/limits.js';
@@ -7,7 +7,10 @@ import { FORM, POLL, findEmbeddable, findSummary, type Embeddable, type Embeddab
 import { Params } from '../embeddables/schemas.js';
 import type { App } from '../http/instance.js';
 import type { Context } from '../kernel/context.js';
-import { hostedPage, missingPage, type HostedObject, type HtmlPage } from './page.js';
+
+/** What of a translation the hosted page's head shows. */
+type HeadTexts = { title?: string; description?: string; question?: string; options?: Record<string, string> };
+import { hostedPage, missingPage, pageLanguage, type HostedObject, type HtmlPage } from './page.js';
 
 /**
  * True when the client ranks JSON above HTML in its Accept header (a script,
@@ -43,7 +46,7 @@ async function serve<D extends EmbeddableDoc & { settings: { indexable: boolean 
   id: string,
   what: Embeddable<D>,
   path: string,
-  view: (doc: D) => Omit<HostedObject, 'kind' | 'id' | 'indexable'>,
+  view: (doc: D) => Omit<HostedObject, 'kind' | 'id' | 'indexable' | 'lang' | 'dir'>,
 ) {
   const kind = what.kind as 'form' | 'poll';
   const summary = await findSummary(services, what, id);
@@ -52,11 +55,23 @@ async function serve<D extends EmbeddableDoc & { settings: { indexable: boolean 
   if (!doc || !doc.published) {
     if (wantsJson(request.headers.accept)) throw notFound(kind);
     const { lang, strings } = hostedStrings(request.headers['accept-language']);
-    const dir = LANGUAGES.find((l) => l.code === lang)?.dir ?? 'ltr';
-    return send(reply, 404, missingPage(kind, { lang, dir, strings }));
+    return send(reply, 404, missingPage(kind, { lang, dir: directionOf(lang), strings }));
   }
-  const page = hostedPage({ kind, id: doc.id, indexable: doc.settings.indexable === true, ...view(doc) }, `${ownOrigin(services, request)}${path}/${doc.id}`);
-  return send(reply, 200, page);
+  // The page, its head and the embed in it are in one language, chosen by the visitor's Accept-Language.
+  const lang = pageLanguage(doc as { language?: string; translations?: Record<string, unknown> }, acceptedLanguages(request.headers['accept-language']));
+  const page = hostedPage({ kind, id: doc.id, indexable: doc.settings.indexable === true, lang, dir: directionOf(lang), ...view(translated(doc, lang)) }, `${ownOrigin(services, request)}${path}/${doc.id}`);
+  return send(reply.header('vary', 'accept-language'), 200, page);
+}
+
+/** The object's title, description, question and options' texts in a language it has a translation in; as written where the translation has none. */
+function translated<D extends EmbeddableDoc>(doc: D, lang: string): D {
+  const translation = (doc as { language?: string; translations?: Record<string, HeadTexts> }).translations?.[lang];
+  if (!translation || lang === (doc as { language?: string }).language) return doc;
+  const texts: Record<string, unknown> = {};
+  for (const key of ['title', 'description', 'question'] as const) if (translation[key]) texts[key] = translation[key];
+  const options = (doc as { options?: Array<{ id: string; text: string }> }).options;
+  if (options && translation.options) texts.options = options.map((o) => ({ ...o, text: translation.options?.[o.id] ?? o.text }));
+  return { ...doc, ...texts };
 }
 
 /**

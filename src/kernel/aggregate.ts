@@ -1,6 +1,6 @@
 import { UnreadableEvent, type EventCatalog } from './event-catalog.js';
 import { AppError } from './errors.js';
-import { WrongExpectedRevision, type EventStore } from '../infra/event-store/port.js';
+import { WrongExpectedRevision, type EventStore, type StoredEvent } from '../infra/event-store/port.js';
 import type { StateCache } from './state-cache.js';
 
 /**
@@ -9,6 +9,14 @@ import type { StateCache } from './state-cache.js';
  */
 export interface Aggregate<State, Event extends { type: string; data: unknown }, Command> {
   streamId(id: string): string;
+  /**
+   * A stream of another aggregate whose events the state starts from, read
+   * before its own stream and never appended to here: what an aggregate
+   * inherits from the fact that made it (an account's members start with
+   * the owner its opening recorded). Its events must not change once the
+   * own stream exists, since the decision checks only the own revision.
+   */
+  startsFrom?(id: string): string;
   initial(): State;
   evolve(state: State, event: Event): State;
   decide(command: Command, state: State): Event[];
@@ -42,20 +50,26 @@ const ATTEMPTS = 50;
 async function replay<State, Event extends { type: string; data: unknown }, Command>(
   context: Pick<CommandContext, 'events' | 'catalog' | 'states'>,
   aggregate: Aggregate<State, Event, Command>,
-  streamId: string,
+  id: string,
 ): Promise<{ state: State; revision: bigint | undefined }> {
+  const streamId = aggregate.streamId(id);
   const cached = context.states.get<State>(streamId);
   let state = cached ? cached.state : aggregate.initial();
   let revision = cached?.revision;
-  for (const event of await context.events.readStream(streamId, revision === undefined ? {} : { fromRevision: revision + 1n })) {
+  const fold = (stored: StoredEvent) => {
     let parsed;
     try {
-      parsed = context.catalog.parse(event);
+      parsed = context.catalog.parse(stored);
     } catch (error) {
       if (!(error instanceof UnreadableEvent)) throw error;
       throw new AppError('event_unreadable', 'A stored event of this object cannot be read by this version of the service', undefined, { cause: error });
     }
     if (parsed) state = aggregate.evolve(state, parsed as unknown as Event);
+  };
+  // A cached state holds what it started from already.
+  if (!cached && aggregate.startsFrom) for (const event of await context.events.readStream(aggregate.startsFrom(id))) fold(event);
+  for (const event of await context.events.readStream(streamId, revision === undefined ? {} : { fromRevision: revision + 1n })) {
+    fold(event);
     revision = event.revision;
   }
   if (revision !== undefined && revision !== cached?.revision) context.states.set(streamId, revision, state);
@@ -76,7 +90,7 @@ export async function execute<State, Event extends { type: string; data: unknown
 ): Promise<CommandResult<State, Event>> {
   const streamId = aggregate.streamId(id);
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await replay(context, aggregate, streamId);
+    const { state, revision } = await replay(context, aggregate, id);
     const events = aggregate.decide(command, state);
     if (events.length === 0) return { state, events };
     try {
@@ -123,7 +137,7 @@ export function loadWithRevision<State, Event extends { type: string; data: unkn
   aggregate: Aggregate<State, Event, Command>,
   id: string,
 ): Promise<{ state: State; revision: bigint | undefined }> {
-  return replay(context, aggregate, aggregate.streamId(id));
+  return replay(context, aggregate, id);
 }
 
 /** The current state of one aggregate, for decisions made outside `execute` (submissions). */

@@ -2,16 +2,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { MEMBERS } from '../../projections/members.js';
 import type { DomainEvent } from '../domain-events.js';
-import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-store/port.js';
-import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
+import type { EventStore, StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import type { Mailer } from '../infra/mail.js';
-import { LeaseLost, type CollectionSpec, type Doc, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
-import { UnreadableEvent, type EventCatalog } from '../kernel/event-catalog.js';
-import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
-import type { Halt } from '../kernel/feed/halt.js';
-import type { FeedProcessor } from '../kernel/feed/processor.js';
-import { checkpointKey } from '../kernel/feed/projection.js';
+import type { CollectionSpec, Doc, ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
+import type { EventCatalog } from '../kernel/event-catalog.js';
+import { SendingProcessor } from '../kernel/feed/sending.js';
 import { mailsOf, render, type MailEntry, type NotificationMail, type ShownAnswers } from './messages.js';
 import { RESPONSES } from '../../projections/responses.js';
 
@@ -40,7 +36,6 @@ export const mailOutboxState = {
   version: 1,
   collections: [{ name: MAIL_OUTBOX, indexes: [['status', 'next_attempt_at']] }] satisfies CollectionSpec[],
 };
-const CHECKPOINT = checkpointKey(mailOutboxState);
 
 /** 10 s, 1 min, 5 min, 30 min, 2 h, 6 h: about 9 hours from the first attempt to the last, then the mail is given up. */
 export const DEFAULT_MAIL_SCHEDULE_MS = [10_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000];
@@ -79,98 +74,37 @@ const pad = (position: bigint): string => position.toString().padStart(20, '0');
  * again on the schedule, and nothing recorded is lost to a restart. Nothing
  * is ever sent from inside a request.
  */
-export class MailOutbox implements FeedProcessor {
-  private checkpoint = 0n;
-  private subscription: EventSubscription | undefined;
-  private loop: Promise<void> | undefined;
-  private stopped = true;
-  private fence: Fence | undefined;
-  private draining: Promise<void> | undefined;
-  private drainAgain = false;
-  private timer: NodeJS.Timeout | undefined;
+export class MailOutbox extends SendingProcessor<DomainEvent> {
   private readonly schedule: number[];
   private readonly reveal: Reveal;
-  private readonly consumer: FeedConsumer;
-  halted: Halt | undefined;
 
   constructor(
     events: EventStore,
-    private readonly readModels: ReadModelStore,
-    private readonly catalog: EventCatalog<DomainEvent>,
+    readModels: ReadModelStore,
+    catalog: EventCatalog<DomainEvent>,
     private readonly mailer: Mailer,
     /** The service's public address and the key links are signed with. */
     private readonly links: { base: () => string; key: Buffer },
-    private readonly clock: Clock,
-    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
+    clock: Clock,
+    logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: OutboxOptions = {},
   ) {
+    super({ label: 'the mail outbox', state: mailOutboxState, events, readModels, catalog, clock, logger, ...options });
     this.schedule = options.schedule ?? DEFAULT_MAIL_SCHEDULE_MS;
     this.reveal = options.reveal ?? (async (docs) => docs);
-    this.consumer = {
-      label: 'the mail outbox',
-      events: lingering(events, options.restMs ?? FEED_REST_MS),
-      logger,
-      batchSize: options.batchSize ?? 500,
-      retryMs: options.retryMs ?? 1000,
-      position: () => this.checkpoint,
-      halted: () => this.halted !== undefined,
-      stopping: () => this.stopped,
-      reload: () => this.reload(),
-      // What a stop or a crash left in the outbox goes out first.
-      loaded: () => this.kick(),
-      handle: (batch) => this.handle(batch),
-    };
-  }
-
-  async init(): Promise<void> {
-    await this.readModels.ensureCollections(mailOutboxState.collections);
-    await this.reload();
-  }
-
-  get position(): bigint {
-    return this.checkpoint;
-  }
-
-  start(fence?: Fence): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.fence = fence;
-    this.loop = followFeed(this.consumer, (subscription) => (this.subscription = subscription));
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.subscription?.close();
-    await this.loop;
-    await this.draining;
   }
 
   /** Records what the feed holds now and sends what is due (tests and the admin CLI; a server follows the feed). */
-  async catchUp(): Promise<void> {
-    await catchUpFeed(this.consumer);
-    await this.drain();
+  override async catchUp(): Promise<void> {
+    await super.catchUp();
+    await this.sendDue();
   }
 
-  private async reload(): Promise<void> {
-    this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
-  }
-
-  private async handle(batch: StoredEvent[]): Promise<void> {
+  protected async handle(batch: StoredEvent[]): Promise<void> {
     const ops: ReadModelOp[] = [];
     let last = this.checkpoint;
     const now = this.clock().toISOString();
-    for (const stored of batch) {
-      if (stored.position <= this.checkpoint) continue;
-      let event;
-      try {
-        event = this.catalog.parse(stored);
-      } catch (error) {
-        if (!(error instanceof UnreadableEvent)) throw error;
-        this.halted = { cause: 'unreadable_event', position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
-        this.logger.error({ position: String(error.position), type: error.type }, 'the mail outbox halted before an event this version of the service cannot read');
-        break;
-      }
+    for (const { stored, event } of this.readable(batch)) {
       last = stored.position;
       if (!event) continue;
       const mails = mailsOf(event, () => null);
@@ -185,8 +119,7 @@ export class MailOutbox implements FeedProcessor {
       }
     }
     if (last === this.checkpoint) return;
-    if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: last }], this.fence))) throw new CheckpointMoved();
-    this.checkpoint = last;
+    await this.commit(ops, last);
     if (ops.length > 0) this.kick();
   }
 
@@ -195,38 +128,8 @@ export class MailOutbox implements FeedProcessor {
     this.kick();
   }
 
-  /** Sends what is due, unless a send is under way (which looks again when it ends). */
-  private kick(): void {
-    if (this.stopped) return;
-    if (this.draining) {
-      this.drainAgain = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.draining = this.drain()
-      .catch((error: unknown) => {
-        if (error instanceof LeaseLost) return;
-        this.logger.error({ err: error }, 'the mail outbox stopped sending; trying again');
-        this.wake(this.clock().getTime() + 1000);
-      })
-      .finally(() => {
-        this.draining = undefined;
-        if (this.drainAgain) {
-          this.drainAgain = false;
-          this.kick();
-        }
-      });
-  }
-
-  private wake(at: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), Math.max(0, at - this.clock().getTime()));
-    this.timer.unref();
-  }
-
   /** Sends every pending mail that is due, oldest first, then sleeps until the next one is. */
-  private async drain(): Promise<void> {
+  protected async sendDue(): Promise<void> {
     for (;;) {
       const due = (await this.readModels.find(MAIL_OUTBOX, { status: 'pending' }, { sort: [['next_attempt_at', 1], ['id', 1]], limit: 20 })) as unknown as OutboxDoc[];
       if (due.length === 0) return;
@@ -234,7 +137,7 @@ export class MailOutbox implements FeedProcessor {
       const ready = due.filter((doc) => Date.parse(doc.next_attempt_at ?? '') <= now);
       if (ready.length === 0) return this.wake(Date.parse(due[0]!.next_attempt_at!));
       for (const doc of ready) {
-        if (this.stopped && this.loop !== undefined) return;
+        if (this.stopping) return;
         await this.attempt(doc);
       }
     }

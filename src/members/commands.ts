@@ -50,9 +50,10 @@ export async function openAccountWithOwner(
   input: { name: string; plan: 'free' | 'pro' | 'business'; ownerEmail: string; via: 'account_opened' | 'sign_up'; linkId?: string; scopes?: Scope[] },
   actor = 'cli',
 ) {
-  const opened = await openAccount(deps, { name: input.name, plan: input.plan, scopes: input.scopes ?? DEFAULT_SCOPES }, actor);
-  const owner = await addMember(deps, { accountId: opened.account_id, email: input.ownerEmail, role: 'owner', via: input.via, linkId: input.linkId ?? null }, { by: actor, role: 'owner' });
-  return { ...opened, owner };
+  const owner = { member_id: deps.ids('mem'), email: input.ownerEmail, via: input.via, link_id: input.linkId ?? null };
+  // One event, one append: an account is never left without the owner it was opened for.
+  const opened = await openAccount(deps, { name: input.name, plan: input.plan, scopes: input.scopes ?? DEFAULT_SCOPES, owner }, actor);
+  return { ...opened, owner: { member_id: owner.member_id, account_id: opened.account_id, email: owner.email, role: 'owner' as const } };
 }
 
 export async function invite(deps: Deps, input: { accountId: string; email: string; role: Role }, actor: Actor, requestId?: string) {

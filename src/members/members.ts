@@ -1,5 +1,7 @@
 import type { Aggregate } from '../kernel/aggregate.js';
 import { AppError } from '../kernel/errors.js';
+import { account } from '../accounts/account.js';
+import type { AccountEvent } from '../accounts/events.js';
 import type { MemberEvent } from './events.js';
 import { atLeast, requireRole, type Role } from './roles.js';
 
@@ -34,8 +36,14 @@ export interface MembersState {
   invitations: Map<string, Invitation>;
 }
 
-export function evolve(state: MembersState, event: MemberEvent): MembersState {
+export function evolve(state: MembersState, event: MemberEvent | AccountEvent): MembersState {
   switch (event.type) {
+    case 'AccountOpened': {
+      // The first owner, recorded with the account's opening (version 2 on).
+      const { owner, account_id } = event.data;
+      if (!owner) return state;
+      return { ...state, account_id, members: new Map(state.members).set(owner.member_id, { email: owner.email, role: 'owner' }) };
+    }
     case 'MemberJoined': {
       const members = new Map(state.members).set(event.data.member_id, { email: event.data.email, role: event.data.role });
       const invitations = new Map(state.invitations);
@@ -120,8 +128,9 @@ export function decide(command: MembersCommand, state: MembersState): MemberEven
   }
 }
 
-export const members: Aggregate<MembersState, MemberEvent, MembersCommand> = {
+export const members: Aggregate<MembersState, MemberEvent | AccountEvent, MembersCommand> = {
   streamId: (accountId) => `members-${accountId}`,
+  startsFrom: (accountId) => account.streamId(accountId),
   initial: () => ({ account_id: undefined, members: new Map(), invitations: new Map() }),
   evolve,
   decide,

@@ -4,15 +4,11 @@ import { POLL_SUMMARIES } from '../../projections/polls.js';
 import { WIDGET_SUMMARIES } from '../../projections/widgets.js';
 import type { DomainEvent } from '../domain-events.js';
 import { deletedParent } from '../erasure/state.js';
-import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-store/port.js';
-import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
+import type { EventStore, StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
-import { LeaseLost, type CollectionSpec, type Doc, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
-import { UnreadableEvent, type EventCatalog, type Recorded } from '../kernel/event-catalog.js';
-import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
-import type { Halt } from '../kernel/feed/halt.js';
-import type { FeedProcessor } from '../kernel/feed/processor.js';
-import { checkpointKey } from '../kernel/feed/projection.js';
+import type { CollectionSpec, Doc, ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
+import type { EventCatalog, Recorded } from '../kernel/event-catalog.js';
+import { SendingProcessor } from '../kernel/feed/sending.js';
 import { MAIL_OUTBOX, type OutboxDoc } from '../mail/outbox.js';
 import type { NotificationMail } from '../mail/messages.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/dispatcher.js';
@@ -36,7 +32,6 @@ export const notifierState = {
     { name: NOTIFY_SLACK_DELIVERIES, indexes: [['status', 'next_attempt_at']] },
   ] satisfies CollectionSpec[],
 };
-const CHECKPOINT = checkpointKey(notifierState);
 
 interface ChoiceDoc extends Doc {
   account_id: string;
@@ -115,79 +110,38 @@ const slackEscape = (text: string) => text.replaceAll('&', '&amp;').replaceAll('
  * write leaves it waiting, after it the outbox sends it. A timer only wakes
  * it at the next due time; the decisions are the functions of schedule.ts.
  */
-export class Notifier implements FeedProcessor {
-  private checkpoint = 0n;
-  private subscription: EventSubscription | undefined;
-  private loop: Promise<void> | undefined;
-  private stopped = true;
-  private fence: Fence | undefined;
-  private timer: NodeJS.Timeout | undefined;
+export class Notifier extends SendingProcessor<DomainEvent> {
   /** One change of the state at a time: the feed's batches and the sending of what is due. */
   private chain: Promise<void> = Promise.resolve();
   private slackRun: Promise<void> | undefined;
   private readonly choices = new Map<string, Map<string, ChoiceDoc>>();
   private readonly slack = new Map<string, SlackDoc>();
-  private readonly consumer: FeedConsumer;
   private readonly gatherMs: number;
   private readonly schedule: number[];
-  halted: Halt | undefined;
 
   constructor(
     events: EventStore,
-    private readonly readModels: ReadModelStore,
-    private readonly catalog: EventCatalog<DomainEvent>,
+    readModels: ReadModelStore,
+    catalog: EventCatalog<DomainEvent>,
     /** The mail outbox, woken when mail is put in it; the service's public address for links. */
     private readonly mail: { poke(): void; base: () => string },
-    private readonly clock: Clock,
-    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
+    clock: Clock,
+    logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     private readonly options: NotifierOptions = {},
   ) {
+    super({ label: 'the notifier', state: notifierState, events, readModels, catalog, clock, logger, retryMs: options.retryMs, restMs: options.restMs });
     this.gatherMs = options.gatherMs ?? DEFAULT_GATHER_MS;
     this.schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
-    this.consumer = {
-      label: 'the notifier',
-      events: lingering(events, options.restMs ?? FEED_REST_MS),
-      logger,
-      batchSize: 500,
-      retryMs: options.retryMs ?? 1000,
-      position: () => this.checkpoint,
-      halted: () => this.halted !== undefined,
-      stopping: () => this.stopped,
-      reload: () => this.reload(),
-      // What was due while the service was down goes out first.
-      loaded: () => this.kick(),
-      handle: (batch) => this.serial(() => this.handle(batch)),
-    };
-  }
-
-  async init(): Promise<void> {
-    await this.readModels.ensureCollections(notifierState.collections);
-    await this.reload();
-  }
-
-  get position(): bigint {
-    return this.checkpoint;
-  }
-
-  start(fence?: Fence): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.fence = fence;
-    this.loop = followFeed(this.consumer, (subscription) => (this.subscription = subscription));
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.subscription?.close();
-    await this.loop;
-    await this.chain;
-    await this.slackRun;
   }
 
   /** Reads what the feed holds now and sends what is due at the clock's time (tests and the admin CLI; a server follows the feed). */
-  async catchUp(): Promise<void> {
-    await catchUpFeed(this.consumer);
+  override async catchUp(): Promise<void> {
+    await super.catchUp();
+    await this.sendDue();
+  }
+
+  /** Moves what is due into the mail outbox and the Slack queue, then sends the Slack messages that are due. */
+  protected async sendDue(): Promise<void> {
     await this.serial(() => this.flush());
     await this.sendSlack();
   }
@@ -198,8 +152,7 @@ export class Notifier implements FeedProcessor {
     return next;
   }
 
-  private async reload(): Promise<void> {
-    this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
+  protected override async load(): Promise<void> {
     this.choices.clear();
     this.slack.clear();
     for (const doc of (await this.readModels.find(NOTIFY_CHOICES, {})) as ChoiceDoc[]) this.remember(doc);
@@ -214,7 +167,11 @@ export class Notifier implements FeedProcessor {
     else this.choices.set(doc.object_id, members);
   }
 
-  private async handle(batch: StoredEvent[]): Promise<void> {
+  protected handle(batch: StoredEvent[]): Promise<void> {
+    return this.serial(() => this.record(batch));
+  }
+
+  private async record(batch: StoredEvent[]): Promise<void> {
     const ops: ReadModelOp[] = [];
     /** What waits, as changed by this batch (null: deleted), put after the batch's deletions. */
     const touched = new Map<string, PendingDoc | null>();
@@ -229,17 +186,7 @@ export class Notifier implements FeedProcessor {
       for (const [id, doc] of touched) if (doc && Object.entries(where).every(([k, v]) => (doc as unknown as Record<string, unknown>)[k] === v)) touched.set(id, null);
     };
     let last = this.checkpoint;
-    for (const stored of batch) {
-      if (stored.position <= this.checkpoint) continue;
-      let event;
-      try {
-        event = this.catalog.parse(stored);
-      } catch (error) {
-        if (!(error instanceof UnreadableEvent)) throw error;
-        this.halted = { cause: 'unreadable_event', position: error.position, streamId: error.streamId, type: error.type, reason: error.reason };
-        this.logger.error({ position: String(error.position), type: error.type }, 'the notifier halted before an event this version of the service cannot read');
-        break;
-      }
+    for (const { stored, event } of this.readable(batch)) {
       last = stored.position;
       if (!event) continue;
       if (event.type === 'NotificationsChosen') {
@@ -298,29 +245,8 @@ export class Notifier implements FeedProcessor {
     }
     if (last === this.checkpoint) return;
     for (const doc of touched.values()) if (doc) ops.push({ op: 'put', collection: NOTIFY_PENDING, doc: { ...doc } });
-    if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: last }], this.fence))) throw new CheckpointMoved();
-    this.checkpoint = last;
+    await this.commit(ops, last);
     if (touched.size > 0) this.kick();
-  }
-
-  /** Sends what is due, unless stopped; errors are logged and tried again a second later. */
-  private kick(): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.serial(() => this.flush())
-      .then(() => this.sendSlack())
-      .catch((error: unknown) => {
-        if (error instanceof LeaseLost) return;
-        this.logger.error({ err: error }, 'the notifier stopped sending; trying again');
-        this.wake(this.clock().getTime() + 1000);
-      });
-  }
-
-  private wake(at: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), Math.min(2 ** 31 - 1, Math.max(0, at - this.clock().getTime())));
-    this.timer.unref();
   }
 
   private async titleOf(kind: ObjectKind, id: string): Promise<string> {
@@ -400,7 +326,7 @@ export class Notifier implements FeedProcessor {
         return;
       }
       for (const delivery of ready) {
-        if (this.stopped && this.loop !== undefined) return;
+        if (this.stopping) return;
         await this.attemptSlack(delivery);
       }
     }

@@ -2,10 +2,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { DELETED_PARENTS, deletedParent, parentKey } from '../erasure/state.js';
-import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
-import type { Halt } from '../kernel/feed/halt.js';
-import { checkpointKey } from '../kernel/feed/projection.js';
-import { checkStore } from '../kernel/feed/store-identity.js';
+import { SendingProcessor } from '../kernel/feed/sending.js';
 import { SEAL_STREAM } from '../seals/chain.js';
 import {
   WEBHOOK_DELIVERIES,
@@ -18,19 +15,16 @@ import {
 import { execute, type CommandContext } from '../kernel/aggregate.js';
 import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../kernel/event-catalog.js';
-import type { EventStore, EventSubscription, StoredEvent } from '../infra/event-store/port.js';
-import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
+import type { EventStore, StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
-import { LeaseLost, type Fence, type ReadModelOp, type ReadModelStore } from '../infra/read-models/port.js';
+import type { ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
 import { endpointAggregate } from './endpoint.js';
 import { createdObject, messageOf, type WebhookMessage } from './feed.js';
 import { sendOverHttp, type SendWebhook } from './http.js';
 import { endpointSecret, messageId, signatureHeaders } from './signing.js';
 import { checkTarget, systemResolve, type Resolve } from './targets.js';
 import { subscribed } from './types.js';
-import type { FeedProcessor } from '../kernel/feed/processor.js';
 
-const CHECKPOINT = checkpointKey(webhookDispatchState);
 /**
  * Events of the account a replay reads, and queues in one write, at once;
  * between two batches it yields to the event loop, so requests go on being
@@ -84,27 +78,14 @@ const pad = (position: bigint): string => position.toString().padStart(20, '0');
  * stored after the attempt, so a crash means the attempt runs again:
  * at-least-once, which the stable `webhook-id` lets receivers absorb.
  */
-export class WebhookDispatcher implements FeedProcessor {
-  private checkpoint = 0n;
+export class WebhookDispatcher extends SendingProcessor<DomainEvent> {
   private targets = new Map<string, WebhookTarget>();
-  private subscription: EventSubscription | undefined;
-  private loop: Promise<void> | undefined;
-  private stopped = true;
-  private fence: Fence | undefined;
-  /** Endpoints whose queue is being sent, and those to look at again once it is. */
-  private readonly busy = new Set<string>();
-  private readonly again = new Set<string>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly sending = new Set<Promise<void>>();
   private readonly schedule: number[];
   private readonly allowPrivate: boolean;
   private readonly resolve: Resolve;
   private readonly send: SendWebhook;
   private readonly timeoutMs: number;
-  private readonly batchSize: number;
-  private readonly retryMs: number;
   private readonly replayClockSlackMs: number;
-  private readonly consumer: FeedConsumer;
   /**
    * Accounts' plans as this process met them in the feed (only Business
    * accounts have events pushed). An account it has not met since it
@@ -112,91 +93,37 @@ export class WebhookDispatcher implements FeedProcessor {
    * model may be behind this process at a start.
    */
   private readonly plans = new Map<string, string>();
-  halted: Halt | undefined;
 
   constructor(
-    private readonly events: EventStore,
-    private readonly readModels: ReadModelStore,
-    private readonly catalog: EventCatalog<DomainEvent>,
+    events: EventStore,
+    readModels: ReadModelStore,
+    catalog: EventCatalog<DomainEvent>,
     private readonly commands: CommandContext,
     /** Derives each endpoint's signing secret (see signing.ts). */
     private readonly secretKey: Buffer,
-    private readonly clock: Clock,
-    private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
+    clock: Clock,
+    logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: DispatcherOptions = {},
   ) {
+    super({ label: 'the webhook dispatcher', state: webhookDispatchState, events, readModels, catalog, clock, logger, batchSize: options.batchSize, retryMs: options.retryMs, restMs: options.restMs, checksStore: true });
     this.schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.allowPrivate = options.allowPrivate ?? false;
     this.resolve = options.resolve ?? systemResolve;
     this.send = options.send ?? sendOverHttp;
     this.timeoutMs = options.timeoutMs ?? 10_000;
-    // One batch is one write: a store whose transactions have limits says how many events it takes at once.
-    this.batchSize = Math.min(options.batchSize ?? 500, readModels.maxEventsPerWrite ?? Number.POSITIVE_INFINITY);
-    this.retryMs = options.retryMs ?? 1000;
     this.replayClockSlackMs = options.replayClockSlackMs ?? REPLAY_CLOCK_SLACK_MS;
-    this.consumer = {
-      label: 'the webhook dispatcher',
-      // Nobody's reply waits for this process: appends close together are handled, and written, as one batch.
-      events: lingering(events, options.restMs ?? FEED_REST_MS),
-      logger,
-      batchSize: this.batchSize,
-      maxEventsPerWrite: readModels.maxEventsPerWrite,
-      retryMs: this.retryMs,
-      position: () => this.checkpoint,
-      halted: () => this.halted !== undefined,
-      stopping: () => this.stopped,
-      reload: () => this.reload(),
-      // Whatever a stop or a crash left queued goes out first.
-      loaded: () => this.kick(this.targets.keys()),
-      handle: (batch) => this.handle(batch),
-    };
   }
 
-  async init(): Promise<void> {
-    await this.readModels.ensureCollections(webhookDispatchState.collections);
-    await this.reload();
-    const otherStore = await checkStore(this.events, this.readModels, this.checkpoint);
-    if (otherStore) {
-      this.halted = { cause: 'event_store_changed', position: 0n, reason: otherStore };
-      this.logger.error({ reason: otherStore }, 'webhooks halted: its state is of another event store');
-    }
-  }
-
-  get position(): bigint {
-    return this.checkpoint;
-  }
-
-  start(fence?: Fence): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.fence = fence;
-    this.loop = this.follow();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-    await this.subscription?.close();
-    await this.loop;
-    await Promise.allSettled([...this.sending]);
-  }
-
-  /** Queues what the feed holds now (tests and the admin CLI; a server follows the feed instead). */
-  async catchUp(): Promise<void> {
-    await catchUpFeed(this.consumer);
-  }
-
-  private follow(): Promise<void> {
-    return followFeed(this.consumer, (subscription) => (this.subscription = subscription));
-  }
-
-  private async reload(): Promise<void> {
-    this.checkpoint = (await this.readModels.checkpoints()).get(CHECKPOINT) ?? 0n;
+  protected override async load(): Promise<void> {
     this.targets = new Map((await this.readModels.find(WEBHOOK_TARGETS, {})).map((doc) => [doc.id, doc as WebhookTarget]));
   }
 
-  private async handle(batch: StoredEvent[]): Promise<void> {
+  /** Whatever a stop or a crash left queued goes out first, each endpoint's queue on its own. */
+  protected override resume(): void {
+    for (const id of this.targets.keys()) this.kick(id);
+  }
+
+  protected async handle(batch: StoredEvent[]): Promise<void> {
     let pending: ReadModelOp[] = [];
     let previous = this.checkpoint;
     const touched = new Set<string>();
@@ -205,8 +132,7 @@ export class WebhookDispatcher implements FeedProcessor {
       if (position <= this.checkpoint && pending.length === 0) return;
       const ops = pending;
       pending = [];
-      if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: position }], this.fence))) throw new CheckpointMoved();
-      this.checkpoint = position;
+      await this.commit(ops, position);
     };
     const drop = (where: Record<string, string>, reason: string): ReadModelOp => ({
       op: 'patch',
@@ -216,15 +142,8 @@ export class WebhookDispatcher implements FeedProcessor {
     });
 
     try {
-      for (const stored of batch) {
-        if (stored.position <= this.checkpoint) continue;
-        const event = this.read(stored);
-        if (event instanceof UnreadableEvent) {
-          await commit(previous);
-          this.halted = { cause: 'unreadable_event', position: event.position, streamId: event.streamId, type: event.type, reason: event.reason };
-          this.logger.error({ position: String(event.position), type: event.type, reason: event.reason }, 'webhooks halted before an event this version of the service cannot read');
-          return;
-        }
+      // Ends before an event this version cannot read, halted: what came before it is committed below.
+      for (const { stored, event } of this.readable(batch)) {
         if (event) {
           if (event.type === 'WebhookReplayRequested') {
             await commit(previous);
@@ -261,7 +180,7 @@ export class WebhookDispatcher implements FeedProcessor {
       }
       await commit(previous);
     } finally {
-      this.kick(touched);
+      for (const id of touched) this.kick(id);
     }
   }
 
@@ -376,8 +295,7 @@ export class WebhookDispatcher implements FeedProcessor {
         await yieldToLoop();
       }
     }
-    if (!(await this.readModels.write(ops, [{ name: CHECKPOINT, expected: this.checkpoint, next: request.position }], this.fence))) throw new CheckpointMoved();
-    this.checkpoint = request.position;
+    await this.commit(ops, request.position);
   }
 
   /**
@@ -409,52 +327,15 @@ export class WebhookDispatcher implements FeedProcessor {
     return start;
   }
 
-  /** Sends the queues of these endpoints, each on its own. */
-  private kick(endpoints: Iterable<string>): void {
-    for (const id of endpoints) {
-      if (this.stopped) return;
-      if (this.busy.has(id)) {
-        this.again.add(id);
-        continue;
-      }
-      this.busy.add(id);
-      clearTimeout(this.timers.get(id));
-      this.timers.delete(id);
-      const run: Promise<void> = this.drain(id)
-        .catch((error: unknown) => {
-          if (error instanceof LeaseLost) return;
-          this.logger.error({ err: error, endpoint: id }, 'webhook delivery stopped; trying again');
-          this.wake(id, this.clock().getTime() + this.retryMs);
-        })
-        .finally(() => {
-          this.busy.delete(id);
-          this.sending.delete(run);
-          if (this.again.delete(id)) this.kick([id]);
-        });
-      this.sending.add(run);
-    }
-  }
-
-  private wake(id: string, at: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timers.get(id));
-    const timer = setTimeout(() => {
-      this.timers.delete(id);
-      this.kick([id]);
-    }, Math.max(0, at - this.clock().getTime()));
-    timer.unref();
-    this.timers.set(id, timer);
-  }
-
   /** Sends the endpoint's queue in order until it is empty, or its head must wait. */
-  private async drain(id: string): Promise<void> {
+  protected async sendDue(id: string): Promise<void> {
     while (!this.stopped) {
       const target = this.targets.get(id);
       if (!target?.enabled) return;
       const [head] = (await this.readModels.find(WEBHOOK_DELIVERIES, { endpoint_id: id, status: 'pending' }, { sort: [['seq', 1]], limit: 1 })) as WebhookDelivery[];
       if (!head) return;
       const due = Date.parse(head.next_attempt_at ?? '');
-      if (due > this.clock().getTime()) return this.wake(id, due);
+      if (due > this.clock().getTime()) return this.wake(due, id);
       await this.attempt(target, head);
     }
   }

@@ -16,8 +16,9 @@ import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { owner } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
-import { admin, freePort, json, startServer } from '../support/processes.js';
+import { freePort, startServer } from '../support/processes.js';
 import { tempDir, testServices } from '../support/services.js';
+import { signedInPage } from '../support/signed-in.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = `${ARTIFACTS}analytics/`;
@@ -138,15 +139,7 @@ if (!existsSync(CHROMIUM)) {
     // The counts are in the server's memory: a shutdown writes them out.
     t.match(await server.stop(), { code: 0 });
     server = await startServer({ DATA_DIR: dir });
-    const link = json(await admin(['login-link', '--account', biz.accountId, '--base', server.url], { DATA_DIR: dir }));
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
-    context.setDefaultTimeout(120_000);
-    const tab = await context.newPage();
-    const errors: string[] = [];
-    tab.on('pageerror', (error) => errors.push(error.message));
-    await tab.goto(link.url);
-    await tab.getByRole('button', { name: /^Sign in to / }).click();
-    await tab.waitForURL(`${server.url}/dashboard`);
+    const { tab, errors } = await signedInPage(browser, { url: server.url, dataDir: dir }, biz.accountId, { reducedMotion: 'reduce' });
 
     await tab.goto(`${server.url}/dashboard/forms/${form}`);
     await tab.locator('main').getByRole('link', { name: 'Analytics', exact: true }).click();

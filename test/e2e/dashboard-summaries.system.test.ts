@@ -14,8 +14,9 @@ import { buildApp } from '../../src/app.js';
 import { owner, tokenFor } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { EVERY_TYPE, SENT } from '../support/every-type.js';
-import { admin, json, startServer } from '../support/processes.js';
+import { startServer } from '../support/processes.js';
 import { tempDir, testServices } from '../support/services.js';
+import { signedInPage } from '../support/signed-in.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = `${ARTIFACTS}dashboard/`;
@@ -92,16 +93,8 @@ if (!existsSync(CHROMIUM)) {
 
     const server = await startServer({ DATA_DIR: dir });
     t.teardown(() => server.stop());
-    const link = json(await admin(['login-link', '--account', biz.accountId, '--base', server.url], { DATA_DIR: dir })).url as string;
     const browser = await launch(t);
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-    context.setDefaultTimeout(120_000);
-    const tab = await context.newPage();
-    const errors: string[] = [];
-    tab.on('pageerror', (error) => errors.push(error.message));
-    await tab.goto(link);
-    await tab.getByRole('button', { name: /^Sign in to / }).click();
-    await tab.waitForURL(`${server.url}/dashboard`);
+    const { tab, errors } = await signedInPage(browser, { url: server.url, dataDir: dir }, biz.accountId, { viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
     await tab.goto(`${server.url}/dashboard/forms/${form}`);
     await tab.getByRole('heading', { name: 'Rank what matters most' }).waitFor();
     await settled(tab);

@@ -18,8 +18,9 @@ import { buildApp } from '../../src/app.js';
 import { owner, tokenFor } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { eventually } from '../support/eventually.js';
-import { admin, freePort, json, startServer } from '../support/processes.js';
+import { freePort, startServer } from '../support/processes.js';
 import { tempDir, testServices } from '../support/services.js';
+import { signedInPage } from '../support/signed-in.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = `${ARTIFACTS}dashboard/`;
@@ -109,12 +110,6 @@ if (!existsSync(CHROMIUM)) {
 
     const server = await startServer({ DATA_DIR: dir });
     t.teardown(() => server.stop());
-    /** A one-time link from the admin CLI, run as a process on the server's data directory. */
-    const loginLink = async (accountId: string) => {
-      const link = json(await admin(['login-link', '--account', accountId, '--base', server.url], { DATA_DIR: dir }));
-      t.match(link, { url: new RegExp(`^${server.url}/dashboard/login\\?t=`), expires_at: String });
-      return link.url as string;
-    };
 
     // A site of its own on another origin (localhost rather than 127.0.0.1: another site, too).
     let hostPage = '';
@@ -141,17 +136,14 @@ if (!existsSync(CHROMIUM)) {
         if (response.status() >= 400) refused.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`);
       });
     };
+    /** Signed in by a one-time link from the admin CLI on the server's data directory; the tab may use the clipboard. */
     const signIn = async (accountId: string): Promise<{ tab: Page; context: BrowserContext }> => {
       // Reduced motion: no colour transitions, so a page switched to dark is checked with its final colours.
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-      // Every wait is for a condition; the bound only turns one that never comes into a failure, even on a loaded machine.
-      context.setDefaultTimeout(120_000);
-      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-      const tab = await context.newPage();
-      watch(tab);
-      await tab.goto(await loginLink(accountId));
-      await tab.getByRole('button', { name: /^Sign in to / }).click();
-      await tab.waitForURL(`${server.url}/dashboard`);
+      const { tab, context, link } = await signedInPage(browser, { url: server.url, dataDir: dir }, accountId, { viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' }, async (tab, context) => {
+        await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+        watch(tab);
+      });
+      t.match(link, { url: new RegExp(`^${server.url}/dashboard/login\\?t=`), expires_at: String });
       await settled(tab);
       return { tab, context };
     };

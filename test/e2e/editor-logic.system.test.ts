@@ -12,7 +12,7 @@ import { buildApp } from '../../src/app.js';
 import { owner } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { testServices } from '../support/services.js';
-import { signIn } from '../dashboard/support.js';
+import { signedInPage } from '../support/signed-in.js';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SHOTS = `${ARTIFACTS}dashboard/`;
@@ -48,14 +48,8 @@ if (!existsSync(CHROMIUM)) {
     app.get('/test-editor.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(PAGE_SCRIPT));
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     t.teardown(async () => { await app.close(); await services.close(); });
-    const session = await signIn(app, services, biz.accountId);
     const browser = await launch(t);
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const [name, value] = session.cookie.split('=') as [string, string];
-    await context.addCookies([{ name, value, domain: '127.0.0.1', path: '/dashboard', httpOnly: true, sameSite: 'Strict' }]);
-    const tab = await context.newPage();
-    const errors: string[] = [];
-    tab.on('pageerror', (error) => errors.push(error.message));
+    const { tab, errors } = await signedInPage(browser, { app, services }, biz.accountId);
     await tab.goto(`${address}/test-editor`);
     await tab.locator('body[data-mounted="yes"]').waitFor();
     const preview = tab.frameLocator('iframe.editor-frame');

@@ -13,8 +13,9 @@ import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { owner, tokenFor } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
-import { admin, freePort, json, startServer } from '../support/processes.js';
+import { freePort, startServer } from '../support/processes.js';
 import { tempDir, testServices } from '../support/services.js';
+import { followLoginLink } from '../support/signed-in.js';
 
 const SHOTS = `${ARTIFACTS}long-text/`;
 const URL_TITLE = 'How was https://shop.example.com/collections/summer-sale-2026/linen-shirt-blue?';
@@ -124,11 +125,8 @@ if (!existsSync(CHROMIUM)) {
     });
 
     t.test('the dashboard pages of the poll and the form fit the screen', async (t) => {
-      const link = json(await admin(['login-link', '--account', biz.accountId, '--base', server.url], { DATA_DIR: dir }));
       const tab = await open(1280);
-      await tab.goto(link.url as string);
-      await tab.getByRole('button', { name: /^Sign in to / }).click();
-      await tab.waitForURL(`${server.url}/dashboard`);
+      await followLoginLink(tab, { url: server.url, dataDir: dir }, biz.accountId);
       for (const [name, path] of [['poll', `/dashboard/polls/${poll.id}`], ['form', `/dashboard/forms/${form.id}`]] as const) {
         for (const width of [1280, 390]) {
           await tab.setViewportSize({ width, height: 844 });

@@ -54,7 +54,7 @@ t.test('polls take their question and options translated; a create names an opti
 });
 
 t.test('the CSV of a translated object has a language column; answers of every language share their question\'s column', async (t) => {
-  const columns = csvColumns([{ id: 'q', title: 'Q' }], 'free', [], false, false, true);
+  const columns = csvColumns([{ id: 'q', title: 'Q' }], 'free', { languages: true });
   t.same(columns.map((c) => c.header).slice(0, 4), ['id', 'submitted_at', 'Q', 'language']);
   const language = columns.find((c) => c.header === 'language')!;
   t.equal(language.cell({ id: 'r1', language: 'fr' }), 'fr');

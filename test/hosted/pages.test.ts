@@ -43,7 +43,7 @@ t.test('hosted pages: tags, noindex, 404 as HTML or JSON, own pages never blocke
     t.match(html, `<meta property="og:url" content="http://forms.example/f/${form}">`);
     t.match(html, '<meta name="robots" content="noindex">', 'not indexed unless the owner says');
     t.match(html, '<meta name="viewport" content="width=device-width, initial-scale=1">', 'a phone sees it at its own width');
-    t.match(html, `<div data-form="${form}" data-hosted></div>`, 'a container for the embed');
+    t.match(html, `<div data-form="${form}" data-hosted data-lang="en"></div>`, 'a container for the embed, in the page\'s language');
     t.match(html, '<script src="/embed.js" async></script>', 'drawn by the same script sites use');
     t.match(html, /\[data-form\]\{min-height:(clamp\(\d+px, calc\(\d+px - \(100vw - 360px\) \* [\d.]+\), \d+px\)|\d+px)\}/, 'the space of the first screen held before the script runs');
     const policy = String(reply.headers['content-security-policy']);
@@ -63,7 +63,7 @@ t.test('hosted pages: tags, noindex, 404 as HTML or JSON, own pages never blocke
     t.equal(reply.statusCode, 200);
     t.match(reply.body, '<title>Which plan do you use?</title>');
     t.match(reply.body, '<meta property="og:description" content="Free · Pro">');
-    t.match(reply.body, `<div data-poll="${poll}" data-hosted></div>`);
+    t.match(reply.body, `<div data-poll="${poll}" data-hosted data-lang="en"></div>`);
     t.match(reply.body, 'noindex');
     t.equal((await page(`/f/${poll}`)).statusCode, 404, 'a poll is not a form');
   });
@@ -100,6 +100,36 @@ t.test('hosted pages: tags, noindex, 404 as HTML or JSON, own pages never blocke
     t.match(other.body, '<html lang="en">');
     t.match(other.body, '<h1>This form is not available</h1>');
     t.match(other.body, '<p>The link may be mistyped, or its owner has not published it or has taken it down.</p>');
+  });
+
+  t.test("a page is in the visitor's language where the object has it: lang and dir, its head translated, the embed told", async (t) => {
+    const translated = await make('/api/forms', {
+      title: 'Tell us',
+      description: 'One question.',
+      questions: QUESTIONS,
+      language: 'en',
+      translations: { ar: { title: 'أخبرنا', description: 'سؤال واحد.' }, de: { title: 'Sag es uns' } },
+    });
+    const arabic = await page(`/f/${translated}`, { 'accept-language': 'ar-EG,en;q=0.5' });
+    t.match(arabic.body, '<html lang="ar" dir="rtl">', 'Arabic, right to left');
+    t.match(arabic.body, '<title>أخبرنا</title>');
+    t.match(arabic.body, '<meta property="og:description" content="سؤال واحد.">');
+    t.match(arabic.body, `<div data-form="${translated}" data-hosted data-lang="ar"></div>`, 'the embed shows the same language');
+    t.match(arabic.headers.vary, /accept-language/i, 'a cache keeps one page per language');
+    const german = await page(`/f/${translated}`, { 'accept-language': 'fr;q=0.9,de-CH;q=0.8' });
+    t.match(german.body, '<html lang="de">', 'the first language the form is translated in, by its primary subtag');
+    t.match(german.body, '<title>Sag es uns</title>');
+    t.match(german.body, '<meta property="og:description" content="One question.">', 'what the translation leaves out, as written');
+    t.match((await page(`/f/${translated}`, { 'accept-language': 'ja' })).body, '<html lang="en">', "else the form's own");
+    const hebrew = await make('/api/forms', { title: 'ספרו לנו', questions: QUESTIONS, language: 'he' });
+    const own = await page(`/f/${hebrew}`);
+    t.match(own.body, '<html lang="he" dir="rtl">', "a form written in Hebrew: its own language, right to left");
+    t.match(own.body, 'data-lang="he"');
+    const polled = await make('/api/polls', { question: 'Which plan?', options: [{ text: 'Free' }, { text: 'Pro' }], language: 'en', translations: { fr: { question: 'Quelle offre ?', options: { '0': 'Gratuite' } } } });
+    const french = await page(`/p/${polled}`, { 'accept-language': 'fr' });
+    t.match(french.body, '<html lang="fr">');
+    t.match(french.body, '<title>Quelle offre ?</title>');
+    t.match(french.body, '<meta property="og:description" content="Gratuite · Pro">', "the options' texts translated");
   });
 
   t.test("allowed_domains never blocks the service's own page", async (t) => {
