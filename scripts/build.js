@@ -1,5 +1,6 @@
-// `npm run build [-- OUT_DIR]`: compiles src/ and projections/ into OUT_DIR
-// (dist/ by default), then copies the embed script beside its route and
+// `npm run build [-- OUT_DIR] [--no-check]`: compiles src/ and projections/
+// into OUT_DIR (dist/ by default), type-checking them unless `--no-check`
+// (the test suite, which type-checks beside its tests, builds that way), then copies the embed script beside its route and
 // writes the script served (the embed with the form evaluator bundled in)
 // beside it (and the dashboard's files beside theirs),
 // and the API reference where the server serves it from (OUT_DIR/docs/).
@@ -16,11 +17,13 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const outDir = resolve(process.argv[2] ?? join(root, 'dist'));
+const args = process.argv.slice(2);
+const check = !args.includes('--no-check');
+const outDir = resolve(args.find((arg) => !arg.startsWith('--')) ?? join(root, 'dist'));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 try {
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir, ...(check ? [] : ['--noCheck'])], { stdio: 'inherit' });
 } catch {
   // tsc has printed the errors.
   process.exit(1);

@@ -1,6 +1,6 @@
+import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import pretty from 'pino-pretty';
 import { ACCOUNTS } from '../projections/accounts.js';
 import { FORM_SUMMARIES } from '../projections/forms.js';
 import { projections, readSide } from '../projections/index.js';
@@ -140,6 +140,10 @@ const REPLAY_HEAD_START = 10_000;
  */
 const RECENT_MS = 100;
 
+/** pino-pretty, loaded only where a person reads the log (a terminal), not by every process that starts. */
+const prettyStream = (options: import('pino-pretty').PrettyOptions): NodeJS.WritableStream =>
+  (createRequire(import.meta.url)('pino-pretty') as (options: import('pino-pretty').PrettyOptions) => NodeJS.WritableStream)(options);
+
 /** Lines for a person at a terminal, JSON for everything that collects them. */
 export function logFormat(stdout: { isTTY?: boolean }): 'pretty' | 'json' {
   return stdout.isTTY ? 'pretty' : 'json';
@@ -151,7 +155,7 @@ export function logFormat(stdout: { isTTY?: boolean }): 'pretty' | 'json' {
  * in its URL.
  */
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: NodeJS.WritableStream): FastifyBaseLogger {
-  const stream = destination ?? (logFormat(process.stdout) === 'pretty' ? pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined);
+  const stream = destination ?? (logFormat(process.stdout) === 'pretty' ? prettyStream({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined);
   return pino(
     {
       level: config.LOG_LEVEL,

@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import { z } from 'zod';
 import { minHeightCss, reservedHeights, type ReservedHeights } from '../embed/reserve.js';
 import { notFound } from '../embeddables/errors.js';
@@ -27,6 +26,7 @@ export function shareRoutes(app: App, services: Context): void {
       if (!doc || doc.account_id !== sessionOf(request).accountId) throw notFound(what.kind);
       const reserve = heights(doc);
       const hosted = `${ownOrigin(services, request)}${prefix}/${doc.id}`;
+      const { default: QRCode } = await import('qrcode');
       const svg = await QRCode.toString(hosted, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
       return { min_height: { ...reserve, css: minHeightCss(reserve) }, hosted_url: hosted, qr_svg: svg };
     });

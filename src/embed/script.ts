@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildSync, transformSync } from 'esbuild';
+import { createRequire } from 'node:module';
 import { LANGUAGES, packText } from './languages.js';
 
 /**
@@ -17,11 +17,14 @@ import { LANGUAGES, packText } from './languages.js';
 export const SERVED_FILE = 'served.js';
 export const LOGIC_NAME = 'FeedbackLogic';
 
+/** esbuild, loaded when the script is made (once a process, or never where `served.js` is built). */
+const esbuild = () => createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+
 /** The evaluator as a classic script that declares `var FeedbackLogic`. From the TypeScript sources, or from the compiled module in a build. */
 export function bundleLogic(): string {
   const source = new URL('../logic/evaluate.ts', import.meta.url);
   const entry = existsSync(source) ? source : new URL('../logic/evaluate.js', import.meta.url);
-  const result = buildSync({
+  const result = esbuild().buildSync({
     entryPoints: [fileURLToPath(entry)],
     bundle: true,
     write: false,
@@ -42,7 +45,7 @@ export function bundleLogic(): string {
  * embed.js (the dashboard and hosted pages serve the same bytes).
  */
 export function composeScript(embed: string, logic: string): string {
-  return transformSync(`(function () {\n${logic}${strings()}${embed}})();\n`, { minify: true, target: 'es2018', legalComments: 'none', logLevel: 'silent' }).code;
+  return esbuild().transformSync(`(function () {\n${logic}${strings()}${embed}})();\n`, { minify: true, target: 'es2018', legalComments: 'none', logLevel: 'silent' }).code;
 }
 
 /**

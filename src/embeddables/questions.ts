@@ -1,9 +1,15 @@
 import { z } from 'zod';
 // The full metadata build: the server checks a number against each country's real patterns, not its length alone (the `min` build).
-import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { createRequire } from 'node:module';
+import type { CountryCode } from 'libphonenumber-js/max';
 import { said, shows } from '../kernel/text.js';
 import type { ErrorDetail } from '../kernel/errors.js';
 import { OPERATORS, type Operator } from '../logic/evaluate.js';
+
+// The metadata of every numbering plan is large: loaded on the first phone
+// question a process meets, not by every process that starts.
+let phoneNumbers: typeof import('libphonenumber-js/max') | undefined;
+const phones = () => (phoneNumbers ??= createRequire(import.meta.url)('libphonenumber-js/max') as typeof import('libphonenumber-js/max'));
 
 /**
  * The question model shared by widgets and forms, and the validation of
@@ -93,7 +99,7 @@ export const PhoneQuestion = z.strictObject({
   type: z.literal('phone'),
   default_country: z
     .string()
-    .refine((code) => /^[A-Z]{2}$/.test(code) && isSupportedCountry(code), 'must be an ISO 3166 alpha-2 country code with a telephone numbering plan, in capitals (GB, US, DE)')
+    .refine((code) => /^[A-Z]{2}$/.test(code) && phones().isSupportedCountry(code), 'must be an ISO 3166 alpha-2 country code with a telephone numbering plan, in capitals (GB, US, DE)')
     .optional(),
 });
 export const UrlQuestion = z.strictObject({ ...base, type: z.literal('url') });
@@ -231,7 +237,7 @@ function check(question: FormQuestion, value: unknown): { why: string } | { answ
       return why(typeof value === 'string' && characters(value) <= 320 && EMAIL.safeParse(value).success ? undefined : 'must be an email address');
     case 'phone': {
       if (typeof value !== 'string' || value.length > 64) return why('must be a phone number');
-      const number = parsePhoneNumberFromString(value, question.default_country as CountryCode | undefined);
+      const number = phones().parsePhoneNumberFromString(value, question.default_country as CountryCode | undefined);
       if (!number?.isValid()) {
         return why(question.default_country ? `must be a phone number (in ${question.default_country}, or international starting with +)` : 'must be an international phone number starting with + and the country code');
       }

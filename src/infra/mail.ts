@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /** One email: plain text and HTML, and headers of its own (List-Unsubscribe on notifications). */
 export interface MailMessage {
@@ -23,14 +23,19 @@ export interface Mailer {
  * URL). A refusal or a broken connection throws: the outbox tries again.
  */
 export function smtpMailer(url: string, from: string, timeoutMs = 30_000): Mailer {
-  // Bounded: an SMTP server that hangs must not hold the outbox for nodemailer's default of minutes.
-  const transport = nodemailer.createTransport({ url, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs }, { from });
+  // Made at the first mail: most processes never send one, and nodemailer is large to load.
+  let transport: Promise<Transporter> | undefined;
+  const open = async () => {
+    const { default: nodemailer } = await import('nodemailer');
+    // Bounded: an SMTP server that hangs must not hold the outbox for nodemailer's default of minutes.
+    return nodemailer.createTransport({ url, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs }, { from });
+  };
   return {
     kind: 'smtp',
     async send(message) {
-      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html, headers: message.headers ?? {} });
+      await (await (transport ??= open())).sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html, headers: message.headers ?? {} });
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((opened) => opened.close(), () => undefined),
   };
 }
 
