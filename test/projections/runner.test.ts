@@ -1,3 +1,5 @@
+import { loadOrCreateSecret } from '../../src/infra/secret.js';
+import { subjectKeysAt } from '../../src/services.js';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
@@ -15,6 +17,9 @@ import { buildApp } from '../../src/app.js';
 import { owner, publishedWidget, tokenFor } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 import { silent, snapshotReadModels, tempDir, testServices } from '../support/services.js';
+
+/** How the server's rebuild thread opens sealed personal content: the same secret and key store as its services. */
+const sealedWith = (services: Services) => ({ secret: services.config.SECRET ?? loadOrCreateSecret(services.config.DATA_DIR), keys: subjectKeysAt(services.config, undefined) });
 
 /** A history that touches every read model: accounts, keys, widgets, counted slots, responses, erasures. */
 async function history(services: Services): Promise<void> {
@@ -418,7 +423,7 @@ t.test('a rebuild prepared on a second thread reproduces the read models exactly
   const before = await snapshotReadModels(services);
   t.equal((before.vote_summaries ?? []).filter((c) => (c as { dim: string }).dim === 'option').reduce((n: number, c) => n + (c as { count: number }).count, 0), 3, 'four votes counted, one taken back');
   let batches = 0;
-  const feed = preparedInWorker(dataDir, 50, readSide);
+  const feed = preparedInWorker(dataDir, 50, readSide, sealedWith(services));
   const counted: PreparedFeed = (after) => ({
     async *[Symbol.asyncIterator]() {
       for await (const prepared of feed(after)) {
@@ -452,7 +457,7 @@ t.test('a prepared rebuild writes its first positions here while the second thre
   await withVotes(services);
   const before = await snapshotReadModels(services);
   const starts: bigint[] = [];
-  const feed = preparedInWorker(dataDir, 50, readSide);
+  const feed = preparedInWorker(dataDir, 50, readSide, sealedWith(services));
   const watched: PreparedFeed = (after) => {
     starts.push(after);
     return feed(after);
@@ -476,7 +481,7 @@ t.test('a rebuild prepared on a second thread halts before an unreadable event a
   const before = await snapshotReadModels(services);
   const { position } = await services.events.append('widget-wgt_future', [{ type: 'WidgetUpdated', data: { widget_id: 'wgt_future', changes: {}, updated_at: '2026-11-23T00:00:00.000Z' }, metadata: { schema_version: 99, occurred_at: '2026-11-23T00:00:00.000Z', actor: 'x' } }], 'any');
   const rebuilt = async (prepared: boolean, headStart = 0) => {
-    const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { catchUpBatchSize: 10, ...(prepared ? { prepared: preparedInWorker(dataDir, 10, readSide), preparedFrom: 0, preparedHeadStart: headStart } : {}) });
+    const runner = new ProjectionRunner(services.events, services.readModels, catalog, projections, silent, { catchUpBatchSize: 10, ...(prepared ? { prepared: preparedInWorker(dataDir, 10, readSide, sealedWith(services)), preparedFrom: 0, preparedHeadStart: headStart } : {}) });
     const replayed = await runner.rebuild();
     return { replayed, halted: runner.halted };
   };
