@@ -27,6 +27,8 @@ if (!existsSync(CHROMIUM)) {
     });
     t.teardown(() => browser.close());
     const tab = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    // swagger-ui draws the whole document in the page: on a loaded machine that outlasts playwright's 30 s default.
+    tab.setDefaultTimeout(120_000);
     // A refused Content-Security-Policy shows here as a console error too.
     const errors: string[] = [];
     tab.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
