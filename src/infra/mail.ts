@@ -30,10 +30,15 @@ export function smtpMailer(url: string, from: string, timeoutMs = 30_000): Maile
     // Bounded: an SMTP server that hangs must not hold the outbox for nodemailer's default of minutes.
     return nodemailer.createTransport({ url, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs }, { from });
   };
+  // A failed open is tried again at the next mail (the outbox retries), not kept.
+  const opened = () => (transport ??= open().catch((error: unknown) => {
+    transport = undefined;
+    throw error;
+  }));
   return {
     kind: 'smtp',
     async send(message) {
-      await (await (transport ??= open())).sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html, headers: message.headers ?? {} });
+      await (await opened()).sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html, headers: message.headers ?? {} });
     },
     close: () => void transport?.then((opened) => opened.close(), () => undefined),
   };
