@@ -4,19 +4,16 @@
  * preview shown in that language, and the translation saved through the API.
  * Screenshots go to test-artifacts/dashboard/.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
+import { existsSync, mkdirSync } from 'node:fs';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { owner, tokenFor } from '../support/app.js';
 import { ARTIFACTS, CHROMIUM, launch } from '../support/embed-site.js';
 import { testServices } from '../support/services.js';
+import { seriousViolations, serveEditorPage } from '../support/editor-page.js';
 import { signedInPage } from '../support/signed-in.js';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SHOTS = `${ARTIFACTS}dashboard/`;
-const DASHBOARD_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 const PAGE_SCRIPT = `
 import { api, setCsrfToken } from '/dashboard/assets/api.js';
 import { mountEditor } from '/dashboard/assets/editor.js';
@@ -28,16 +25,7 @@ const object = await api('/' + kind + 's/' + params.get('id'));
 mountEditor(document.getElementById('app'), { kind, object, api });
 document.body.dataset.mounted = 'yes';
 `;
-const PAGE =
-  '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
-  '<title>Edit — Dashboard</title><link rel="stylesheet" href="/dashboard/assets/app.css"><link rel="stylesheet" href="/dashboard/assets/editor.css"></head>' +
-  '<body><main class="editor-page"><h1>Editor</h1><div id="app"></div></main><script type="module" src="/test-editor.js"></script></body></html>';
 
-async function axe(page: Page): Promise<string[]> {
-  await page.evaluate(readFileSync(AXE, 'utf8'));
-  const violations = (await page.evaluate('axe.run(document, { resultTypes: ["violations"], preload: false }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })))')) as Array<{ id: string; impact: string; nodes: string[] }>;
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
-}
 
 if (!existsSync(CHROMIUM)) {
   t.plan(0, `skipped: no Chromium at ${CHROMIUM}`);
@@ -47,8 +35,7 @@ if (!existsSync(CHROMIUM)) {
     const services = await testServices(t);
     const app = await buildApp(services);
     const biz = await owner(services);
-    app.get('/test-editor', async (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).send(PAGE));
-    app.get('/test-editor.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(PAGE_SCRIPT));
+    serveEditorPage(app, PAGE_SCRIPT);
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     t.teardown(async () => { await app.close(); await services.close(); });
     const auth = { authorization: `Bearer ${biz.key}`, 'content-type': 'application/json' };
@@ -92,7 +79,7 @@ if (!existsSync(CHROMIUM)) {
     t.ok(await preview.getByRole('button', { name: 'Senden' }).isVisible(), 'the interface in German');
     await tab.screenshot({ path: `${SHOTS}translations-german.png`, fullPage: true });
     await legend.screenshot({ path: `${SHOTS}translations-german-texts.png` });
-    t.same(await axe(tab), [], 'axe: no serious or critical violation');
+    t.same(await seriousViolations(tab), [], 'axe: no serious or critical violation');
 
     await tab.getByRole('button', { name: 'Save changes' }).click();
     await tab.getByText('Saved.', { exact: true }).waitFor();
@@ -116,7 +103,7 @@ if (!existsSync(CHROMIUM)) {
     const room = page.locator('.question-grid section.card').filter({ has: page.getByRole('heading', { name: 'Which room?', exact: true }) });
     await room.waitFor();
     await languages.screenshot({ path: `${SHOTS}translations-languages-card.png` });
-    t.same(await axe(page), [], 'axe on the object page: no serious or critical violation');
+    t.same(await seriousViolations(page), [], 'axe on the object page: no serious or critical violation');
     await page.close();
 
     await tab.getByRole('button', { name: 'Remove German' }).click();
