@@ -172,7 +172,7 @@ async function openEventStore(config: Config, logger: FastifyBaseLogger): Promis
     return openKurrentEventStore(config.EVENTSTORE_URL, { deadlineMs: config.STORE_TIMEOUT_MS });
   }
   const { openSqliteEventStore } = await import('./infra/event-store/sqlite.js');
-  return openSqliteEventStore(config.DATA_DIR, logger);
+  return openSqliteEventStore(config.DATA_DIR, logger, { waitMs: config.STORE_TIMEOUT_MS });
 }
 
 async function openReadModels(config: Config, logger: FastifyBaseLogger): Promise<ReadModelStore> {
@@ -181,7 +181,7 @@ async function openReadModels(config: Config, logger: FastifyBaseLogger): Promis
     return openMongoReadModels(config.MONGODB_URL, { timeoutMs: config.STORE_TIMEOUT_MS });
   }
   const { openSqliteReadModels } = await import('./infra/read-models/sqlite.js');
-  return openSqliteReadModels(config.DATA_DIR, logger);
+  return openSqliteReadModels(config.DATA_DIR, logger, config.STORE_TIMEOUT_MS);
 }
 
 /**

@@ -25,12 +25,15 @@ export interface StoreLogger {
   warn(fields: object, message: string): void;
 }
 
+/** How long a connection waits for another writer's lock unless told otherwise (STORE_TIMEOUT_MS's default). */
+export const DEFAULT_WAIT_MS = 5000;
+
 /**
  * Opens the embedded database file that both SQLite adapters share. Each
  * adapter has its own connection: `synchronous` is per connection, and only
  * the event store needs every commit on disk before it answers.
  */
-export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): SqliteDatabase {
+export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL', waitMs = DEFAULT_WAIT_MS): SqliteDatabase {
   mkdirSync(dataDir, { recursive: true });
   const db = openInWal(join(dataDir, DATABASE_FILE));
   db.pragma(`synchronous = ${synchronous}`);
@@ -41,8 +44,9 @@ export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): S
   // of a steady stream of submissions take twice as long. Per connection: both
   // adapters' commits trigger it.
   db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
-  // The admin CLI and the server share the file; a writer waits for the other's lock.
-  db.pragma('busy_timeout = 5000');
+  // The admin CLI and the server share the file; a writer waits for the other's
+  // lock, as long as a call to either store may take (STORE_TIMEOUT_MS).
+  db.pragma(`busy_timeout = ${Math.round(waitMs)}`);
   // Erased responses must not linger in free pages or free space inside a page,
   // where a look at the raw file would still find them. Per connection, so every
   // connection that may delete sets it.

@@ -5,8 +5,11 @@ import { isStoreUnavailable } from '../../src/infra/outage.js';
 import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 
-t.test('a store held by another writer past the wait: 503 store_unavailable with Retry-After, nothing stored, and the same request passes once it is free', async (t) => {
-  const { app, services } = await testApp(t);
+// A short wait keeps the test quick, and shows the setting is the one the embedded store waits for.
+const env = { STORE_TIMEOUT_MS: '300' };
+
+t.test('a store held by another writer past the wait (STORE_TIMEOUT_MS): 503 store_unavailable with Retry-After, nothing stored, and the same request passes once it is free', async (t) => {
+  const { app, services } = await testApp(t, { env });
   const biz = await owner(services);
   // Another process holding the file's write lock (an admin command, a backup taking a write lock): longer than the service waits for it.
   const other = new Database(join(services.config.DATA_DIR, DATABASE_FILE));
@@ -14,8 +17,10 @@ t.test('a store held by another writer past the wait: 503 store_unavailable with
   const head = await services.events.headPosition();
   other.prepare('BEGIN IMMEDIATE').run();
   const create = () => app.inject({ method: 'POST', url: '/api/widgets', headers: biz.headers, payload: { widget_type: 'nps', title: 'Held' } });
+  const asked = Date.now();
   const held = await create();
   t.equal(held.statusCode, 503);
+  t.ok(Date.now() - asked < 4000, 'refused after the configured wait, not the default 5 s');
   t.match(held.json(), { statusCode: 503, code: 'store_unavailable', error: 'Service Unavailable', message: /Retry in a few seconds/ });
   t.equal(held.headers['retry-after'], '5');
   t.notMatch(held.body, /SQLITE|busy|locked/i, 'no driver message');
@@ -25,7 +30,7 @@ t.test('a store held by another writer past the wait: 503 store_unavailable with
 });
 
 t.test('a guarded submission refused while the store is held: 503, none of its events stored, and the visitor\'s retry is taken, whole, not called a duplicate', async (t) => {
-  const { app, services } = await testApp(t);
+  const { app, services } = await testApp(t, { env });
   const biz = await owner(services);
   const widget = await publishedWidget(app, biz, { settings: { prevent_duplicates: true, network_limit_per_hour: 3, max_responses: 5 } });
   const submit = async () =>

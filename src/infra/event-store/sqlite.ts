@@ -135,6 +135,8 @@ export interface SqliteEventStoreOptions {
   maxAppendBytes?: number;
   /** SQLite's max_page_count on this connection: a file that cannot grow past it, as on a full disk (tests). */
   maxPageCount?: number;
+  /** How long a write waits for another writer's lock before it fails as unavailable (STORE_TIMEOUT_MS). */
+  waitMs?: number;
 }
 
 /**
@@ -637,7 +639,7 @@ export class SqliteEventStore implements EventStore {
 }
 
 export function openSqliteEventStore(dataDir: string, logger?: StoreLogger, options?: SqliteEventStoreOptions): SqliteEventStore {
-  const db = openDatabase(dataDir, 'FULL');
+  const db = openDatabase(dataDir, 'FULL', options?.waitMs);
   try {
     return new SqliteEventStore(db, logger, options);
   } catch (error) {

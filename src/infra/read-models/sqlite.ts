@@ -712,6 +712,6 @@ function bindable(value: Scalar): string | number | null {
   throw new Error('filter values must be scalars');
 }
 
-export function openSqliteReadModels(dataDir: string, logger?: StoreLogger): SqliteReadModels {
-  return new SqliteReadModels(openDatabase(dataDir, 'NORMAL'), LIVE, logger);
+export function openSqliteReadModels(dataDir: string, logger?: StoreLogger, waitMs?: number): SqliteReadModels {
+  return new SqliteReadModels(openDatabase(dataDir, 'NORMAL', waitMs), LIVE, logger);
 }
