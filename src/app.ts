@@ -49,6 +49,9 @@ export async function buildApp(services: Services): Promise<App> {
     loggerInstance: services.logger,
     trustProxy: trustProxy(services.config.TRUST_PROXY),
     bodyLimit: BODY_LIMIT,
+    // fastify gives a plugin 10 s to load; on a machine busy with other work the
+    // OpenAPI page's plugin alone took longer, and the server then never started.
+    pluginTimeout: 60_000,
     // fastify leaves a request's time to arrive unbounded, so a body that never
     // finishes held its connection open for ever: past this, 408 request_timeout.
     // Given to Node's server as it is made too: Node 20 keeps the value it was made with.
@@ -60,7 +63,7 @@ export async function buildApp(services: Services): Promise<App> {
       // How often Node looks for requests past their time (30 s by default).
       connectionsCheckingInterval: 5_000,
       // Node answers an HTTP/1.1 request without Host with a bare 400 and no
-      // body; the hook below answers it in the D3 shape.
+      // body; the hook below answers it in the documented error shape.
       requireHostHeader: false,
     },
     // Our own id always: it goes into event metadata, where a caller's could
