@@ -107,5 +107,22 @@ export async function launch(t: Test): Promise<Browser> {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   t.teardown(() => browser.close());
+  // Playwright's 30 s for a click or a wait is sized for a quiet machine; beside
+  // another test file on two cores an editor's field can take longer to show.
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...args) => {
+    const context = await newContext(...args);
+    context.setDefaultTimeout(BROWSER_WAIT_MS);
+    return context;
+  };
+  const newPage = browser.newPage.bind(browser);
+  browser.newPage = async (...args) => {
+    const page = await newPage(...args);
+    page.setDefaultTimeout(BROWSER_WAIT_MS);
+    return page;
+  };
   return browser;
 }
+
+/** How long a browser test's click, fill or wait may take (a page of the tests' own, on a loaded machine). */
+export const BROWSER_WAIT_MS = 120_000;
