@@ -10,6 +10,7 @@ import {
   type ErasureTarget,
   type Parent,
 } from './state.js';
+import { erasureStream } from './outcome.js';
 import { checkpointKey, type FeedEvent } from '../kernel/feed/projection.js';
 import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
 import { Progress } from '../kernel/feed/progress.js';
@@ -26,13 +27,6 @@ import type { HaltingFeedProcessor } from '../kernel/feed/processor.js';
 const CHUNK = 1000;
 const CHECKPOINT = checkpointKey(erasureState);
 /** Events read at once when catching up (the live feed comes in smaller batches). */
-
-/** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
-export const erasureStream = {
-  requested: (erasureId: string) => `erasure-${erasureId}`,
-  parent: (parent: Parent, id: string) => `erasure-${parent}-${id}`,
-  late: (submissionId: string) => `erasure-late-${submissionId}`,
-};
 
 interface Job {
   stream: string;
