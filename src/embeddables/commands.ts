@@ -1,5 +1,4 @@
-import { awaitErasure } from '../erasure/outcome.js';
-import { erasureStream } from '../erasure/process.js';
+import { awaitErasure, erasureStream } from '../erasure/outcome.js';
 import type { Context } from '../kernel/context.js';
 import type { Kind } from './errors.js';
 

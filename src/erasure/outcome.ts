@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { Context } from '../kernel/context.js';
-import { erasureStream } from './process.js';
+import type { Parent } from './state.js';
+
+/** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
+export const erasureStream = {
+  requested: (erasureId: string) => `erasure-${erasureId}`,
+  parent: (parent: Parent, id: string) => `erasure-${parent}-${id}`,
+  late: (submissionId: string) => `erasure-late-${submissionId}`,
+};
 
 /**
  * Waits until the erasure process has handled the feed up to the position

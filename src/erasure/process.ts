@@ -6,15 +6,16 @@ import {
   erasureState,
   parentKey,
   targetOf,
+  type ErasureReads,
   type ErasureTarget,
   type Parent,
 } from './state.js';
-import { checkpointKey } from '../kernel/feed/projection.js';
+import { erasureStream } from './outcome.js';
+import { checkpointKey, type FeedEvent } from '../kernel/feed/projection.js';
 import { catchUpFeed, CheckpointMoved, followFeed, type FeedConsumer } from '../kernel/feed/follow.js';
 import { Progress } from '../kernel/feed/progress.js';
 import { haltMessage, type EventStoreChangedHalt, type Halt } from '../kernel/feed/halt.js';
 import { checkStore } from '../kernel/feed/store-identity.js';
-import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../kernel/event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type EventSubscription, type StoredEvent } from '../infra/event-store/port.js';
 import { FEED_REST_MS, lingering } from '../infra/event-store/linger.js';
@@ -26,13 +27,6 @@ import type { HaltingFeedProcessor } from '../kernel/feed/processor.js';
 const CHUNK = 1000;
 const CHECKPOINT = checkpointKey(erasureState);
 /** Events read at once when catching up (the live feed comes in smaller batches). */
-
-/** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
-export const erasureStream = {
-  requested: (erasureId: string) => `erasure-${erasureId}`,
-  parent: (parent: Parent, id: string) => `erasure-${parent}-${id}`,
-  late: (submissionId: string) => `erasure-late-${submissionId}`,
-};
 
 interface Job {
   stream: string;
@@ -107,15 +101,18 @@ export class ErasureProcess implements HaltingFeedProcessor {
    * before it, as the projections do, rather than miss an erasure it names.
    */
   halted: Halt | undefined;
+  private readonly catalog: EventCatalog<ErasureReads>;
 
   constructor(
     private readonly events: EventStore,
     private readonly readModels: ReadModelStore,
-    private readonly catalog: EventCatalog<DomainEvent>,
+    catalog: EventCatalog<FeedEvent>,
     private readonly clock: Clock,
     private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: ErasureOptions = {},
   ) {
+    // Given the catalog of every feature's events; it reads those ErasureReads names, and passes the others by.
+    this.catalog = catalog as EventCatalog<ErasureReads>;
     // One batch is one write: a store whose transactions have limits says how many events it takes at once.
     this.batchSize = Math.min(options.batchSize ?? 500, readModels.maxEventsPerWrite ?? Number.POSITIVE_INFINITY);
     this.retryMs = options.retryMs ?? 1000;
@@ -323,7 +320,7 @@ export class ErasureProcess implements HaltingFeedProcessor {
     await this.afterErasure(recorded);
   }
 
-  private read(stored: StoredEvent): Recorded<DomainEvent> | undefined | UnreadableEvent {
+  private read(stored: StoredEvent): Recorded<ErasureReads> | undefined | UnreadableEvent {
     try {
       return this.catalog.parse(stored);
     } catch (error) {

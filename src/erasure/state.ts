@@ -1,5 +1,10 @@
-import type { DomainEvent } from '../domain-events.js';
 import type { Recorded } from '../kernel/event-catalog.js';
+import type { FeedEvent } from '../kernel/feed/projection.js';
+import type { FormEvent } from '../forms/events.js';
+import type { PollEvent } from '../polls/events.js';
+import type { SubmissionEvent } from '../submissions/events.js';
+import type { WidgetEvent } from '../widgets/events.js';
+import type { ErasureEvent } from './events.js';
 import type { CollectionSpec, Doc } from '../infra/read-models/port.js';
 
 /**
@@ -34,8 +39,20 @@ export const erasureState = {
 /** The key of a parent in DELETED_PARENTS. */
 export const parentKey = (parent: Parent, id: string): string => `${parent}:${id}`;
 
+/**
+ * The events the erasure reads: its own, the submissions it erases and the
+ * deletions of their parents. The feed holds every feature's events; those of
+ * other types pass through each reader's default branch.
+ */
+export type ErasureReads = ErasureEvent | SubmissionEvent | PollEvent | WidgetEvent | FormEvent;
+
+// The two readers below are given any event of the feed (the webhooks, the
+// notifier and the sealer call them too) and name the types they read; an
+// event of another type goes to their default branch.
+
 /** What an event adds to the erasure's state: a submission and where it lives, or nothing. */
-export function targetOf(event: Recorded<DomainEvent>): ErasureTarget | undefined {
+export function targetOf(recorded: Recorded<FeedEvent>): ErasureTarget | undefined {
+  const event = recorded as Recorded<SubmissionEvent | PollEvent>;
   switch (event.type) {
     case 'ResponseSubmitted': {
       const { response_id, widget_id, form_id, account_id, duplicate_guard } = event.data;
@@ -53,7 +70,8 @@ export function targetOf(event: Recorded<DomainEvent>): ErasureTarget | undefine
 }
 
 /** The parent an event deletes, if it deletes one. */
-export function deletedParent(event: Recorded<DomainEvent>): { parent: Parent; id: string; accountId: string } | undefined {
+export function deletedParent(recorded: Recorded<FeedEvent>): { parent: Parent; id: string; accountId: string } | undefined {
+  const event = recorded as Recorded<WidgetEvent | FormEvent | PollEvent>;
   switch (event.type) {
     case 'WidgetDeleted':
       return { parent: 'widget', id: event.data.widget_id, accountId: event.data.account_id };

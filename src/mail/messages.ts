@@ -1,8 +1,8 @@
 import { escapeHtml } from '../dashboard/pages.js';
 import { issueLinkToken } from '../dashboard/login-link.js';
-import type { DomainEvent } from '../domain-events.js';
 import type { MailMessage } from '../infra/mail.js';
 import type { Recorded } from '../kernel/event-catalog.js';
+import type { MemberEvent } from '../members/events.js';
 import { signToken } from '../members/tokens.js';
 
 /**
@@ -78,8 +78,11 @@ function renderNotification(entry: NotificationMail, context: RenderContext, now
   };
 }
 
+/** The events the mail outbox reads: the members' (sign-in links and invitations). The feed holds every feature's events; the others pass by. */
+export type MailReads = MemberEvent;
+
 /** The mails an event asks for; none for most. `byEmail` names who made a change, when it was a member. */
-export function mailsOf(event: Recorded<DomainEvent>, byEmail: (by: string) => string | null): MailEntry[] {
+export function mailsOf(event: Recorded<MailReads>, byEmail: (by: string) => string | null): MailEntry[] {
   switch (event.type) {
     case 'SignInRequested': {
       const { email, links, sign_up, request_id } = event.data;

@@ -1,14 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { MEMBERS } from '../../projections/members.js';
-import type { DomainEvent } from '../domain-events.js';
 import type { EventStore, StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import type { Mailer } from '../infra/mail.js';
 import type { CollectionSpec, Doc, ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
 import type { EventCatalog } from '../kernel/event-catalog.js';
 import { SendingProcessor } from '../kernel/feed/sending.js';
-import { mailsOf, render, type MailEntry, type NotificationMail, type ShownAnswers } from './messages.js';
+import type { FeedEvent } from '../kernel/feed/projection.js';
+import { mailsOf, render, type MailEntry, type MailReads, type NotificationMail, type ShownAnswers } from './messages.js';
 import { RESPONSES } from '../../projections/responses.js';
 
 const COLLECTIONS = { widget: 'widgets', form: 'forms', poll: 'polls' } as const;
@@ -74,14 +74,14 @@ const pad = (position: bigint): string => position.toString().padStart(20, '0');
  * again on the schedule, and nothing recorded is lost to a restart. Nothing
  * is ever sent from inside a request.
  */
-export class MailOutbox extends SendingProcessor<DomainEvent> {
+export class MailOutbox extends SendingProcessor<MailReads> {
   private readonly schedule: number[];
   private readonly reveal: Reveal;
 
   constructor(
     events: EventStore,
     readModels: ReadModelStore,
-    catalog: EventCatalog<DomainEvent>,
+    catalog: EventCatalog<FeedEvent>,
     private readonly mailer: Mailer,
     /** The service's public address and the key links are signed with. */
     private readonly links: { base: () => string; key: Buffer },
@@ -89,7 +89,8 @@ export class MailOutbox extends SendingProcessor<DomainEvent> {
     logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: OutboxOptions = {},
   ) {
-    super({ label: 'the mail outbox', state: mailOutboxState, events, readModels, catalog, clock, logger, ...options });
+    // Given the catalog of every feature's events; it reads those MailReads names, and passes the others by.
+    super({ label: 'the mail outbox', state: mailOutboxState, events, readModels, catalog: catalog as EventCatalog<MailReads>, clock, logger, ...options });
     this.schedule = options.schedule ?? DEFAULT_MAIL_SCHEDULE_MS;
     this.reveal = options.reveal ?? (async (docs) => docs);
   }

@@ -2,13 +2,17 @@ import type { FastifyBaseLogger } from 'fastify';
 import { FORM_SUMMARIES } from '../../projections/forms.js';
 import { POLL_SUMMARIES } from '../../projections/polls.js';
 import { WIDGET_SUMMARIES } from '../../projections/widgets.js';
-import type { DomainEvent } from '../domain-events.js';
 import { deletedParent } from '../erasure/state.js';
 import type { EventStore, StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import type { CollectionSpec, Doc, ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
 import type { EventCatalog, Recorded } from '../kernel/event-catalog.js';
 import { SendingProcessor } from '../kernel/feed/sending.js';
+import type { FeedEvent } from '../kernel/feed/projection.js';
+import type { MemberEvent } from '../members/events.js';
+import type { PollEvent } from '../polls/events.js';
+import type { SubmissionEvent } from '../submissions/events.js';
+import type { NotificationEvent } from './events.js';
 import { MAIL_OUTBOX, type OutboxDoc } from '../mail/outbox.js';
 import type { NotificationMail } from '../mail/messages.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/dispatcher.js';
@@ -87,8 +91,15 @@ export interface NotifierOptions {
 
 const SUMMARIES = { widget: WIDGET_SUMMARIES.collection, form: FORM_SUMMARIES.collection, poll: POLL_SUMMARIES.collection } as const;
 
+/**
+ * The events the notifier reads: the choices of who is told, members
+ * leaving, and the responses and votes it tells of (deletions of their
+ * objects through the erasure's reader). The others pass by.
+ */
+type NotifierReads = NotificationEvent | MemberEvent | SubmissionEvent | PollEvent;
+
 /** The object a response or vote was given to. */
-function answered(event: Recorded<DomainEvent>): { object_id: string; response_id: string; at: string } | undefined {
+function answered(event: Recorded<NotifierReads>): { object_id: string; response_id: string; at: string } | undefined {
   if (event.type === 'ResponseSubmitted') {
     const objectId = event.data.form_id ?? event.data.widget_id;
     return objectId ? { object_id: objectId, response_id: event.data.response_id, at: event.data.submitted_at } : undefined;
@@ -110,7 +121,7 @@ const slackEscape = (text: string) => text.replaceAll('&', '&amp;').replaceAll('
  * write leaves it waiting, after it the outbox sends it. A timer only wakes
  * it at the next due time; the decisions are the functions of schedule.ts.
  */
-export class Notifier extends SendingProcessor<DomainEvent> {
+export class Notifier extends SendingProcessor<NotifierReads> {
   /** One change of the state at a time: the feed's batches and the sending of what is due. */
   private chain: Promise<void> = Promise.resolve();
   private slackRun: Promise<void> | undefined;
@@ -122,14 +133,15 @@ export class Notifier extends SendingProcessor<DomainEvent> {
   constructor(
     events: EventStore,
     readModels: ReadModelStore,
-    catalog: EventCatalog<DomainEvent>,
+    catalog: EventCatalog<FeedEvent>,
     /** The mail outbox, woken when mail is put in it; the service's public address for links. */
     private readonly mail: { poke(): void; base: () => string },
     clock: Clock,
     logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     private readonly options: NotifierOptions = {},
   ) {
-    super({ label: 'the notifier', state: notifierState, events, readModels, catalog, clock, logger, retryMs: options.retryMs, restMs: options.restMs });
+    // Given the catalog of every feature's events; it reads those NotifierReads names, and passes the others by.
+    super({ label: 'the notifier', state: notifierState, events, readModels, catalog: catalog as EventCatalog<NotifierReads>, clock, logger, retryMs: options.retryMs, restMs: options.restMs });
     this.gatherMs = options.gatherMs ?? DEFAULT_GATHER_MS;
     this.schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   }

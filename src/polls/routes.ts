@@ -19,7 +19,7 @@ import { poll, type PollState } from './poll.js';
 import { CreatePollBody, PollCreatedReply, PollUpdatedReply, UpdatePollBody } from './schemas.js';
 import { gateOnSummary } from '../submissions/gate.js';
 import { castVote, VoteBody } from './votes.js';
-import { onObjectAsDecided, stillThere } from '../submissions/object-state.js';
+import { onObjectAsDecided, stillThere } from '../submissions/visitors.js';
 
 
 /** The poll a vote answers: none unless it is there (not deleted). */

@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { targetOf } from '../erasure/state.js';
-import type { DomainEvent } from '../domain-events.js';
 import type { EventCatalog, Recorded } from '../kernel/event-catalog.js';
 import { WrongExpectedRevision, type EventStore, type FeedRecord, type JsonObject } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import { nextTurn } from '../kernel/feed/progress.js';
+import type { FeedEvent } from '../kernel/feed/projection.js';
 import { formatLine, leafOf, SEAL_STREAM, sealHash, type SealLine, type SealVersion } from './chain.js';
 import { LogSealed, type SealEvent } from './events.js';
 import type { FeedProcessor } from '../kernel/feed/processor.js';
@@ -65,12 +65,13 @@ interface NextSeal {
 }
 
 /** The last seal of the history, none before the first; an error when the seal stream was deleted or does not end in a seal. */
-export async function lastSeal(events: EventStore, catalog: EventCatalog<DomainEvent>): Promise<{ revision: bigint; seal: Omit<SealEvent['data'], 'events'> } | null> {
+export async function lastSeal(events: EventStore, catalog: EventCatalog<FeedEvent>): Promise<{ revision: bigint; seal: Omit<SealEvent['data'], 'events'> } | null> {
   const state = await events.streamState(SEAL_STREAM);
   if (state === 'deleted') throw new Error(`the ${SEAL_STREAM} stream was deleted: the history can no longer be sealed`);
   if (state === 'no_stream') return null;
   const [last] = await events.readStream(SEAL_STREAM, { fromRevision: state, maxCount: 1 });
-  const parsed = last && catalog.parse(last);
+  // Given the catalog of every feature's events: the seal stream holds seals only, which the check below holds to.
+  const parsed = last && (catalog as EventCatalog<SealEvent>).parse(last);
   if (!parsed || parsed.type !== 'LogSealed') throw new Error(`the last event of the ${SEAL_STREAM} stream is not a seal`);
   const { events: _lines, ...seal } = parsed.data;
   return { revision: state, seal };
@@ -105,7 +106,7 @@ export class SealingProcess implements FeedProcessor {
 
   constructor(
     private readonly events: EventStore,
-    private readonly catalog: EventCatalog<DomainEvent>,
+    private readonly catalog: EventCatalog<FeedEvent>,
     private readonly clock: Clock,
     private readonly logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: SealingOptions = {},
@@ -205,7 +206,7 @@ export class SealingProcess implements FeedProcessor {
     const sealedAt = now.toISOString();
     const hash = sealHash({ version: SEAL_VERSION, seal: head.next, previous: head.previous, from: head.through, through, sealedAt, events });
     const event = this.catalog.serialize(
-      { type: LogSealed.type, data: { seal: head.next, from: String(head.through), through: String(through), count: next.lines.length, events, previous: head.previous, hash, sealed_at: sealedAt } },
+      { type: LogSealed.type, data: { seal: head.next, from: String(head.through), through: String(through), count: next.lines.length, events, previous: head.previous, hash, sealed_at: sealedAt } } satisfies SealEvent,
       { occurred_at: sealedAt, actor: 'service' },
     );
     try {
@@ -254,7 +255,7 @@ export class SealingProcess implements FeedProcessor {
     try {
       // Only the ids and streams erasure reads, which every version so far keeps as they are: no schema check of the rest (the costly part).
       const data = JSON.parse(event.data) as JsonObject;
-      const target = targetOf({ type: event.type, data, streamId: event.streamId } as Recorded<DomainEvent>);
+      const target = targetOf({ type: event.type, data, streamId: event.streamId } as Recorded<FeedEvent>);
       if (target && typeof target.id === 'string') return { ...line, subject: target.id, also: target.streams.filter((s) => typeof s === 'string' && s !== event.streamId) };
     } catch (error) {
       this.logger.warn({ position: String(event.position), err: error }, 'sealed a submission whose response id could not be read');

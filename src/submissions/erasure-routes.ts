@@ -4,8 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
-import { awaitErasure, ErasurePending } from '../erasure/outcome.js';
-import { erasureStream } from '../erasure/process.js';
+import { awaitErasure, erasureStream, ErasurePending } from '../erasure/outcome.js';
 
 const Id = z.string().regex(ID, 'must be an id');
 

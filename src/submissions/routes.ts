@@ -13,7 +13,7 @@ import { gateOnSummary } from './gate.js';
 import { ClientMetadata } from './metadata.js';
 import { listResponses, ResponseList, ResponsesQuery } from './responses.js';
 import { submitResponse, type SubmissionTarget } from './submit.js';
-import { onObjectAsDecided, stillThere } from './object-state.js';
+import { onObjectAsDecided, stillThere } from './visitors.js';
 import { ProgressBody, recordProgress, Session } from './progress.js';
 import type { Aggregate } from '../kernel/aggregate.js';
 

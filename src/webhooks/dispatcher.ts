@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ACCOUNTS } from '../../projections/accounts.js';
 import { DELETED_PARENTS, deletedParent, parentKey } from '../erasure/state.js';
 import { SendingProcessor } from '../kernel/feed/sending.js';
+import type { FeedEvent } from '../kernel/feed/projection.js';
 import { SEAL_STREAM } from '../seals/chain.js';
 import {
   WEBHOOK_DELIVERIES,
@@ -13,13 +14,12 @@ import {
   type WebhookTarget,
 } from '../../projections/webhooks.js';
 import { execute, type CommandContext } from '../kernel/aggregate.js';
-import type { DomainEvent } from '../domain-events.js';
 import { UnreadableEvent, type EventCatalog, type Recorded } from '../kernel/event-catalog.js';
 import type { EventStore, StoredEvent } from '../infra/event-store/port.js';
 import type { Clock } from '../infra/ids.js';
 import type { ReadModelOp, ReadModelStore } from '../infra/read-models/port.js';
 import { endpointAggregate } from './endpoint.js';
-import { createdObject, messageOf, type WebhookMessage } from './feed.js';
+import { createdObject, messageOf, type WebhookMessage, type WebhookReads } from './feed.js';
 import { sendOverHttp, type SendWebhook } from './http.js';
 import { endpointSecret, messageId, signatureHeaders } from './signing.js';
 import { checkTarget, systemResolve, type Resolve } from './targets.js';
@@ -78,7 +78,7 @@ const pad = (position: bigint): string => position.toString().padStart(20, '0');
  * stored after the attempt, so a crash means the attempt runs again:
  * at-least-once, which the stable `webhook-id` lets receivers absorb.
  */
-export class WebhookDispatcher extends SendingProcessor<DomainEvent> {
+export class WebhookDispatcher extends SendingProcessor<WebhookReads> {
   private targets = new Map<string, WebhookTarget>();
   private readonly schedule: number[];
   private readonly allowPrivate: boolean;
@@ -97,7 +97,7 @@ export class WebhookDispatcher extends SendingProcessor<DomainEvent> {
   constructor(
     events: EventStore,
     readModels: ReadModelStore,
-    catalog: EventCatalog<DomainEvent>,
+    catalog: EventCatalog<FeedEvent>,
     private readonly commands: CommandContext,
     /** Derives each endpoint's signing secret (see signing.ts). */
     private readonly secretKey: Buffer,
@@ -105,7 +105,8 @@ export class WebhookDispatcher extends SendingProcessor<DomainEvent> {
     logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>,
     options: DispatcherOptions = {},
   ) {
-    super({ label: 'the webhook dispatcher', state: webhookDispatchState, events, readModels, catalog, clock, logger, batchSize: options.batchSize, retryMs: options.retryMs, restMs: options.restMs, checksStore: true });
+    // Given the catalog of every feature's events; it reads those WebhookReads names, and passes the others by.
+    super({ label: 'the webhook dispatcher', state: webhookDispatchState, events, readModels, catalog: catalog as EventCatalog<WebhookReads>, clock, logger, batchSize: options.batchSize, retryMs: options.retryMs, restMs: options.restMs, checksStore: true });
     this.schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.allowPrivate = options.allowPrivate ?? false;
     this.resolve = options.resolve ?? systemResolve;
@@ -185,7 +186,7 @@ export class WebhookDispatcher extends SendingProcessor<DomainEvent> {
   }
 
   /** Keeps the dispatcher's copy of the endpoints as of its position in the feed. */
-  private endpointChange(event: Recorded<DomainEvent>, drop: (where: Record<string, string>, reason: string) => ReadModelOp): ReadModelOp[] {
+  private endpointChange(event: Recorded<WebhookReads>, drop: (where: Record<string, string>, reason: string) => ReadModelOp): ReadModelOp[] {
     switch (event.type) {
       case 'WebhookEndpointCreated': {
         const { endpoint_id, account_id, url, events, secret_salt } = event.data;
@@ -407,7 +408,7 @@ export class WebhookDispatcher extends SendingProcessor<DomainEvent> {
     return (await this.readModels.get(DELETED_PARENTS, parentKey(parent, message.parent_id!))) !== null;
   }
 
-  private read(stored: StoredEvent): Recorded<DomainEvent> | undefined | UnreadableEvent {
+  private read(stored: StoredEvent): Recorded<WebhookReads> | undefined | UnreadableEvent {
     try {
       return this.catalog.parse(stored);
     } catch (error) {

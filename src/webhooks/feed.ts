@@ -1,6 +1,20 @@
-import type { DomainEvent } from '../domain-events.js';
+import type { AccountEvent } from '../accounts/events.js';
+import type { ErasureEvent } from '../erasure/events.js';
+import type { FormEvent } from '../forms/events.js';
 import type { Recorded } from '../kernel/event-catalog.js';
+import type { PollEvent } from '../polls/events.js';
+import type { SealEvent } from '../seals/events.js';
+import type { SubmissionEvent } from '../submissions/events.js';
+import type { WidgetEvent } from '../widgets/events.js';
+import type { WebhookEvent } from './events.js';
 import type { WebhookType } from './types.js';
+
+/**
+ * The events webhooks read: their own, the objects', submissions, votes and
+ * erasures they send, accounts' plans and seals. The feed holds every
+ * feature's events; those of other types pass through each reader's default.
+ */
+export type WebhookReads = WebhookEvent | AccountEvent | ErasureEvent | SealEvent | SubmissionEvent | PollEvent | WidgetEvent | FormEvent;
 
 /** What one event of the feed sends to the endpoints of its account. */
 export interface WebhookMessage {
@@ -23,7 +37,7 @@ const DEFINITION = /^(Widget|Form|Poll)(Created|Updated|Published|Unpublished|De
  * API shows of the object, never the owner's account id, a visitor's
  * duplicate guard or anything else kept inside.
  */
-export function messageOf(event: Recorded<DomainEvent>): WebhookMessage | undefined {
+export function messageOf(event: Recorded<WebhookReads>): WebhookMessage | undefined {
   switch (event.type) {
     case 'ResponseSubmitted': {
       const { response_id, account_id, duplicate_guard: _guard, ...record } = event.data;
@@ -53,7 +67,7 @@ export function messageOf(event: Recorded<DomainEvent>): WebhookMessage | undefi
 }
 
 /** The id of the object an event creates, with its owner, so later events that name no account find it. */
-export function createdObject(event: Recorded<DomainEvent>): { id: string; account_id: string } | undefined {
+export function createdObject(event: Recorded<WebhookReads>): { id: string; account_id: string } | undefined {
   switch (event.type) {
     case 'WidgetCreated':
       return { id: event.data.widget_id, account_id: event.data.account_id };
