@@ -154,7 +154,13 @@ export class SqliteReadModels implements ReadModelStore {
     this.db.transaction(() => {
       for (const spec of specs) {
         const table = this.table(spec.name);
-        this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+        // Large documents in a rowid table (see the port's largeDocuments): in a table without one, a row over
+        // about 1,000 bytes spills into an overflow page of its own; here a page holds two or three of them.
+        this.db.exec(
+          spec.largeDocuments
+            ? `CREATE TABLE IF NOT EXISTS ${table} (id TEXT NOT NULL PRIMARY KEY, doc TEXT NOT NULL)`
+            : `CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`,
+        );
         /** Index columns by base name (the index name without its prefix). */
         const wanted = new Map<string, string>();
         const existing = new Set((this.db.pragma(`table_info(${table})`) as Array<{ name: string }>).map((c) => c.name));
@@ -273,7 +279,7 @@ export class SqliteReadModels implements ReadModelStore {
     const own = this.columns.get(op.collection);
     switch (op.op) {
       case 'put': {
-        if (within !== undefined) return this.putRanked(table, within, op.doc, op.json ?? JSON.stringify(op.doc), changes, own?.extra ?? []);
+        if (within !== undefined) return this.putRanked(table, within, op.doc, op.json ?? textOf(op.doc, own), changes, own?.extra ?? []);
         const extra = own?.extra ?? [];
         this.statement(
           this.text(
@@ -281,7 +287,7 @@ export class SqliteReadModels implements ReadModelStore {
             () =>
               `INSERT INTO ${table} (id, doc${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${extra.map((c) => `, ${c.column} = excluded.${c.column}`).join('')}`,
           ),
-        ).run(op.doc.id, op.json ?? JSON.stringify(op.doc), ...extra.map((c) => columnValue(op.doc[c.field])));
+        ).run(op.doc.id, op.json ?? textOf(op.doc, own), ...extra.map((c) => columnValue(op.doc[c.field])));
         return;
       }
       case 'patch': {
@@ -689,6 +695,21 @@ type StoredRow = { doc: string } & Record<string, unknown>;
 interface FieldColumns {
   byField: Map<string, string>;
   extra: Array<{ field: string; column: string }>;
+}
+
+/**
+ * A document's text: in a collection with its indexed fields in columns,
+ * without the id and the string fields the columns keep (put back as the
+ * document is read), so each is stored once rather than twice.
+ */
+function textOf(doc: Doc, own: FieldColumns | undefined): string {
+  if (own === undefined) return JSON.stringify(doc);
+  const text: Record<string, unknown> = {};
+  for (const field of Object.keys(doc)) {
+    const value = doc[field];
+    if (!(typeof value === 'string' && (field === 'id' || own.byField.has(field)))) text[field] = value;
+  }
+  return JSON.stringify(text);
 }
 
 /** What an index covers, as its CREATE statement lists it (a rename of its table changes only the table's name). */
