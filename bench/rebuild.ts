@@ -38,10 +38,13 @@ interface Rebuild {
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const ROOT = new URL('../', import.meta.url).pathname;
 
-/** `npm run admin -- rebuild` on DATA_DIR: the compiled CLI, as an operator runs it (compiled first if the sources changed). */
+/**
+ * `npm run admin -- rebuild` on DATA_DIR: the compiled CLI, as an operator runs it (compiled first if the sources changed),
+ * with the SECRET the store was seeded under: the responses' keys are derived under it, and no other opens them.
+ */
 function adminRebuild(dataDir: string): Promise<Rebuild> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/admin.js'), 'rebuild'], { env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(ROOT, 'scripts/admin.js'), 'rebuild'], { env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir, SECRET }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Rebuild) : reject(new Error(`admin rebuild exited ${code}`))));

@@ -41,6 +41,8 @@ export const responsesProjection: Projection<DomainEvent> = {
       ],
       rankWithin: 'listing',
       indexedColumns: true,
+      // A sealed response's document is about 1.2 kB.
+      largeDocuments: true,
       counted: responseCounters,
     },
     countersCollection(RESPONSE_SUMMARIES),

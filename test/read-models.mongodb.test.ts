@@ -9,6 +9,7 @@ const url = process.env.MONGODB_URL;
 if (url) {
   readModelContract(t, () => openMongoReadModels(url));
   t.test('collections that ask for indexed fields in columns', async (t) => readModelContract(t, () => openMongoReadModels(url), { indexedColumns: true }));
+  t.test('collections that hold large documents', async (t) => readModelContract(t, () => openMongoReadModels(url), { indexedColumns: true, largeDocuments: true }));
 
   t.test('a fenced write writes its consumer\'s fence, not the lease: the lease is written once per consumer and holder', async (t) => {
     const store = await openMongoReadModels(url);

@@ -10,6 +10,39 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 readModelContract(t, async () => openSqliteReadModels(dir));
 t.test('indexed fields in columns', async (t) => readModelContract(t, async () => openSqliteReadModels(dir), { indexedColumns: true }));
+t.test('large documents', async (t) => readModelContract(t, async () => openSqliteReadModels(dir), { indexedColumns: true, largeDocuments: true }));
+
+t.test('large documents share pages: two of 1.2 kB take one page, where each took a page or more', async (t) => {
+  const Database = (await import('better-sqlite3')).default;
+  const store = openSqliteReadModels(dir);
+  t.teardown(() => store.close());
+  const text = 'x'.repeat(1200);
+  for (const [name, largeDocuments] of [['small_layout', false], ['large_layout', true]] as const) {
+    await store.ensureCollections([{ name, indexes: [['parent', 'at', 'id']], indexedColumns: true, largeDocuments }]);
+    await store.write(Array.from({ length: 100 }, (_, i) => ({ op: 'put' as const, collection: name, doc: { id: `r${String(i).padStart(3, '0')}`, parent: 'p', at: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`, text } })));
+  }
+  const db = new Database(join(dir, 'feedback.db'), { readonly: true });
+  t.teardown(() => db.close());
+  const pages = (table: string) => db.prepare('SELECT count(*) FROM dbstat WHERE name = ?').pluck().get(table) as number;
+  t.ok(pages('rm_small_layout') >= 100, `without: ${pages('rm_small_layout')} pages for 100 documents`);
+  t.ok(pages('rm_large_layout') <= 55, `declared large: ${pages('rm_large_layout')} pages for 100 documents`);
+  const found = await store.find('large_layout', { parent: 'p' }, { sort: [['at', -1], ['id', -1]], limit: 2 });
+  t.same(found.map((doc) => doc.id), ['r059', 'r058'], 'read through its index in order');
+  t.same(await store.get('large_layout', 'r007'), { id: 'r007', parent: 'p', at: '2026-01-01T00:00:07.000Z', text }, 'read back whole');
+});
+
+t.test('a document put in a collection with columns keeps in its text only what the columns do not hold', async (t) => {
+  const Database = (await import('better-sqlite3')).default;
+  const store = openSqliteReadModels(dir);
+  t.teardown(() => store.close());
+  await store.ensureCollections([{ name: 'texts', indexes: [['parent', 'at', 'id'], ['n']], indexedColumns: true }]);
+  const doc = { id: 'd1', parent: 'p', at: '2026-01-01T00:00:00.000Z', n: 3, note: 'kept' };
+  await store.write([{ op: 'put', collection: 'texts', doc }]);
+  const db = new Database(join(dir, 'feedback.db'), { readonly: true });
+  t.teardown(() => db.close());
+  t.same(JSON.parse(db.prepare("SELECT doc FROM rm_texts WHERE id = 'd1'").pluck().get() as string), { n: 3, note: 'kept' }, 'the id and the indexed strings are in their columns only');
+  t.same(await store.get('texts', 'd1'), doc, 'and the document reads back whole');
+});
 
 t.test('indexes follow the declaration: one no longer declared is dropped', async (t) => {
   const Database = (await import('better-sqlite3')).default;

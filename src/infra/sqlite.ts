@@ -164,8 +164,13 @@ export interface BackgroundCheckpoints {
  * checkpoint as before.
  */
 export function checkpointInBackground(dataDir: string, logger?: StoreLogger, everyMs = BACKGROUND_CHECKPOINT_MS): BackgroundCheckpoints {
+  return checkpointFileInBackground(join(dataDir, DATABASE_FILE), logger, everyMs);
+}
+
+/** The same, for the database file at `file`. */
+export function checkpointFileInBackground(file: string, logger?: StoreLogger, everyMs = BACKGROUND_CHECKPOINT_MS): BackgroundCheckpoints {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(CHECKPOINT_THREAD, { eval: true, workerData: { driver, file: join(dataDir, DATABASE_FILE), everyMs } });
+  const worker = new Worker(CHECKPOINT_THREAD, { eval: true, workerData: { driver, file, everyMs } });
   // A process that ends without stop() is not held open by it.
   worker.unref();
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

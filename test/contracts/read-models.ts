@@ -12,9 +12,10 @@ import { LeaseLost, type CollectionSpec, type Doc, type ReadModelOp, type ReadMo
  * `indexedColumns` runs the suite on collections that keep their indexed
  * fields in columns (a store of documents behaves the same either way); the
  * counter `n` and the ranked collection's fields are indexed then too, so
- * increments and ranked puts go through those columns.
+ * increments and ranked puts go through those columns. `largeDocuments`
+ * runs it on collections declared to hold large documents.
  */
-export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, variant: { indexedColumns?: boolean } = {}): void {
+export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, variant: { indexedColumns?: boolean; largeDocuments?: boolean } = {}): void {
   let store: ReadModelStore;
   let c: string;
   let items: string;
@@ -43,6 +44,7 @@ export function readModelContract(t: Test, open: () => Promise<ReadModelStore>, 
           { name: `${c}_other`, indexes: [] },
           { name: ranked, indexes: [], rankWithin: 'parent', counted },
         ];
+    if (variant.largeDocuments) specs = specs.map((spec) => ({ ...spec, largeDocuments: true }));
     await store.ensureCollections(specs);
   });
 

@@ -35,6 +35,20 @@ export interface CollectionSpec {
    */
   indexedColumns?: boolean;
   /**
+   * Documents of a kilobyte or more (responses, with their sealed content).
+   * Where a store keeps rows in a tree ordered by their id (SQLite's tables
+   * without a rowid), a row that large spills into an overflow page of its
+   * own, so each document takes a page or more: such a collection's rows
+   * are packed in the order they were put, with the id indexed beside them,
+   * which took less than half the pages (a rebuild writes each one twice,
+   * to the log and to the file). A store that made the
+   * collection before keeps its layout until a rebuild makes it anew. The
+   * order of documents found without a sort is not the ids' in such a
+   * collection: its queries sort (and break ties by the id). A store of
+   * documents (MongoDB) has nothing to change for it.
+   */
+  largeDocuments?: boolean;
+  /**
    * For a collection of records that count in counters (responses, votes):
    * the ids of the counters a document counted in, worked out from the
    * document as stored, which a `retract` naming it takes back. A function of

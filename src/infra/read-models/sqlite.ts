@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import { PendingCounts, type HeldCount } from './pending-counts.js';
-import { openDatabase, truncateWriteAheadLog, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
+import { checkpointFileInBackground, openDatabase, truncateWriteAheadLog, type BackgroundCheckpoints, type SqliteDatabase, type StoreLogger } from '../sqlite.js';
 import {
   assertName,
   assertWindow,
@@ -85,7 +85,7 @@ export class SqliteReadModels implements ReadModelStore {
   constructor(
     protected readonly db: SqliteDatabase,
     private readonly layout: Layout = LIVE,
-    private readonly logger?: StoreLogger,
+    protected readonly logger?: StoreLogger,
   ) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${layout.checkpoints} (name TEXT PRIMARY KEY, position INTEGER NOT NULL)`);
     db.exec(`CREATE TABLE IF NOT EXISTS ${LEASES} (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL)`);
@@ -154,7 +154,13 @@ export class SqliteReadModels implements ReadModelStore {
     this.db.transaction(() => {
       for (const spec of specs) {
         const table = this.table(spec.name);
-        this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+        // Large documents in a rowid table (see the port's largeDocuments): in a table without one, a row over
+        // about 1,000 bytes spills into an overflow page of its own; here a page holds two or three of them.
+        this.db.exec(
+          spec.largeDocuments
+            ? `CREATE TABLE IF NOT EXISTS ${table} (id TEXT NOT NULL PRIMARY KEY, doc TEXT NOT NULL)`
+            : `CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`,
+        );
         /** Index columns by base name (the index name without its prefix). */
         const wanted = new Map<string, string>();
         const existing = new Set((this.db.pragma(`table_info(${table})`) as Array<{ name: string }>).map((c) => c.name));
@@ -273,7 +279,7 @@ export class SqliteReadModels implements ReadModelStore {
     const own = this.columns.get(op.collection);
     switch (op.op) {
       case 'put': {
-        if (within !== undefined) return this.putRanked(table, within, op.doc, op.json ?? JSON.stringify(op.doc), changes, own?.extra ?? []);
+        if (within !== undefined) return this.putRanked(table, within, op.doc, op.json ?? textOf(op.doc, own), changes, own?.extra ?? []);
         const extra = own?.extra ?? [];
         this.statement(
           this.text(
@@ -281,7 +287,7 @@ export class SqliteReadModels implements ReadModelStore {
             () =>
               `INSERT INTO ${table} (id, doc${extra.map((c) => `, ${c.column}`).join('')}) VALUES (?, ?${', ?'.repeat(extra.length)}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${extra.map((c) => `, ${c.column} = excluded.${c.column}`).join('')}`,
           ),
-        ).run(op.doc.id, op.json ?? JSON.stringify(op.doc), ...extra.map((c) => columnValue(op.doc[c.field])));
+        ).run(op.doc.id, op.json ?? textOf(op.doc, own), ...extra.map((c) => columnValue(op.doc[c.field])));
         return;
       }
       case 'patch': {
@@ -486,7 +492,7 @@ export class SqliteReadModels implements ReadModelStore {
     }).immediate();
     // What an unfinished rebuild left: its shadows, and live tables a swap retired but did not drop yet.
     dropTables(this.db, [...this.leftovers(SHADOW.tables), ...this.leftovers(RETIRED)]);
-    const shadow = new SqliteShadow(this.db, id, collections, checkpointNames);
+    const shadow = new SqliteShadow(this.db, id, collections, checkpointNames, this.logger);
     await shadow.ensureCollections(collections);
     return shadow;
   }
@@ -529,22 +535,29 @@ class SqliteShadow extends SqliteReadModels implements ShadowReadModels {
   private state: 'building' | 'swapped' | 'dropped' = 'building';
   /** The connection's own checkpoint interval, given back when the shadow is gone. */
   private readonly checkpointEvery: number;
+  /** The thread that copies the log into the file while the shadow fills. */
+  private readonly background: BackgroundCheckpoints | undefined;
 
   constructor(
     db: SqliteDatabase,
     private readonly id: string,
     private readonly collections: CollectionSpec[],
     private readonly checkpointNames: string[],
+    logger?: StoreLogger,
   ) {
-    super(db, SHADOW);
+    super(db, SHADOW, logger);
     // A rebuild writes its whole history through the log: copying it into the file every
     // 1000 pages (4 MB) means a pair of fsyncs per batch or so; every 64 MB, a sixteenth of them.
     this.checkpointEvery = db.pragma('wal_autocheckpoint', { simple: true }) as number;
     db.pragma(`wal_autocheckpoint = ${REBUILD_CHECKPOINT_PAGES}`);
+    // And copied on a thread of its own, as a server does: the writing thread then neither copies
+    // the pages nor waits for the file's sync, which took a third of a rebuild's writing thread.
+    this.background = db.memory ? undefined : checkpointFileInBackground(db.name, logger);
   }
 
   /** Gives the connection its interval back, and copies what the rebuild left in the log now rather than at some later commit. */
-  private settle(): void {
+  private async settle(): Promise<void> {
+    await this.background?.stop();
     if (!this.db.open) return;
     this.db.pragma(`wal_autocheckpoint = ${this.checkpointEvery}`);
     this.db.pragma('wal_checkpoint(PASSIVE)');
@@ -593,7 +606,7 @@ class SqliteShadow extends SqliteReadModels implements ShadowReadModels {
     if (this.state === 'swapped') {
       this.state = 'dropped';
       dropTables(this.db, this.collections.map((spec) => `${RETIRED}${spec.name}`));
-      this.settle();
+      await this.settle();
       return;
     }
     if (this.state !== 'building') return;
@@ -604,7 +617,7 @@ class SqliteShadow extends SqliteReadModels implements ShadowReadModels {
       this.db.exec(`DELETE FROM ${SHADOW.checkpoints}`);
       this.db.exec(`DELETE FROM ${OWNER}`);
     }).immediate();
-    this.settle();
+    await this.settle();
   }
 }
 
@@ -689,6 +702,21 @@ type StoredRow = { doc: string } & Record<string, unknown>;
 interface FieldColumns {
   byField: Map<string, string>;
   extra: Array<{ field: string; column: string }>;
+}
+
+/**
+ * A document's text: in a collection with its indexed fields in columns,
+ * without the id and the string fields the columns keep (put back as the
+ * document is read), so each is stored once rather than twice.
+ */
+function textOf(doc: Doc, own: FieldColumns | undefined): string {
+  if (own === undefined) return JSON.stringify(doc);
+  const text: Record<string, unknown> = {};
+  for (const field of Object.keys(doc)) {
+    const value = doc[field];
+    if (!(typeof value === 'string' && (field === 'id' || own.byField.has(field)))) text[field] = value;
+  }
+  return JSON.stringify(text);
 }
 
 /** What an index covers, as its CREATE statement lists it (a rename of its table changes only the table's name). */

@@ -71,13 +71,15 @@ export function prepare(
     const ops: ReadModelOp[] = [];
     for (const projection of projections) for (const event of parsed) for (const op of projection.project(event)) ops.push(op);
     const keys = options.written ? keyFields(projections) : undefined;
-    out.push({ kind: 'batch', after, last: batch[readable - 1]!.position, events: readable, ops: keys ? summed(ops).map((op) => written(op, keys)) : summed(ops) });
+    const columns = columnFields(projections);
+    out.push({ kind: 'batch', after, last: batch[readable - 1]!.position, events: readable, ops: keys ? summed(ops).map((op) => written(op, keys, columns)) : summed(ops) });
   }
   if (halt) out.push(halt);
   return out;
 }
 
 const keyFieldsOf = new WeakMap<readonly Projection[], Map<string, string[]>>();
+const columnFieldsOf = new WeakMap<readonly Projection[], Map<string, Set<string>>>();
 
 /** Per collection, the fields a store reads of a document beside its text: what the collection indexes or ranks by. */
 function keyFields(projections: readonly Projection[]): Map<string, string[]> {
@@ -92,13 +94,39 @@ function keyFields(projections: readonly Projection[]): Map<string, string[]> {
   return keys;
 }
 
-function written(op: ReadModelOp, keys: Map<string, string[]>): ReadModelOp {
+/**
+ * Per collection with `indexedColumns`, the fields its text may leave out
+ * when they are strings (the port's put): the id and what its indexes name,
+ * which the store keeps in columns and puts back as it reads.
+ */
+function columnFields(projections: readonly Projection[]): Map<string, Set<string>> {
+  let columns = columnFieldsOf.get(projections);
+  if (columns === undefined) {
+    columns = new Map();
+    for (const spec of projections.flatMap((p) => p.collections)) if (spec.indexedColumns) columns.set(spec.name, new Set(['id', ...spec.indexes.flat()]));
+    columnFieldsOf.set(projections, columns);
+  }
+  return columns;
+}
+
+function written(op: ReadModelOp, keys: Map<string, string[]>, columns: Map<string, Set<string>>): ReadModelOp {
   if (op.op !== 'put' || op.json !== undefined) return op;
   const fields = keys.get(op.collection);
   if (fields === undefined) return op;
   const doc: Doc = { id: op.doc.id };
   for (const field of fields) if (Object.hasOwn(op.doc, field)) doc[field] = op.doc[field];
-  return { op: 'put', collection: op.collection, doc, json: JSON.stringify(op.doc) };
+  return { op: 'put', collection: op.collection, doc, json: JSON.stringify(textual(op.doc, columns.get(op.collection))) };
+}
+
+/** The document as its text holds it: without the string fields its columns keep, each stored once rather than twice. */
+function textual(doc: Doc, columns: Set<string> | undefined): Record<string, unknown> {
+  if (columns === undefined) return doc;
+  const text: Record<string, unknown> = {};
+  for (const field of Object.keys(doc)) {
+    const value = doc[field];
+    if (!(typeof value === 'string' && columns.has(field))) text[field] = value;
+  }
+  return text;
 }
 
 /**
