@@ -25,6 +25,14 @@ t.test('nor do the README and the other documents', async (t) => {
   for (const document of documents) t.same(pointersOutside(readFileSync(`${ROOT}${document}`, 'utf8')), [], document);
 });
 
+t.test('no document holds a merge left unresolved', async (t) => {
+  const documents = ['README.md', ...readdirSync(`${ROOT}docs`).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+  for (const document of documents) {
+    const markers = readFileSync(`${ROOT}${document}`, 'utf8').split('\n').flatMap((line, index) => (/^(<{7}|={7}|>{7})( |$)/.test(line) ? [`line ${index + 1}: ${line}`] : []));
+    t.same(markers, [], document);
+  }
+});
+
 t.test('the reference names every operation of the OpenAPI document', async (t) => {
   const { app } = await testApp(t);
   const document = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
