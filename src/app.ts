@@ -8,6 +8,7 @@ import { registerErrorHandling } from './http/errors.js';
 import { clientErrorHandler, connectHandler } from './http/client-errors.js';
 import { EVERY_REPLY } from './http/reply-headers.js';
 import { headerCount } from './http/raw-headers.js';
+import { trustProxy } from './http/client-address.js';
 
 /** Listed once: every reply goes through them. */
 const EVERY_REPLY_ENTRIES = Object.entries(EVERY_REPLY);
@@ -33,12 +34,6 @@ import { signalRoutes } from './signals/index.js';
 import type { App } from './http/instance.js';
 
 export type { App };
-
-/** TRUST_PROXY as fastify takes it; a hop count trusts that many proxies nearest to us. */
-function trustProxy(setting: boolean | number | string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
-  if (typeof setting === 'number') return (_address, hop) => hop < setting;
-  return setting ?? false;
-}
 
 /**
  * The whole HTTP API over the given services; tests drive it with `app.inject`.

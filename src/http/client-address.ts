@@ -1,4 +1,28 @@
+import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
+import proxyAddr from '@fastify/proxy-addr';
+
+/** TRUST_PROXY as fastify takes it; a hop count trusts that many proxies nearest to us. */
+export function trustProxy(setting: boolean | number | string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting ?? false;
+}
+
+/**
+ * The client address of a request fastify has not seen, as fastify's
+ * `request.ip` reads it under the same TRUST_PROXY (with the library it
+ * uses): the socket's peer, or the nearest address in X-Forwarded-For that
+ * a trusted proxy vouches for.
+ */
+export function clientAddressOf(setting: boolean | number | string | undefined): (request: IncomingMessage) => string | undefined {
+  const trusted = trustProxy(setting);
+  if (trusted === false) return (request) => request.socket.remoteAddress;
+  const trust = trusted === true ? () => true : typeof trusted === 'string' ? proxyAddr.compile(trusted.split(',').map((value) => value.trim())) : trusted;
+  return (request) => {
+    const addresses = proxyAddr.all(request, trust);
+    return addresses[addresses.length - 1];
+  };
+}
 
 /** An IPv6 address as its eight groups of 16 bits, or null when it is not one. */
 function groupsOf(address: string): number[] | null {

@@ -35,6 +35,12 @@ declare module 'fastify' {
 
 type Check = ReturnType<App['createRateLimit']>;
 
+/** The X-RateLimit-* headers of a counted reply. */
+export type RateLimitHeaders = Partial<Record<'x-ratelimit-limit' | 'x-ratelimit-remaining' | 'x-ratelimit-reset', string>>;
+
+/** What the rate-limit plugin reads of a request besides its bucket: no route, no group. */
+const NO_ROUTE_OPTIONS = { config: {} };
+
 export class Limits {
   constructor(
     private readonly check: Check,
@@ -86,6 +92,19 @@ export class Limits {
       this.services.metrics.increment('feedback_rate_limited_total');
       throw new AppError('rate_limited', `Rate limit exceeded: ${result.max} requests per ${Math.round(result.timeWindow / 1000)} s; retry in ${result.ttlInSeconds} s`);
     }
+  }
+
+  /**
+   * Counts a request answered before fastify's request cycle (displays and
+   * starts): the X-RateLimit-* headers of a counted reply, or null when the
+   * bucket is over its limit, which the caller then leaves to `take` (a
+   * window over its limit stays over it however often it is counted again).
+   */
+  async count(bucket: Bucket): Promise<RateLimitHeaders | null> {
+    const result = await this.check({ bucket, routeOptions: NO_ROUTE_OPTIONS } as unknown as FastifyRequest);
+    if (result.isAllowed) return {};
+    if (result.isExceeded) return null;
+    return { 'x-ratelimit-limit': String(result.max), 'x-ratelimit-remaining': String(Math.max(0, result.remaining)), 'x-ratelimit-reset': String(result.ttlInSeconds) };
   }
 }
 

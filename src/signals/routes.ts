@@ -11,6 +11,7 @@ import type { Context } from '../kernel/context.js';
 import { gateOnSummary } from '../submissions/gate.js';
 import { captureFacets, ClientMetadata } from '../submissions/metadata.js';
 import { FLUSH_EVERY_MS, SignalCounter } from './counter.js';
+import { answerSignalsFirst, replayBody, type CountVisit } from './fast-path.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -63,6 +64,13 @@ export function signalRoutes(app: App, services: Context): void {
   if (!services.readOnly) counter.start();
   app.decorate('signals', counter);
   app.addHook('onClose', () => counter.stop());
+  const countVisit: CountVisit = async (kind, summary, plan, body, visitor) => {
+    if (isCrawler(visitor.headers['user-agent'])) return;
+    // The breakdowns a response records by plan, with the same values; nothing else of the request is worked out.
+    const facets = await captureFacets(plan, { headers: visitor.headers, ip: visitor.ip, client: body.metadata }, services.geo);
+    counter.count({ target: kind, id: summary.id, account: summary.account_id, type: body.type, session: body.session, facets });
+  };
+  if (!services.readOnly) answerSignalsFirst(app, services, SignalBody, countVisit);
   for (const what of Object.values(EMBEDDABLES)) {
     const { kind } = what;
     app.post(
@@ -71,6 +79,8 @@ export function signalRoutes(app: App, services: Context): void {
         // One a visit and type, whatever the traffic: two request-log lines each would grow the log with every page view.
         // Refusals and successes are not logged; failures (5xx) are, at error level.
         logLevel: 'warn',
+        // A body the fast path read before handing the request over.
+        preParsing: replayBody,
         config: { publicCors: true, errors: [CODES[kind].notFound, CODES[kind].notPublished, CODES[kind].closed, 'invalid_token', 'domain_not_allowed'] },
         schema: {
           tags: [`${kind}s`],
@@ -89,13 +99,8 @@ export function signalRoutes(app: App, services: Context): void {
         const summary = await recentSummary(services, what, request.params.id);
         const plan = await limitVisitor(services, request, reply, summary?.account_id ?? null);
         if (!summary) throw notFound(kind);
-        const now = services.clock();
-        gateOnSummary(services, kind, summary, { token: request.body._token, headers: request.headers }, now);
-        if (!isCrawler(request.headers['user-agent'])) {
-          // The breakdowns a response records by plan, with the same values; nothing else of the request is worked out.
-          const facets = await captureFacets(plan, { headers: request.headers, ip: request.ip, client: request.body.metadata }, services.geo);
-          counter.count({ target: kind, id: summary.id, account: summary.account_id, type: request.body.type, session: request.body.session, facets });
-        }
+        gateOnSummary(services, kind, summary, { token: request.body._token, headers: request.headers }, services.clock());
+        await countVisit(kind, summary, plan, request.body, { headers: request.headers, ip: request.ip });
         return reply.code(204).send(null);
       },
     );
