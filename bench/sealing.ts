@@ -2,7 +2,9 @@
  * `npm run bench -- sealing`: what sealing personal fields costs, on the
  * codec alone over the embedded store's key file (kernel/personal.ts):
  * a submit's seal, one response per call, first one at a time and then 32
- * at once (as the 32 connections of the submit scenario); and the opening
+ * at once (as the 32 connections of the submit scenario), then 32 at once
+ * with ids made ahead with their keys (kernel/reserved-subjects.ts, as the
+ * server hands them out under load); and the opening
  * of 20,000 sealed responses read 500 at a time, as a rebuild reads them.
  * BENCH_SEALED sets that count.
  */
@@ -12,14 +14,16 @@ import { join } from 'node:path';
 import { catalog, personalData } from '../src/domain-events.js';
 import type { StoredEvent } from '../src/infra/event-store/port.js';
 import { openSqliteSubjectKeys } from '../src/infra/subject-keys/sqlite.js';
+import { createIdGenerator } from '../src/infra/ids.js';
 import { PersonalCodec } from '../src/kernel/personal.js';
+import { ReservedSubjects } from '../src/kernel/reserved-subjects.js';
 
 const SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const COUNT = Number(process.env.BENCH_SEALED ?? 20_000);
 const METADATA = { browser: 'Chrome', browser_version: '126.0', device: 'Desktop' as const, os: 'Linux', ip_hash: 'a'.repeat(64), language: 'en', completion_time_ms: 4200, page_url: 'https://shop.example/', page_title: 'Shop' };
 const meta = { occurred_at: new Date().toISOString(), actor: 'bench' };
-const response = (n: number) =>
-  catalog.serialize({ type: 'ResponseSubmitted', data: { response_id: `rsp_${n}`, account_id: 'acc_1', widget_id: 'wgt_1', answers: { rating: 1 + (n % 5), comment: 'Fine, thanks' }, metadata: METADATA, submitted_at: new Date(1_790_000_000_000 + n).toISOString() } }, meta);
+const response = (n: number, id = `rsp_${n}`) =>
+  catalog.serialize({ type: 'ResponseSubmitted', data: { response_id: id, account_id: 'acc_1', widget_id: 'wgt_1', answers: { rating: 1 + (n % 5), comment: 'Fine, thanks' }, metadata: METADATA, submitted_at: new Date(1_790_000_000_000 + n).toISOString() } }, meta);
 
 export async function sealingOnly(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-sealing-'));
@@ -34,6 +38,11 @@ export async function sealingOnly(): Promise<void> {
   const rounds = 100;
   for (let r = 0; r < rounds; r++) await Promise.all(Array.from({ length: 32 }, () => codec.seal([response(n++)])));
   const thirtyTwo = (performance.now() - t2) / (rounds * 32);
+  const reserved = new ReservedSubjects(codec, createIdGenerator(), ['rsp']);
+  const t5 = performance.now();
+  for (let r = 0; r < rounds; r++) await Promise.all(Array.from({ length: 32 }, () => codec.seal([response(n++, reserved.ids('rsp'))])));
+  const thirtyTwoReserved = (performance.now() - t5) / (rounds * 32);
+  await reserved.close();
   const stored: StoredEvent[] = [];
   for (let done = 0; done < COUNT; done += 500) {
     const sealed = await codec.seal(Array.from({ length: 500 }, () => response(n++)));
@@ -56,6 +65,6 @@ export async function sealingOnly(): Promise<void> {
   const listCpu = (used4.user + used4.system) / 1000 / pages;
   await codec.keys.close();
   rmSync(dir, { recursive: true, force: true });
-  const figures = { load_average: Number(load), seal_one_at_a_time_ms: Number(oneAtATime.toFixed(2)), seal_32_at_once_ms: Number(thirtyTwo.toFixed(3)), open_per_event_us: Number(open.toFixed(1)), open_events_per_second: Math.round(1e6 / open), open_cpu_per_event_us: Number(openCpu.toFixed(1)), reveal_list_100_ms: Number(list.toFixed(3)), reveal_list_100_cpu_ms: Number(listCpu.toFixed(3)) };
+  const figures = { load_average: Number(load), seal_one_at_a_time_ms: Number(oneAtATime.toFixed(2)), seal_32_at_once_ms: Number(thirtyTwo.toFixed(3)), seal_32_at_once_reserved_ms: Number(thirtyTwoReserved.toFixed(3)), open_per_event_us: Number(open.toFixed(1)), open_events_per_second: Math.round(1e6 / open), open_cpu_per_event_us: Number(openCpu.toFixed(1)), reveal_list_100_ms: Number(list.toFixed(3)), reveal_list_100_cpu_ms: Number(listCpu.toFixed(3)) };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }

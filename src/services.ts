@@ -27,6 +27,7 @@ import { KEYS_FILE, type SubjectKeyStore } from './infra/subject-keys/port.js';
 import { openSubjectKeysAt, type SubjectKeysAt } from './infra/subject-keys/open.js';
 import { PersonalCodec } from './kernel/personal.js';
 import { PersonalEventStore } from './kernel/personal-store.js';
+import { ReservedSubjects } from './kernel/reserved-subjects.js';
 import { join } from 'node:path';
 import { RecentDocs } from './infra/read-models/recent.js';
 import type { BackgroundCheckpoints } from './infra/sqlite.js';
@@ -184,6 +185,9 @@ async function openReadModels(config: Config, logger: FastifyBaseLogger): Promis
   return openSqliteReadModels(config.DATA_DIR, logger, config.STORE_TIMEOUT_MS);
 }
 
+/** The id prefixes of the subjects personal fields are sealed under (responses, votes), whose ids are made ahead with their keys. */
+const SUBJECT_PREFIXES = ['rsp', 'vote'];
+
 /**
  * Where the subject keys are: beside the read models (their own MongoDB
  * collection, or their own file beside the embedded store). A point-in-time
@@ -229,6 +233,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     await Promise.allSettled([events.close(), readModels.close()]);
     throw new Error(`cannot reach Redis: ${(error as Error).message}`);
   }
+  // A submission's response or vote id comes with its key stored ahead, so its append waits for no write of the key store.
+  const reserved = readOnly
+    ? undefined
+    : new ReservedSubjects(events.codec, options.ids ?? createIdGenerator(), SUBJECT_PREFIXES, {
+        onError: (error) => logger.warn({ err: error }, 'could not reserve or release subject keys; submissions store their keys themselves meanwhile'),
+      });
   const metrics = new Metrics();
   const recent = new RecentDocs(readModels, [WIDGET_SUMMARIES.collection, FORM_SUMMARIES.collection, POLL_SUMMARIES.collection, ACCOUNTS], RECENT_MS);
   const runner = new ProjectionRunner(events, readModels, catalog, projections, logger, {
@@ -353,7 +363,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     keyUsage: new KeyUsage(readModels, clock, logger, readOnly !== undefined),
     recent,
     clock,
-    ids: options.ids ?? createIdGenerator(),
+    ids: reserved?.ids ?? options.ids ?? createIdGenerator(),
     random: options.random ?? secureRandom,
     keys,
     geo: options.geo ?? offlineGeo(logger),
@@ -384,6 +394,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       await erasure.stop();
       await runner.stop();
       await checkpoints?.stop();
+      await reserved?.close().catch((error: unknown) => logger.warn({ err: error }, 'could not delete the unused reserved subject keys; they open nothing'));
       await Promise.allSettled([events.close(), readModels.close(), redis?.close()]);
     },
   };

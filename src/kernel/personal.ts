@@ -123,6 +123,16 @@ export class PersonalCodec {
   private readonly derived = new Map<string, { salt: Buffer; key: Buffer; at: number }>();
   private readonly now: () => number;
   private readonly freshMs: number;
+  /**
+   * Subjects made ahead (`reserve`) whose salts are stored already, with
+   * their keys and when they were reserved, in that order: the first event
+   * sealed under one takes its key from here and writes nothing.
+   */
+  private readonly reserved = new Map<string, { salt: Buffer; key: Buffer; at: number }>();
+  /** Subjects whose reservation is being written: what is sealed under one waits for it. */
+  private readonly reserving = new Map<string, Promise<void>>();
+  /** Reserved keys being deleted (`release`): an add waits for it, so that it cannot meet a salt as it is deleted. */
+  private releasing: Promise<void> = Promise.resolve();
 
   constructor(
     declarations: readonly PersonalDeclaration[],
@@ -288,10 +298,67 @@ export class PersonalCodec {
     return breaks;
   }
 
+  /**
+   * Stores salts for subjects no event names yet, in one write, so that
+   * the first event sealed under each needs no write of its own (see
+   * ReservedSubjects). Answers once they are durable; an event sealed
+   * under one of them before then waits for it.
+   */
+  reserve(subjects: readonly string[]): Promise<void> {
+    const written = (async () => {
+      const drawn = randomBytes(SALT_BYTES * subjects.length);
+      const salts = await this.add(new Map(subjects.map((subject, i) => [subject, drawn.subarray(SALT_BYTES * i, SALT_BYTES * (i + 1))])));
+      const at = this.now();
+      for (const subject of subjects) {
+        const salt = salts.get(subject);
+        if (salt) this.reserved.set(subject, { salt, key: this.keyOf(subject, salt), at });
+      }
+    })();
+    // Failed, they are subjects like any other: their keys are made as they are sealed.
+    const settled = written.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const subject of subjects) this.reserving.set(subject, settled);
+    void settled.then(() => {
+      for (const subject of subjects) if (this.reserving.get(subject) === settled) this.reserving.delete(subject);
+    });
+    return written;
+  }
+
+  /**
+   * Deletes the salts of the reserved subjects nothing was sealed under,
+   * of those reserved before `before` (all without it): ids made ahead
+   * that were never handed out, or whose submission was refused. Nothing
+   * can be sealed under them any more; a subject released and then used
+   * all the same gets a new key as it is sealed, as one never reserved.
+   */
+  async release(before = Number.POSITIVE_INFINITY): Promise<void> {
+    const unused: string[] = [];
+    for (const [subject, { at }] of this.reserved) {
+      if (at >= before) break;
+      unused.push(subject);
+    }
+    if (unused.length === 0) return;
+    for (const subject of unused) this.reserved.delete(subject);
+    const erased = this.releasing.then(() => this.keys.erase(unused));
+    this.releasing = erased.catch(() => undefined);
+    await erased;
+  }
+
+  /** When the oldest subject still reserved was reserved, if any is. */
+  oldestReserved(): number | undefined {
+    for (const { at } of this.reserved.values()) return at;
+    return undefined;
+  }
+
   /** Deletes the subjects' keys: everything sealed under them is unreadable from now on, wherever it is copied. */
   async forget(subjects: readonly string[]): Promise<void> {
     if (subjects.length === 0) return;
-    for (const subject of subjects) this.derived.delete(subject);
+    for (const subject of subjects) {
+      this.derived.delete(subject);
+      this.reserved.delete(subject);
+    }
     await this.keys.erase(subjects);
     // Again: a lookup under way as the keys were erased may have kept one.
     for (const subject of subjects) this.derived.delete(subject);
@@ -352,10 +419,23 @@ export class PersonalCodec {
    * derived again.
    */
   private async keysFor(subjects: string[], create: boolean): Promise<Map<string, Buffer>> {
+    if (create && this.reserving.size > 0) {
+      const writing = new Set(subjects.flatMap((subject) => this.reserving.get(subject) ?? []));
+      if (writing.size > 0) await Promise.all(writing);
+    }
     const now = this.now();
     const keys = new Map<string, Buffer>();
     const stale: string[] = [];
     for (const subject of subjects) {
+      const reserved = create ? this.reserved.get(subject) : undefined;
+      if (reserved) {
+        // Its salt is durable since it was reserved: taken once, then known as any other.
+        this.reserved.delete(subject);
+        if (this.derived.size >= DERIVED_KEPT) this.derived.clear();
+        this.derived.set(subject, { salt: reserved.salt, key: reserved.key, at: now });
+        keys.set(subject, reserved.key);
+        continue;
+      }
       const known = this.derived.get(subject);
       if (known && now - known.at < this.freshMs) keys.set(subject, known.key);
       else stale.push(subject);
@@ -364,6 +444,7 @@ export class PersonalCodec {
     let salts: Map<string, Buffer>;
     if (create) {
       // A subject is new when its first event is sealed: its salt is stored (durably) before that event is appended.
+      await this.releasing;
       const drawn = randomBytes(SALT_BYTES * stale.length);
       salts = await this.add(new Map(stale.map((subject, i) => [subject, drawn.subarray(SALT_BYTES * i, SALT_BYTES * (i + 1))])));
     } else salts = await this.keys.find(stale);
@@ -377,13 +458,18 @@ export class PersonalCodec {
   }
 
   /** HMAC-SHA-256 under the root key of the subject and its salt (the salt is of fixed length, last, so no two inputs read alike). */
+  private keyOf(subject: string, salt: Buffer): Buffer {
+    return createHmac('sha256', this.root).update(subject).update(salt).digest();
+  }
+
+  /** The subject's key from its salt, kept for later lookups. */
   private derive(subject: string, salt: Buffer, at: number): Buffer {
     const known = this.derived.get(subject);
     if (known && known.salt.equals(salt)) {
       known.at = at;
       return known.key;
     }
-    const key = createHmac('sha256', this.root).update(subject).update(salt).digest();
+    const key = this.keyOf(subject, salt);
     // Emptied when full rather than trimmed one by one: a Map's oldest entry is slow to find once many are deleted.
     if (this.derived.size >= DERIVED_KEPT) this.derived.clear();
     this.derived.set(subject, { salt, key, at });

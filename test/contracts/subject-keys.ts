@@ -17,4 +17,20 @@ export function subjectKeyContract(t: Test, open: () => Promise<SubjectKeyStore>
     t.same(await store.add(new Map()), new Map());
     await store.erase([]);
   });
+
+  t.test('subject keys: a batch stored ahead in one add, then its unused part erased, as the ids made ahead use them', async (t) => {
+    const store = await open();
+    t.teardown(() => store.close());
+    const tag = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const batch = new Map(Array.from({ length: 256 }, (_, i) => [`r${i}-${tag}`, Buffer.from(`salt-${i}`)] as const));
+    const stored = await store.add(batch);
+    t.equal(stored.size, 256, 'every one stored, in one call');
+    t.equal(stored.get(`r255-${tag}`)?.toString(), 'salt-255');
+    const unused = [...batch.keys()].slice(128);
+    await store.erase(unused);
+    const found = await store.find([...batch.keys()]);
+    t.equal(found.size, 128, 'the unused ones are gone');
+    t.ok(unused.every((subject) => !found.has(subject)));
+    t.equal(found.get(`r0-${tag}`)?.toString(), 'salt-0', 'the used ones stay');
+  });
 }

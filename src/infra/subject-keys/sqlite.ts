@@ -9,25 +9,28 @@ const CHUNK = 500;
 /**
  * The subject keys in a SQLite file of their own (`keys.db` beside
  * `feedback.db`): a copy of the event store's file holds none of them, and
- * the key file is backed up on its own. Rollback journal rather than a
- * write-ahead log, and `secure_delete`, so that an erased key is in no
- * file once its transaction commits: the journal goes with the commit, and
- * the freed bytes are overwritten with zeros.
+ * the key file is backed up on its own. A write-ahead log with
+ * `synchronous = FULL`, so that a commit is durable with one flush of the
+ * log; `secure_delete`, so that an erased key's bytes are overwritten with
+ * zeros; and after every erasure a checkpoint that truncates the log, so
+ * that no older copy of the page that held the key is left in it: once
+ * `erase` answers, an erased key is in no file.
  */
-export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boolean; path?: string } = {}): SubjectKeyStore {
+export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boolean; path?: string; busyTimeoutMs?: number } = {}): SubjectKeyStore {
   const path = options.path ?? join(dataDir, KEYS_FILE);
   // A read-only copy whose origin never made its key file: no key to find.
   if (options.readonly && !existsSync(path)) return { kind: 'sqlite', find: async () => new Map(), add: () => Promise.reject(new Error('the subject keys are open read-only')), erase: () => Promise.reject(new Error('the subject keys are open read-only')), close: async () => undefined };
   if (!options.readonly) mkdirSync(dataDir, { recursive: true });
   const db = new Database(path, options.readonly ? { readonly: true, fileMustExist: true } : {});
+  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
   if (!options.readonly) {
-    db.pragma('journal_mode = DELETE');
+    // A file another process still holds with a rollback journal stays so (the switch needs it alone): erasure is as thorough either way.
+    db.pragma('journal_mode = WAL');
     db.pragma('secure_delete = ON');
     db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 5000');
     db.exec('CREATE TABLE IF NOT EXISTS subject_keys (subject TEXT PRIMARY KEY, salt BLOB NOT NULL) WITHOUT ROWID');
-  } else {
-    db.pragma('busy_timeout = 5000');
+    // A process stopped between an erasure's commit and its checkpoint left the erased keys' old pages in the log.
+    truncateLog(db);
   }
   const select = (n: number) => db.prepare<string[], { subject: string; salt: Buffer }>(`SELECT subject, salt FROM subject_keys WHERE subject IN (${Array(n).fill('?').join(',')})`);
   const selects = new Map<number, ReturnType<typeof select>>();
@@ -70,9 +73,21 @@ export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boo
     async erase(subjects) {
       if (!remove) throw new Error('the subject keys are open read-only');
       erase(subjects);
+      if (!truncateLog(db)) throw new Error('the keys are erased, but a reader of keys.db kept their old copies in its write-ahead log: erase them again');
     },
     async close() {
       db.close();
     },
   };
+}
+
+/**
+ * Copies the write-ahead log into the file and truncates it to nothing;
+ * false when a reader's snapshot (another connection, another process)
+ * kept it from emptying the log within the busy timeout. On a file with a
+ * rollback journal there is no log, and nothing to do.
+ */
+function truncateLog(db: Database.Database): boolean {
+  const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+  return result!.busy === 0;
 }
