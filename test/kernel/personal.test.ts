@@ -16,28 +16,17 @@ import { KEY_FRESH_MS, personal, PersonalCodec, SEALED, sealedOf } from '../../s
 import { PersonalEventStore } from '../../src/kernel/personal-store.js';
 import { ResponseSubmitted } from '../../src/submissions/events.js';
 import { VoteCast } from '../../src/polls/events.js';
+import { responseEvent, SECRET } from '../support/sealed.js';
 import { tempDir } from '../support/services.js';
 import { eventStoreContract } from '../contracts/event-store.js';
 
-const SECRET = 'a-secret-of-at-least-thirty-two-characters!';
 const meta = { occurred_at: '2026-11-22T10:00:00.000Z', actor: 'public' };
 
 const response = (id: string, text: string) =>
-  catalog.serialize(
-    {
-      type: 'ResponseSubmitted',
-      data: {
-        response_id: id,
-        account_id: 'acc_1',
-        widget_id: 'wid_1',
-        answers: { comment: text },
-        metadata: { browser: null, browser_version: null, device: null, os: null, ip_hash: 'h', language: null, completion_time_ms: 1, page_url: `https://x.example/${text}`, page_title: null },
-        submitted_at: '2026-11-22T10:00:00.000Z',
-        consent_record: { consent_given: true, timestamp: 't', ip_hash: 'h', user_agent: 'ua', consent_text: 'I agree', form_version: 1 },
-      },
-    },
-    meta,
-  );
+  responseEvent(id, text, {
+    pageUrl: `https://x.example/${text}`,
+    extra: { consent_record: { consent_given: true, timestamp: 't', ip_hash: 'h', user_agent: 'ua', consent_text: 'I agree', form_version: 1 } },
+  });
 
 function open(t: Test, dir = tempDir(t)) {
   const store = new PersonalEventStore(openSqliteEventStore(dir), new PersonalCodec(personalData, openSqliteSubjectKeys(dir), SECRET));

@@ -5,7 +5,7 @@
  * order they are taken in; salts nothing was sealed under are deleted.
  */
 import t, { type Test } from 'tap';
-import { catalog, personalData } from '../../src/domain-events.js';
+import { personalData } from '../../src/domain-events.js';
 import { createIdGenerator } from '../../src/infra/ids.js';
 import { openSqliteEventStore } from '../../src/infra/event-store/sqlite.js';
 import type { SubjectKeyStore } from '../../src/infra/subject-keys/port.js';
@@ -13,26 +13,10 @@ import { openSqliteSubjectKeys } from '../../src/infra/subject-keys/sqlite.js';
 import { PersonalCodec } from '../../src/kernel/personal.js';
 import { PersonalEventStore } from '../../src/kernel/personal-store.js';
 import { RESERVE_BATCH, RESERVED_KEPT_MS, RESERVED_MAX_AGE_MS, ReservedSubjects } from '../../src/kernel/reserved-subjects.js';
+import { responseEvent, SECRET } from '../support/sealed.js';
 import { tempDir } from '../support/services.js';
 
-const SECRET = 'a-secret-of-at-least-thirty-two-characters!';
-const meta = { occurred_at: '2026-11-22T10:00:00.000Z', actor: 'public' };
-
-const response = (id: string, text: string) =>
-  catalog.serialize(
-    {
-      type: 'ResponseSubmitted',
-      data: {
-        response_id: id,
-        account_id: 'acc_1',
-        widget_id: 'wid_1',
-        answers: { comment: text },
-        metadata: { browser: null, browser_version: null, device: null, os: null, ip_hash: 'h', language: null, completion_time_ms: 1, page_url: null, page_title: null },
-        submitted_at: '2026-11-22T10:00:00.000Z',
-      },
-    },
-    meta,
-  );
+const response = (id: string, text: string) => responseEvent(id, text);
 
 /** The key store's writes as they happen: adds by their size, erasures by theirs. */
 function counting(inner: SubjectKeyStore, failAdds?: () => Error | undefined) {
