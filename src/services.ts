@@ -195,9 +195,10 @@ const SUBJECT_PREFIXES = ['rsp', 'vote'];
  * what is erased there after the copy was made cannot be read here either.
  */
 export function subjectKeysAt(config: Config, readOnly: PointInTime | undefined): SubjectKeysAt {
-  if (readOnly) return { kind: 'sqlite', path: readOnly.key_store ?? join(config.DATA_DIR, KEYS_FILE), readonly: true };
-  if (config.MONGODB_URL) return { kind: 'mongodb', url: config.MONGODB_URL };
-  return { kind: 'sqlite', path: join(config.DATA_DIR, KEYS_FILE), readonly: false };
+  // Bounded as every other store call is (STORE_TIMEOUT_MS).
+  if (readOnly) return { kind: 'sqlite', path: readOnly.key_store ?? join(config.DATA_DIR, KEYS_FILE), readonly: true, waitMs: config.STORE_TIMEOUT_MS };
+  if (config.MONGODB_URL) return { kind: 'mongodb', url: config.MONGODB_URL, timeoutMs: config.STORE_TIMEOUT_MS };
+  return { kind: 'sqlite', path: join(config.DATA_DIR, KEYS_FILE), readonly: false, waitMs: config.STORE_TIMEOUT_MS };
 }
 
 async function openSubjectKeys(config: Config, readOnly: PointInTime | undefined): Promise<SubjectKeyStore> {

@@ -71,3 +71,22 @@ t.test('keys.db: a process stopped between an erasure and its checkpoint leaves 
   t.same(holding(dir, salt), [], 'opened again, no file holds it');
   raw.close();
 });
+
+t.test('the key store waits for another writer of keys.db as long as STORE_TIMEOUT_MS says, then fails', async (t) => {
+  const dir = tempDir(t);
+  const { subjectKeysAt } = await import('../src/services.js');
+  const { loadConfig } = await import('../src/config.js');
+  const at = subjectKeysAt(loadConfig({ DATA_DIR: dir, STORE_TIMEOUT_MS: '300' }), undefined);
+  t.match(at, { kind: 'sqlite', waitMs: 300 });
+  const { openSubjectKeysAt } = await import('../src/infra/subject-keys/open.js');
+  const keys = await openSubjectKeysAt(at);
+  t.teardown(() => keys.close());
+  const other = new Database(join(dir, KEYS_FILE));
+  t.teardown(() => other.close());
+  other.prepare('BEGIN IMMEDIATE').run();
+  const asked = Date.now();
+  await t.rejects(keys.add(new Map([['rsp_held', randomBytes(32)]])), { code: 'SQLITE_BUSY' });
+  t.ok(Date.now() - asked < 4000, 'after the configured wait, not the default 5 s');
+  other.prepare('ROLLBACK').run();
+  t.equal((await keys.add(new Map([['rsp_held', randomBytes(32)]]))).size, 1, 'stored once the file is free');
+});

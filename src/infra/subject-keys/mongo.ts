@@ -1,4 +1,5 @@
 import { MongoClient, MongoServerError, type Collection } from 'mongodb';
+import { mongoClientOptions } from '../read-models/mongo.js';
 import type { SubjectKeyStore } from './port.js';
 
 /** The collection of the subject keys: its own, so that no read model's backup or rebuild touches it. */
@@ -19,8 +20,9 @@ const DUPLICATE_KEY = 11000;
  * unordered and ignores duplicate-key errors (the first writer wins, as on
  * SQLite), then reads every subject back.
  */
-export async function openMongoSubjectKeys(url: string): Promise<SubjectKeyStore> {
-  const client = new MongoClient(url, { ignoreUndefined: true });
+export async function openMongoSubjectKeys(url: string, timeoutMs?: number): Promise<SubjectKeyStore> {
+  // Bounded as the read models' client is: a key lookup on a request path never hangs.
+  const client = new MongoClient(url, mongoClientOptions(url, timeoutMs));
   await client.connect();
   // The database the URL names, as the read models use it (theirs when it names none).
   const named = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]*)/.exec(url)?.[1] ?? '';

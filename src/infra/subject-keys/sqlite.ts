@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { DEFAULT_WAIT_MS } from '../sqlite.js';
 import { KEYS_FILE, type SubjectKeyStore } from './port.js';
 
 /** Subjects looked up per statement: SQLite's default limit of host parameters is far above it. */
@@ -22,7 +23,7 @@ export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boo
   if (options.readonly && !existsSync(path)) return { kind: 'sqlite', find: async () => new Map(), add: () => Promise.reject(new Error('the subject keys are open read-only')), erase: () => Promise.reject(new Error('the subject keys are open read-only')), close: async () => undefined };
   if (!options.readonly) mkdirSync(dataDir, { recursive: true });
   const db = new Database(path, options.readonly ? { readonly: true, fileMustExist: true } : {});
-  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? DEFAULT_WAIT_MS)}`);
   if (!options.readonly) {
     // A file another process still holds with a rollback journal stays so (the switch needs it alone): erasure is as thorough either way.
     db.pragma('journal_mode = WAL');
