@@ -33,10 +33,9 @@ export const built = (dir: string): Programs => ({
 });
 
 /**
- * Children run TypeScript with tsx, as `npm start` does. tap follows child
- * processes for coverage but cannot map what tsx compiles (every such file
- * reads as fully covered), so children report no coverage: the measure counts
- * only code exercised in the test process itself.
+ * Children run TypeScript with tsx, as `npm start` does, and report no
+ * coverage: the measure counts only code exercised in the test process
+ * itself, so a line is covered because a test's own assertions reached it.
  */
 export const childEnv = (env: Record<string, string>, tsx = true) => ({
   PATH: process.env.PATH ?? '',
