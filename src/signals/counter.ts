@@ -61,8 +61,16 @@ const emptyTally = (): Tally => ({ total: 0 });
  */
 export class SignalCounter {
   private readonly minutes = new Map<string, Minute>();
-  /** `type:id:session` → when it is forgotten; in the order counted, so the oldest go first. */
+  /** `type:id:session` → when it is forgotten. */
   private readonly sessions = new Map<string, number>();
+  /**
+   * The same keys in the order counted, oldest from `oldest` on: forgetting
+   * walked the map from its start, and a map walks past the entries deleted
+   * from it until it is rebuilt, so each count paid for every session
+   * forgotten before it (a tenth of counting a display).
+   */
+  private order: string[] = [];
+  private oldest = 0;
   private timer: NodeJS.Timeout | undefined;
   /** The minute under way and its name: worked out once a minute, not once a signal. */
   private minuteStart = Number.NaN;
@@ -81,6 +89,7 @@ export class SignalCounter {
     this.forgetSessions(now);
     if (this.sessions.has(key)) return false;
     this.sessions.set(key, now + SESSION_TTL_MS);
+    this.order.push(key);
     const start = now - (now % MINUTE_MS);
     if (start !== this.minuteStart) {
       this.minuteStart = start;
@@ -107,9 +116,16 @@ export class SignalCounter {
 
   private forgetSessions(now: number): void {
     const kept = this.options.sessionsKept ?? SESSIONS_KEPT;
-    for (const [key, until] of this.sessions) {
-      if (until > now && this.sessions.size < kept) break;
+    while (this.oldest < this.order.length) {
+      const key = this.order[this.oldest]!;
+      if (this.sessions.get(key)! > now && this.sessions.size < kept) break;
       this.sessions.delete(key);
+      this.oldest++;
+    }
+    // The forgotten keys' places are given back once they are half the list.
+    if (this.oldest > 1024 && this.oldest * 2 > this.order.length) {
+      this.order = this.order.slice(this.oldest);
+      this.oldest = 0;
     }
   }
 

@@ -160,6 +160,18 @@ t.test('an embed token is genuine only in its canonical encoding', async (t) => 
   t.equal(verifyEmbedToken(key, `${issued.slice(0, -1)}${alphabet[alphabet.indexOf(issued.at(-1)!) ^ 1]}`, 'form', 'frm_1', now), null);
 });
 
+t.test('a genuine token checked once is remembered for its object and its lifetime only', async (t) => {
+  const key = Buffer.alloc(32, 7);
+  const now = new Date('2026-11-22T10:00:00Z');
+  const token = issueEmbedToken(key, 'form', 'frm_1', now);
+  t.same(verifyEmbedToken(key, token, 'form', 'frm_1', now), now, 'genuine');
+  t.same(verifyEmbedToken(key, token, 'form', 'frm_1', new Date(now.getTime() + 60_000)), now, 'again, a minute later');
+  t.equal(verifyEmbedToken(key, token, 'form', 'frm_10', now), null, 'not for another form whose id it begins');
+  t.equal(verifyEmbedToken(key, token, 'widget', 'frm_1', now), null, 'nor for a widget of the same id');
+  t.equal(verifyEmbedToken(key, token, 'form', 'frm_1', new Date(now.getTime() + 1_800_001)), null, 'nor once its lifetime is over');
+  t.equal(verifyEmbedToken(Buffer.alloc(32, 8), token, 'form', 'frm_1', now), null, 'nor under another key');
+});
+
 t.test('a reply lists at most 100 details, then how many more there are: a small body cannot make a huge 400', async (t) => {
   const { app, services } = await testApp(t);
   const biz = await owner(services);

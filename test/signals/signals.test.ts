@@ -132,6 +132,22 @@ t.test('the counter: sessions forgotten oldest first past their bound; breakdown
   t.ok(counter.count(signal('s9', 'DE')), 'a session is forgotten after hours');
 });
 
+t.test('the counter: many sessions, forgotten oldest first past their bound and after their hours, each counted once while remembered', async (t) => {
+  const clock = manualClock('2026-12-01T09:00:00.000Z');
+  const events = { append: async () => ({ nextRevision: 0n, position: 1n }) } as unknown as EventStore;
+  const counter = new SignalCounter({ events, catalog, clock, logger: silent }, { sessionsKept: 3000 });
+  const signal = (session: string) => ({ target: 'form' as const, id: 'frm_1', account: 'acc_1', type: 'start' as const, session, facets: {} });
+  for (let n = 0; n < 5000; n++) counter.count(signal(`s${n}`));
+  t.notOk(counter.count(signal('s4999')), 'the latest is remembered');
+  t.notOk(counter.count(signal('s2001')), 'and the 3000th before it');
+  t.ok(counter.count(signal('s1999')), 'one older is forgotten, and counts again');
+  t.notOk(counter.count(signal('s2500')), 'the rest still remembered');
+  clock.advance(7 * 3_600_000);
+  t.ok(counter.count(signal('s4999')), 'after hours, the latest too is forgotten');
+  t.ok(counter.count(signal('s2500')), 'and every other');
+  await counter.stop();
+});
+
 t.test('a signal counts under the breakdowns its response would record, by plan, with the same values', async (t) => {
   const geo = async () => ({ country: 'FR', region: 'Île-de-France', city: 'Paris', timezone: 'Europe/Paris' });
   const now = new Date('2026-12-01T09:00:00.000Z');
