@@ -160,8 +160,9 @@ export const analyticsProjection: Projection<DomainEvent> = {
         ['account_id', 'dim', 'day'],
       ],
       indexedColumns: true,
+      plainValues: true,
     },
-    { name: ANALYTICS_RESPONSES, indexes: [['parent_id', 'day']], indexedColumns: true, counted: recordCounters },
+    { name: ANALYTICS_RESPONSES, indexes: [['parent_id', 'day']], indexedColumns: true, counted: recordCounters, plainValues: true },
   ],
   project(event): ReadModelOp[] {
     switch (event.type) {

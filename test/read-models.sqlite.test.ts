@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,4 +102,38 @@ t.test('a swapped-in table carries its indexes, under names ensureCollections ke
     t.match(plan.map((row) => row.detail).join(), new RegExp(`USING INDEX ${prefix}_swapped_a`), `rebuild ${round}: queries use them`);
     t.same((await store.find('swapped', { a: round })).map((d) => d.id), [`d${round}`]);
   }
+});
+
+t.test('a document deleted from a collection of plain values leaves no copy in the file: its table is written anew', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const Database = (await import('better-sqlite3')).default;
+  const own = mkdtempSync(join(tmpdir(), 'plain-values-'));
+  t.teardown(() => rmSync(own, { recursive: true, force: true }));
+  const store = openSqliteReadModels(own);
+  t.teardown(() => store.close());
+  const file = new Database(join(own, 'feedback.db'), { readonly: true });
+  t.teardown(() => file.close());
+  const rootOf = (table: string) => file.prepare("SELECT rootpage FROM sqlite_master WHERE name = ?").pluck().get(table) as number;
+  const marker = (name: string, n: number) => `${name}-campaign-${String(n).padStart(4, '0')}-${'q'.repeat(40)}`;
+  // Ids in no order, as counters' hashed ids are: rows land in the middle of full pages, which split.
+  const id = (n: number) => createHash('sha256').update(String(n)).digest('hex').slice(0, 16);
+  for (const [name, plainValues] of [['plain', true], ['ordinary', false]] as const) {
+    await store.ensureCollections([{ name, indexes: [['scope']], indexedColumns: true, plainValues }]);
+    for (let from = 0; from < 600; from += 20) {
+      await store.write(Array.from({ length: 20 }, (_, i) => ({ op: 'put' as const, collection: name, doc: { id: id(from + i), scope: 's', value: marker(name, from + i) } })));
+      await store.write(Array.from({ length: 20 }, (_, i) => ({ op: 'put' as const, collection: name, doc: { id: id(from + i), scope: 's', value: marker(name, from + i), count: 10 + i } })));
+    }
+    const root = rootOf(`rm_${name}`);
+    await store.write([{ op: 'delete', collection: name, where: { id: 'no such document' } }]);
+    t.equal(rootOf(`rm_${name}`), root, `${name}: a delete that removes nothing leaves the table where it is`);
+    await store.write(Array.from({ length: 300 }, (_, i) => ({ op: 'delete' as const, collection: name, where: { id: id(2 * i) } })));
+    if (plainValues) t.not(rootOf(`rm_${name}`), root, `${name}: a delete that removes documents writes the table anew`);
+    else t.equal(rootOf(`rm_${name}`), root, `${name}: an ordinary collection's table stays where it is`);
+    t.equal(await store.count(name, { scope: 's' }), 300, `${name}: the others are all there`);
+    t.equal((await store.get(name, id(1)))?.value, marker(name, 1), `${name}: and read as before, through its index too`);
+    t.equal((await store.find(name, { scope: 's' })).length, 300);
+  }
+  await store.expunge();
+  const bytes = readFileSync(join(own, 'feedback.db')).toString('latin1');
+  t.equal(Array.from({ length: 300 }, (_, i) => 2 * i).filter((n) => bytes.includes(marker('plain', n))).length, 0, 'no deleted plain value is in the file');
 });

@@ -58,6 +58,19 @@ export interface CollectionSpec {
    * to it is a new projection version (a rebuild).
    */
   counted?: (doc: Doc) => string[];
+  /**
+   * Holds what visitors sent in the clear (an analytics breakdown's campaign
+   * or referring site), which an erasure must leave nowhere. A store whose
+   * pages keep old copies of rows moved when a page split (SQLite leaves them
+   * in the unused space of the page, which its secure_delete never
+   * overwrites) rewrites every such collection's table, in the same
+   * transaction, when a `delete` removes one of its documents: the old pages
+   * are overwritten as they are freed, so no copy of the deleted document
+   * is left. That costs a copy of those tables per erasure, not per write
+   * (a counter tallied down to nothing is deleted without it). A store of
+   * documents (MongoDB) has nothing to change for it.
+   */
+  plainValues?: boolean;
 }
 
 export type ReadModelOp =

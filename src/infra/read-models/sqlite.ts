@@ -29,6 +29,8 @@ class WriteChanges {
   readonly freed = new Map<string, { table: string; group: string; ranks: number[] }>();
   /** Collections patched, or deleted from by anything but an id, so far in the write: a retract may not read a record from them (see the port). */
   readonly filtered = new Set<string>();
+  /** Whether a delete removed a document of a collection with plain values: their tables are rewritten before the write commits. */
+  plainDeleted = false;
 
   static key(table: string, group: string): string {
     return `${table}\u0000${group}`;
@@ -79,6 +81,8 @@ export class SqliteReadModels implements ReadModelStore {
   private readonly ranked = new Map<string, string>();
   /** Per collection of records, what a document counted in (the spec's `counted`), for retract. */
   private readonly counted = new Map<string, (doc: Doc) => string[]>();
+  /** The collections whose tables are rewritten when a delete removes one of their documents (the port's plainValues). */
+  private readonly plain = new Set<string>();
   /** Collections that keep their indexed fields in columns (`indexedColumns`), by name. */
   private readonly columns = new Map<string, FieldColumns>();
 
@@ -177,6 +181,8 @@ export class SqliteReadModels implements ReadModelStore {
         }
         if (spec.counted) this.counted.set(spec.name, spec.counted);
         else this.counted.delete(spec.name);
+        if (spec.plainValues) this.plain.add(spec.name);
+        else this.plain.delete(spec.name);
         if (spec.indexedColumns) {
           const own: FieldColumns = { byField: new Map(), extra: [] };
           for (const field of new Set(spec.indexes.flat())) {
@@ -243,6 +249,7 @@ export class SqliteReadModels implements ReadModelStore {
     }
     counts.release(undefined).forEach(write);
     this.closeGaps(changes);
+    if (changes.plainDeleted) for (const collection of this.plain) rewriteTable(this.db, this.table(collection));
     const upsert = this.statement(
       `INSERT INTO ${this.layout.checkpoints} (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
     );
@@ -341,7 +348,8 @@ export class SqliteReadModels implements ReadModelStore {
             changes.free(table, row.grp, row.rank);
           }
         }
-        this.statement(`DELETE FROM ${table} ${where.sql}`).run(...where.params);
+        const deleted = this.statement(`DELETE FROM ${table} ${where.sql}`).run(...where.params).changes;
+        if (deleted > 0 && this.plain.has(op.collection)) changes.plainDeleted = true;
         return;
       }
     }
@@ -514,6 +522,29 @@ export class SqliteReadModels implements ReadModelStore {
 /** The swappable indexes of one table. */
 const OUR_INDEXES = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND substr(name, 1, 3) IN ('ix_', 'iy_')";
 const INDEX_NAMED = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?";
+
+/**
+ * Writes the table anew, with its indexes, and drops the old one inside the
+ * caller's transaction. A page split leaves copies of the rows it moved in
+ * the unused space of the page they left, which secure_delete does not
+ * overwrite; dropping the table overwrites every one of its pages (and its
+ * indexes') as it frees them, so the only copies left are the live rows'.
+ */
+function rewriteTable(db: SqliteDatabase, table: string): void {
+  if (!NAME.test(table)) throw new Error(`invalid table name: ${JSON.stringify(table)}`);
+  const made = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(table) as string | undefined;
+  if (made === undefined) return;
+  const indexes = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").pluck().all(table) as string[];
+  const copy = `${table}_rewritten`;
+  const head = /^CREATE TABLE (?:"[^"]+"|\w+)/.exec(made);
+  if (head === null) throw new Error(`cannot read how ${table} was made`);
+  db.exec(`DROP TABLE IF EXISTS ${copy}`);
+  db.exec(`CREATE TABLE ${copy}${made.slice(head[0].length)}`);
+  db.exec(`INSERT INTO ${copy} SELECT * FROM ${table}`);
+  db.exec(`DROP TABLE ${table}`);
+  db.exec(`ALTER TABLE ${copy} RENAME TO ${table}`);
+  for (const sql of indexes) db.exec(sql);
+}
 
 /** One transaction a table: dropping a large one takes a while, and appends wait for the lock meanwhile. */
 function dropTables(db: SqliteDatabase, tables: string[]): void {
