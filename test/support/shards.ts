@@ -22,15 +22,9 @@ export const SHARDS = 8;
 /**
  * In-process files that run as their own process (`.taprc` includes each):
  * the contracts against real servers, whose skip at the top level plans the
- * whole process; and the scan of the embedded store's bytes after an
- * erasure, whose outcome depends on how the store's pages were split. A
- * page split copies rows and leaves the old copies in the page's unused
- * space, which SQLite's secure_delete does not overwrite: run after other
- * files, the same test meets other batch sizes and, about one run in two,
- * finds an erased campaign name there. That is a defect of the erasure on
- * the embedded store, not of the test, and is not fixed yet.
+ * whole process.
  */
-export const STANDALONE = ['event-store.kurrentdb.test.ts', 'read-models.mongodb.test.ts', 'erasure/erased-bytes.test.ts'];
+export const STANDALONE = ['event-store.kurrentdb.test.ts', 'read-models.mongodb.test.ts'];
 
 /** Every in-process test file a shard runs, relative to test/, in a stable order. */
 export function shardedFiles(): string[] {
