@@ -19,7 +19,7 @@ import { pino } from 'pino';
 import { openAccount } from '../src/accounts/commands.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { issueEmbedToken } from '../src/embeddables/embed-token.js';
+import { issueEmbedToken } from '../src/embeddables/access.js';
 import { deriveKeys } from '../src/infra/keys.js';
 import { openServices } from '../src/services.js';
 

@@ -8,10 +8,10 @@
 import { findSourceMap } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import '../src/logic/evaluate.js';
+import '../src/embeddables/evaluate.js';
 
 t.test('a TypeScript file the tests load has a source map the coverage report can read', async (t) => {
-  const url = pathToFileURL(new URL('../src/logic/evaluate.ts', import.meta.url).pathname).href;
+  const url = pathToFileURL(new URL('../src/embeddables/evaluate.ts', import.meta.url).pathname).href;
   const map = findSourceMap(url);
   t.ok(map, 'compiled with a source map');
   const content = map?.payload.sourcesContent;

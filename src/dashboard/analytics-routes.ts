@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { notFound } from '../embeddables/errors.js';
+import { notFound } from '../embeddables/kinds.js';
 import { EMBEDDABLES, findEmbeddable, ownEmbeddable } from '../embeddables/queries.js';
 import type { Context } from '../kernel/context.js';
 import { AccountAnalytics, accountAnalytics, AnalyticsQuery, ObjectAnalytics, objectAnalytics } from './analytics.js';

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { EMBEDDABLES, ownEmbeddable } from '../embeddables/queries.js';
-import { Params } from '../embeddables/schemas.js';
+import { Params } from '../embeddables/kinds.js';
 import type { App } from '../http/instance.js';
 import type { Context } from '../kernel/context.js';
 import { AppError } from '../kernel/errors.js';

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { minHeightCss, reservedHeights, type ReservedHeights } from '../embed/reserve.js';
-import { notFound } from '../embeddables/errors.js';
+import { notFound, Params } from '../embeddables/kinds.js';
 import { FORM, POLL, findEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
-import { Params } from '../embeddables/schemas.js';
 import { ownOrigin } from '../hosted/routes.js';
 import type { App } from '../http/instance.js';
 import type { Context } from '../kernel/context.js';

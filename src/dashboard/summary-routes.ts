@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { EMBEDDABLES, findEmbeddable, ownEmbeddable } from '../embeddables/queries.js';
-import { notFound } from '../embeddables/errors.js';
+import { notFound } from '../embeddables/kinds.js';
 import type { Context } from '../kernel/context.js';
 import { requireSession, sessionOf } from './auth.js';
 import { csvChunks, DownloadQuery, ndjsonChunks } from './downloads.js';

@@ -5,7 +5,7 @@ import { LANGUAGES, packText } from './languages.js';
 
 /**
  * The script visitors' browsers run: the hand-written embed (embed.js),
- * given the form evaluator (src/logic/evaluate.ts) under the local name
+ * given the form evaluator (src/embeddables/evaluate.ts) under the local name
  * `FeedbackLogic` (`holds`, `pagesOf`, `shownOn`, `next`, `walk`,
  * `logicProblems`), so the embed, the dashboard's preview (which runs the
  * embed) and the server that checks submissions run one module. Both sit in
@@ -22,8 +22,8 @@ const esbuild = () => createRequire(import.meta.url)('esbuild') as typeof import
 
 /** The evaluator as a classic script that declares `var FeedbackLogic`. From the TypeScript sources, or from the compiled module in a build. */
 export function bundleLogic(): string {
-  const source = new URL('../logic/evaluate.ts', import.meta.url);
-  const entry = existsSync(source) ? source : new URL('../logic/evaluate.js', import.meta.url);
+  const source = new URL('../embeddables/evaluate.ts', import.meta.url);
+  const entry = existsSync(source) ? source : new URL('../embeddables/evaluate.js', import.meta.url);
   const result = esbuild().buildSync({
     entryPoints: [fileURLToPath(entry)],
     bundle: true,

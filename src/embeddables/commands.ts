@@ -1,6 +1,6 @@
 import { awaitErasure, erasureStream } from '../erasure/outcome.js';
 import type { Context } from '../kernel/context.js';
-import type { Kind } from './errors.js';
+import type { Kind } from './kinds.js';
 
 /** Who asks for a change of an embeddable: the owner's account, and the actor its events record (a key id or a dashboard session id). */
 export interface Author {

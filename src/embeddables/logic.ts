@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { said } from '../kernel/text.js';
 import { AppError } from '../kernel/errors.js';
-import { logicProblems, type LogicForm } from '../logic/evaluate.js';
+import { logicProblems, type LogicForm } from './evaluate.js';
 import { Condition, isWebUrl, QuestionId } from './questions.js';
 
 /**
  * Pages, the rules that jump between them and the endings they may reach,
  * as forms and custom widgets take them. Their meaning is the evaluator's
- * (src/logic/evaluate.ts), which the server, the embed and the dashboard's
+ * (src/embeddables/evaluate.ts), which the server, the embed and the dashboard's
  * preview all run; this is their shape in the API and the check that a
  * definition is sound.
  */

@@ -1,13 +1,10 @@
-import { ACCOUNTS } from '../../projections/accounts.js';
 import { FORM_SUMMARIES, FORMS, type FormDoc } from '../../projections/forms.js';
 import { POLL_SUMMARIES, POLLS, type PollDoc } from '../../projections/polls.js';
 import { WIDGET_SUMMARIES, WIDGETS, type WidgetDoc } from '../../projections/widgets.js';
-import { Plan } from '../accounts/plans.js';
 import type { Doc } from '../infra/read-models/port.js';
 import type { Context } from '../kernel/context.js';
 import type { Settings } from './settings.js';
-import { notFound, type Kind } from './errors.js';
-import { ID } from './schemas.js';
+import { ID, notFound, type Kind } from './kinds.js';
 
 /** The stored fields every embeddable read model has. */
 export interface EmbeddableDoc extends Doc {
@@ -73,13 +70,4 @@ export async function ownEmbeddable<D extends EmbeddableDoc>(services: Context, 
   const summary = await findSummary(services, what, id);
   if (!summary || summary.account_id !== accountId) throw notFound(what.kind);
   return summary;
-}
-
-/** Built once: every public request reads its owner's plan through it. */
-const StoredPlan = Plan.catch('free');
-
-/** The plan of an object's owner now (D4, D10: rates and metadata follow it), as a public request reads it (RecentDocs). */
-export async function ownerPlan(services: Context, accountId: string): Promise<Plan> {
-  const owner = await services.recent.get(ACCOUNTS, accountId);
-  return StoredPlan.parse(owner?.plan);
 }

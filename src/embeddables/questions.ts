@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type { CountryCode } from 'libphonenumber-js/max';
 import { said, shows } from '../kernel/text.js';
 import type { ErrorDetail } from '../kernel/errors.js';
-import { OPERATORS, type Operator } from '../logic/evaluate.js';
+import { OPERATORS, type Operator } from './evaluate.js';
 
 // The metadata of every numbering plan is large: loaded on the first phone
 // question a process meets, not by every process that starts.
@@ -27,7 +27,7 @@ export const MAX_TEXT = 10_000;
 /**
  * A condition on the answers before it: `{question, op, value?}`, or
  * `{all: [...]}` / `{any: [...]}` of conditions, nested at most three deep.
- * What each operator means is the evaluator's (src/logic/evaluate.ts); the
+ * What each operator means is the evaluator's (src/embeddables/evaluate.ts); the
  * definition's checks say which fit which question.
  */
 const ConditionValue = z.union([z.string().max(500), z.number(), z.boolean(), z.array(z.string().max(64)).max(50)]);

@@ -9,14 +9,11 @@ import { titled } from '../http/operations.js';
 import type { App } from '../http/instance.js';
 import { Pagination, PaginationQuery, pagination, window } from '../kernel/pagination.js';
 import type { Context } from '../kernel/context.js';
-import { issueEmbedToken, TOKEN_TTL_SECONDS } from './embed-token.js';
-import { embeddingHost, hostAllowed } from './domains.js';
-import { CODES, domainNotAllowed, notFound, notPublished } from './errors.js';
-import { limitVisitor } from './limits.js';
+import { issueEmbedToken, TOKEN_TTL_SECONDS, embeddingHost, hostAllowed, isClosed } from './access.js';
+import { CODES, domainNotAllowed, notFound, notPublished, ID, ParamsOf } from './kinds.js';
+import { limitVisitor } from '../http/rate-limits.js';
 import { findEmbeddable, findSummary, recentSummary, type Embeddable, type EmbeddableDoc, type EmbeddableSummary } from './queries.js';
 import { RenderedViews } from './rendered-views.js';
-import { isClosed } from './rules.js';
-import { ID, ParamsOf } from './schemas.js';
 
 /* The routes widgets, forms and polls share, each made for one kind. */
 

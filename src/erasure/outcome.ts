@@ -29,11 +29,6 @@ export async function awaitErasure(services: Context, stream: string, position: 
   return { done: true, erased };
 }
 
-/** A submission recorded after its parent's deletion: answers once the erasure process has erased it. */
-export async function awaitLateErasure(services: Context, submission: { id: string; position: bigint }): Promise<void> {
-  await awaitErasure(services, erasureStream.late(submission.id), submission.position);
-}
-
 /** The reply when the erasure outlasted the wait: recorded, and finished in the background. */
 export const ErasurePending = z.object({
   success: z.literal(true),

@@ -1,9 +1,8 @@
 import { execute } from '../kernel/aggregate.js';
 import type { Author } from '../embeddables/commands.js';
-import { notFound } from '../embeddables/errors.js';
+import { notFound, ID } from '../embeddables/kinds.js';
 import { FORM } from '../embeddables/queries.js';
 import { shownClosed } from '../embeddables/routes.js';
-import { ID } from '../embeddables/schemas.js';
 import type { Context } from '../kernel/context.js';
 import { form } from './form.js';
 import type { CreateFormBody, UpdateFormBody } from './schemas.js';

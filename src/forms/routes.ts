@@ -1,8 +1,8 @@
 import { DEFINITION_LIMITS_TEXT } from '../embeddables/definition-limits.js';
 import { FORM } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
-import { isClosed } from '../embeddables/rules.js';
-import { ParamsOf } from '../embeddables/schemas.js';
+import { isClosed } from '../embeddables/access.js';
+import { ParamsOf } from '../embeddables/kinds.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { FormDoc } from '../../projections/forms.js';

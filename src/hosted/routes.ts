@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { acceptedLanguages, directionOf, hostedStrings } from '../embed/languages.js';
 import { reservedHeights } from '../embed/reserve.js';
-import { notFound } from '../embeddables/errors.js';
-import { limitVisitor } from '../embeddables/limits.js';
+import { notFound, Params } from '../embeddables/kinds.js';
+import { limitVisitor } from '../http/rate-limits.js';
 import { FORM, POLL, findEmbeddable, findSummary, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
-import { Params } from '../embeddables/schemas.js';
 import type { App } from '../http/instance.js';
 import type { Context } from '../kernel/context.js';
 

@@ -1,25 +1,21 @@
-import { answerErrors, notFound } from '../embeddables/errors.js';
-import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
+import { answerErrors, notFound, ParamsOf } from '../embeddables/kinds.js';
+import { limitSubmissions, limitVisitor } from '../http/rate-limits.js';
 import { POLL, recentSummary } from '../embeddables/queries.js';
 import { deleteRoute, listRoute, publicRead, tokenRoute } from '../embeddables/routes.js';
-import { isClosed } from '../embeddables/rules.js';
-import { ParamsOf } from '../embeddables/schemas.js';
+import { isClosed, gateOnSummary } from '../embeddables/access.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { POLL_CHOICES } from '../../projections/polls.js';
-import type { PollDoc } from '../../projections/polls.js';
+import { POLL_CHOICES, type PollDoc } from '../../projections/polls.js';
 import { createPoll, deletePoll, updatePoll } from './commands.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { preflight } from '../http/cors.js';
 import type { Context } from '../kernel/context.js';
 import { shownSettings } from '../embeddables/settings.js';
-import { awaitLateErasure } from '../erasure/outcome.js';
 import { PollCreated } from './events.js';
 import { poll, type PollState } from './poll.js';
 import { CreatePollBody, PollCreatedReply, PollUpdatedReply, UpdatePollBody } from './schemas.js';
-import { gateOnSummary } from '../submissions/gate.js';
 import { castVote, VoteBody } from './votes.js';
-import { onObjectAsDecided, stillThere } from '../submissions/visitors.js';
+import { awaitLateErasure, onObjectAsDecided, stillThere } from '../submissions/visitors.js';
 
 
 /** The poll a vote answers: none unless it is there (not deleted). */

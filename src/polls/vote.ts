@@ -1,7 +1,8 @@
 import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../kernel/event-catalog.js';
 import { AppError, type ErrorDetail } from '../kernel/errors.js';
-import { caughtByHoneypot, checkAccess, checkVisitor, slotFor, visitorClaims, type Gate, type Guarded, type NetworkCounted, type SlotReserved, type VisitorFacts, networkLimit, type Guards } from '../submissions/decide.js';
+import { checkAccess, type Gate } from '../embeddables/access.js';
+import { caughtByHoneypot, checkVisitor, slotFor, visitorClaims, type Guarded, type NetworkCounted, type SlotReserved, type VisitorFacts, networkLimit, type Guards } from '../submissions/decide.js';
 import type { VoteCast } from './events.js';
 import type { Poll } from './poll.js';
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Plan } from '../accounts/plans.js';
 import type { Context } from '../kernel/context.js';
-import { duplicate, type Gate, networkLimit } from '../submissions/decide.js';
+import type { Gate } from '../embeddables/access.js';
+import { duplicate, networkLimit } from '../submissions/decide.js';
 import { pageFact, type SubmissionRequest } from '../submissions/metadata.js';
 import {
   accessFacts,

@@ -3,15 +3,16 @@ import { Readable } from 'node:stream';
 import type { RequestPayload } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { EMBEDDABLES, ownerPlan, recentSummary } from '../embeddables/queries.js';
-import { ParamsOf } from '../embeddables/schemas.js';
+import { ownerPlan } from '../accounts/plans.js';
+import { EMBEDDABLES, recentSummary } from '../embeddables/queries.js';
+import { ParamsOf } from '../embeddables/kinds.js';
 import { clientAddressOf, rateLimitedAddress } from '../http/client-address.js';
 import type { App } from '../http/instance.js';
 import { headerCount } from '../http/raw-headers.js';
 import { EVERY_REPLY } from '../http/reply-headers.js';
 import type { Context } from '../kernel/context.js';
 import { cleanJsonText } from '../kernel/text.js';
-import { gateOnSummary } from '../submissions/gate.js';
+import { gateOnSummary } from '../embeddables/access.js';
 
 /** What a signal's route does once its request is known good: count it (crawlers not), as the route itself does. */
 export type CountVisit = (

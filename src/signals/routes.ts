@@ -1,14 +1,13 @@
 import { isbot } from 'isbot';
 import { z } from 'zod';
-import { CODES, notFound } from '../embeddables/errors.js';
-import { limitVisitor } from '../embeddables/limits.js';
+import { CODES, notFound, ParamsOf } from '../embeddables/kinds.js';
+import { limitVisitor } from '../http/rate-limits.js';
 import { EMBEDDABLES, recentSummary } from '../embeddables/queries.js';
-import { ParamsOf } from '../embeddables/schemas.js';
 import { preflight } from '../http/cors.js';
 import type { App } from '../http/instance.js';
 import { titled } from '../http/operations.js';
 import type { Context } from '../kernel/context.js';
-import { gateOnSummary } from '../submissions/gate.js';
+import { gateOnSummary } from '../embeddables/access.js';
 import { captureFacets, ClientMetadata } from '../submissions/metadata.js';
 import { FLUSH_EVERY_MS, SignalCounter } from './counter.js';
 import { answerSignalsFirst, replayBody, type CountVisit } from './fast-path.js';

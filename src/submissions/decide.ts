@@ -2,13 +2,11 @@ import type { Plan } from '../accounts/plans.js';
 import type { EventOf } from '../kernel/event-catalog.js';
 import { AppError, type ErrorDetail } from '../kernel/errors.js';
 import { validateAnswers, type Answers, type FormQuestion, characters } from '../embeddables/questions.js';
-import { isBlank, pagesOf, walk, type LogicForm } from '../logic/evaluate.js';
-import { hostAllowed } from '../embeddables/domains.js';
-import type { EmbedTarget as Kind } from '../embeddables/embed-token.js';
+import { isBlank, pagesOf, walk, type LogicForm } from '../embeddables/evaluate.js';
+import { checkAccess, type AccessFacts, type Gate } from '../embeddables/access.js';
+import type { Kind } from '../embeddables/kinds.js';
 import type { ConsentRecord, NetworkSubmissionCounted, ResponseSubmitted, SubmissionGuarded, SubmissionSlotReserved } from './events.js';
 import type { ResponseMetadata } from './metadata.js';
-import { closed, domainNotAllowed, notPublished } from '../embeddables/errors.js';
-import { pastClosingTime } from '../embeddables/rules.js';
 import type { Settings } from '../embeddables/settings.js';
 
 /**
@@ -16,14 +14,6 @@ import type { Settings } from '../embeddables/settings.js';
  * functions of the request and of what the store holds: the shell in
  * submit.ts (votes.ts for polls) gathers both and records what is decided.
  */
-
-/** What every public submission is checked against. */
-export interface Gate {
-  kind: Kind;
-  id: string;
-  published: boolean;
-  settings: Settings;
-}
 
 /** What a submission needs to know about the widget or form it answers. */
 export interface SubmissionTarget extends Gate {
@@ -39,15 +29,6 @@ export interface SubmissionTarget extends Gate {
   translations?: Readonly<Record<string, { questions?: Readonly<Record<string, { text?: string | undefined }>> | undefined }>>;
   /** Pages, rules and endings; none when absent (one page of every question). */
   flow?: Pick<LogicForm, 'pages' | 'logic' | 'endings'>;
-}
-
-export interface AccessFacts {
-  now: Date;
-  /** The embed token's issue time, or null when it is missing, forged, expired or another object's. */
-  issuedAt: Date | null;
-  host: string | null;
-  /** The object has taken max_responses submissions already. */
-  full: boolean;
 }
 
 export interface SubmissionFacts extends AccessFacts {
@@ -79,22 +60,7 @@ export function checkHidden(declared: readonly string[], hidden: Record<string, 
 }
 
 /**
- * The rules before any answer is looked at, in the order the spec gives them:
- * published, not closed, token, domain. Facts in, the token's issue time
- * out, or the first rule broken as an AppError.
- */
-export function checkAccess(target: Gate, facts: AccessFacts): Date {
-  if (!target.published) throw notPublished(target.kind);
-  if (pastClosingTime(target.settings, facts.now) || facts.full) throw closed(target.kind);
-  if (!facts.issuedAt) throw new AppError('invalid_token', 'The embed token is missing, invalid or expired; fetch a new one');
-  if (!hostAllowed(facts.host, target.settings.allowed_domains)) {
-    throw domainNotAllowed(target.kind, facts.host);
-  }
-  return facts.issuedAt;
-}
-
-/**
- * The visitor's path through the object (src/logic/evaluate.ts, the module
+ * The visitor's path through the object (src/embeddables/evaluate.ts, the module
  * the embed runs): the questions it shows, where it ends, and the answers
  * sent to questions off it (a skipped page, a hidden question), each a
  * detail. Blank answers off the path are dropped, as blank optional answers

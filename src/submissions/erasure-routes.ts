@@ -1,5 +1,5 @@
 import { EMBEDDABLES, ownEmbeddable } from '../embeddables/queries.js';
-import { ID } from '../embeddables/schemas.js';
+import { ID } from '../embeddables/kinds.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { callerOf, requireKey } from '../http/auth.js';

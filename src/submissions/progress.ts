@@ -3,9 +3,10 @@ import { keyedHash } from '../infra/keys.js';
 import type { Context } from '../kernel/context.js';
 import { AppError, type ErrorDetail } from '../kernel/errors.js';
 import type { EventOf } from '../kernel/event-catalog.js';
-import { isBlank, pagesOf, shownOn, walk } from '../logic/evaluate.js';
+import { isBlank, pagesOf, shownOn, walk } from '../embeddables/evaluate.js';
 import { validateAnswers, type Answers } from '../embeddables/questions.js';
-import { checkAccess, checkHidden, type AccessFacts, type SubmissionTarget } from './decide.js';
+import { checkAccess, type AccessFacts } from '../embeddables/access.js';
+import { checkHidden, type SubmissionTarget } from './decide.js';
 import type { ResponseProgressed } from './events.js';
 import { accessFacts, record, visitorMeta, type ObjectAt } from './visitors.js';
 

@@ -1,19 +1,17 @@
-import { answerErrors, CODES, notFound } from '../embeddables/errors.js';
-import { limitSubmissions, limitVisitor } from '../embeddables/limits.js';
+import { answerErrors, CODES, notFound, ParamsOf } from '../embeddables/kinds.js';
+import { limitSubmissions, limitVisitor } from '../http/rate-limits.js';
 import { ownEmbeddable, recentSummary, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
-import { ParamsOf } from '../embeddables/schemas.js';
 import { z } from 'zod';
 import type { App } from '../http/instance.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
-import { awaitLateErasure } from '../erasure/outcome.js';
 import { preflight } from '../http/cors.js';
 import { titled } from '../http/operations.js';
-import { gateOnSummary } from './gate.js';
+import { gateOnSummary } from '../embeddables/access.js';
 import { ClientMetadata } from './metadata.js';
 import { listResponses, ResponseList, ResponsesQuery } from './responses.js';
 import { submitResponse, type SubmissionTarget } from './submit.js';
-import { onObjectAsDecided, stillThere } from './visitors.js';
+import { awaitLateErasure, onObjectAsDecided, stillThere } from './visitors.js';
 import { ProgressBody, recordProgress, Session } from './progress.js';
 import type { Aggregate } from '../kernel/aggregate.js';
 

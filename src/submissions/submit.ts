@@ -1,6 +1,7 @@
 import type { Plan } from '../accounts/plans.js';
 import type { Context } from '../kernel/context.js';
-import { checkAccess, decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget, networkLimit } from './decide.js';
+import { checkAccess } from '../embeddables/access.js';
+import { decideSubmission, guardsDuplicates, type SubmissionDecision, type SubmissionTarget, networkLimit } from './decide.js';
 import { captureMetadata, type SubmissionRequest } from './metadata.js';
 import { sessionClosed, sessionResponse, type SessionResponse } from './progress.js';
 import {

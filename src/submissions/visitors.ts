@@ -5,11 +5,10 @@ import { PartlyAppended, RevisionLimitReached, WrongExpectedRevision, type Expec
 import { keyedHash } from '../infra/keys.js';
 import type { Context } from '../kernel/context.js';
 import type { FeedEvent } from '../kernel/feed/projection.js';
-import { embeddingHost } from '../embeddables/domains.js';
-import { duplicate, NETWORK_WINDOW_MS, networkSpent, type AccessFacts, type Gate, type VisitorFacts } from './decide.js';
-import { verifyEmbedToken, withinLifetime, type EmbedTarget as Kind } from '../embeddables/embed-token.js';
+import { embeddingHost, verifyEmbedToken, withinLifetime, type AccessFacts, type Gate } from '../embeddables/access.js';
+import { duplicate, NETWORK_WINDOW_MS, networkSpent, type VisitorFacts } from './decide.js';
 import type { SubmissionRequest } from './metadata.js';
-import { closed } from '../embeddables/errors.js';
+import { closed, type Kind } from '../embeddables/kinds.js';
 
 /**
  * What a visitor's submission reads from the store before it is decided, the
@@ -267,4 +266,14 @@ export async function stillThere<State, Event extends { type: string; data: unkn
   targetOf: (state: State) => unknown,
 ): Promise<boolean> {
   return targetOf(await load(services.commands, aggregate, id)) !== null;
+}
+
+/**
+ * An answer recorded after its object's deletion (an append made without
+ * the condition): the erasure process erases it with the rest. Waits, at
+ * most `erasureWaitMs`, until that process has passed it and the read models
+ * show what it recorded, so the 404 that follows leaves nothing readable.
+ */
+export async function awaitLateErasure(services: Pick<Context, 'reach' | 'erasureWaitMs' | 'commands' | 'events'>, answer: { position: bigint }): Promise<void> {
+  if (await services.reach.erasure(answer.position, services.erasureWaitMs)) await services.commands.awaitProjections(await services.events.headPosition());
 }

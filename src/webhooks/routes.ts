@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { checkpointKey } from '../kernel/feed/projection.js';
-import { WEBHOOK_DELIVERIES, WEBHOOK_REPLAYS, webhookDispatchState } from '../../projections/webhooks.js';
-import { WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
+import { WEBHOOK_DELIVERIES, WEBHOOK_REPLAYS, webhookDispatchState, WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
 import { execute } from '../kernel/aggregate.js';
-import { ID } from '../embeddables/schemas.js';
+import { ID } from '../embeddables/kinds.js';
 import { AppError } from '../kernel/errors.js';
 import { callerOf, requireKey } from '../http/auth.js';
 import { idParams } from '../http/operations.js';

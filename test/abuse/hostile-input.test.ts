@@ -9,7 +9,7 @@ import fc from '../support/properties.js';
 import type { InjectOptions } from 'fastify';
 import t, { type Test } from 'tap';
 import type { App } from '../../src/app.js';
-import { issueEmbedToken } from '../../src/embeddables/embed-token.js';
+import { issueEmbedToken } from '../../src/embeddables/access.js';
 import { createKey } from '../../src/accounts/commands.js';
 import { ALL_SCOPES, manualClock, owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
 import { snapshotReadModels } from '../support/services.js';

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { buildApp } from '../../src/app.js';
-import { walk } from '../../src/logic/evaluate.js';
+import { walk } from '../../src/embeddables/evaluate.js';
 import { CHROMIUM, launch } from '../support/embed-site.js';
 import { formAndAnswers } from '../support/logic-forms.js';
 import fc from '../support/properties.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { App } from '../../src/app.js';
 import { BRANCHING_EXAMPLE } from '../../src/forms/schemas.js';
-import { walk } from '../../src/logic/evaluate.js';
+import { walk } from '../../src/embeddables/evaluate.js';
 import { owner, testApp, tokenFor, type Owner } from '../support/app.js';
 import { formAndAnswers } from '../support/logic-forms.js';
 import fc from '../support/properties.js';

@@ -3,7 +3,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
 import { issueLoginLink } from '../../src/dashboard/commands.js';
 import { createLogger } from '../../src/services.js';
-import { issueEmbedToken, verifyEmbedToken } from '../../src/embeddables/embed-token.js';
+import { issueEmbedToken, verifyEmbedToken } from '../../src/embeddables/access.js';
 import { owner, publishedWidget, testApp, tokenFor } from '../support/app.js';
 
 const D3 = (statusCode: number, code: string) => ({ statusCode, code, error: String, message: String });

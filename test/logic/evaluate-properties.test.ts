@@ -1,6 +1,6 @@
 import { Script, createContext } from 'node:vm';
 import t from 'tap';
-import * as evaluator from '../../src/logic/evaluate.js';
+import * as evaluator from '../../src/embeddables/evaluate.js';
 import { bundleLogic } from '../../src/embed/script.js';
 import { formAndAnswers } from '../support/logic-forms.js';
 import fc from '../support/properties.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { holds, logicProblems, next, pagesOf, shownOn, walk, type Condition, type LogicForm } from '../../src/logic/evaluate.js';
+import { holds, logicProblems, next, pagesOf, shownOn, walk, type Condition, type LogicForm } from '../../src/embeddables/evaluate.js';
 
 /** A three-page form with a jump and two endings, as the API reference shows it. */
 const SURVEY: LogicForm = {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Answers } from '../../src/embeddables/questions.js';
 import { decideSubmission, type SubmissionState, type SubmissionTarget, type SubmitResponse } from '../../src/submissions/decide.js';
-import { issueEmbedToken, verifyEmbedToken } from '../../src/embeddables/embed-token.js';
+import { issueEmbedToken, verifyEmbedToken } from '../../src/embeddables/access.js';
 import type { ConsentRecord } from '../../src/submissions/events.js';
 import type { ResponseMetadata } from '../../src/submissions/metadata.js';
 import type { Settings } from '../../src/embeddables/settings.js';

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import type { EventStore, ReadStreamOptions } from '../../src/infra/event-store/port.js';
 import { castVote } from '../../src/polls/votes.js';
 import type { Services } from '../../src/services.js';
-import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../../src/embeddables/embed-token.js';
+import { issueEmbedToken, TOKEN_TTL_SECONDS } from '../../src/embeddables/access.js';
 import type { PageSettings as Settings } from '../../src/embeddables/settings.js';
 import { submitResponse, type SubmissionInput, type SubmissionTarget } from '../../src/submissions/submit.js';
 import { manualClock } from '../support/app.js';

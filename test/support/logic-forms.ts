@@ -4,7 +4,7 @@
  * forward), with answers of every shape to walk them with. The questions are
  * as the API takes them, so the same draws serve the evaluator and the server.
  */
-import type { Condition, LogicForm } from '../../src/logic/evaluate.js';
+import type { Condition, LogicForm } from '../../src/embeddables/evaluate.js';
 import fc from './properties.js';
 
 const CHOICES = [

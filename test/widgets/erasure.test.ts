@@ -139,6 +139,43 @@ t.test('a submission or a vote racing its parent\'s deletion is refused at its a
   t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0);
 });
 
+t.test('where appends are not atomic across streams, a submission or vote stored after its parent\'s deletion is erased before its 404', async (t) => {
+  const { app, services } = await testApp(t);
+  // KurrentDB's semantics: the append carries no condition on the object's stream, so it lands.
+  Object.defineProperty(services.events, 'atomicAcrossStreams', { value: false });
+  const biz = await owner(services);
+  const widget = await publishedWidget(app, biz);
+  const pollId = (await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Which?', options: [{ text: 'A' }, { text: 'B' }] } })).json().id;
+  await app.inject({ method: 'PUT', url: `/api/polls/${pollId}`, headers: biz.headers, payload: { published: true } });
+  const option = (await app.inject({ method: 'GET', url: `/api/polls/${pollId}` })).json().options[0].id;
+  const tokens = { widget: await tokenFor(app, 'widgets', widget), poll: await tokenFor(app, 'polls', pollId) };
+  const events = services.events as { appendToStreams: Services['events']['appendToStreams'] };
+  const appendToStreams = services.events.appendToStreams.bind(services.events);
+  let deleteFirst: (() => Promise<unknown>) | undefined;
+  events.appendToStreams = async (parts) => {
+    const run = deleteFirst;
+    if (run && parts.some((part) => part.events.some((e) => e.type === 'ResponseSubmitted' || e.type === 'VoteCast'))) {
+      deleteFirst = undefined;
+      await run();
+    }
+    return appendToStreams(parts);
+  };
+
+  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/widgets/${widget}`, headers: biz.headers });
+  const late = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'STORED-LATE' }, _token: tokens.widget } });
+  t.match(late.json(), D3(404, 'widget_not_found'));
+  t.equal(deleteFirst, undefined, 'the deletion ran in between');
+  const erased = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponsesErased' && e.streamId.startsWith('erasure-late-'));
+  t.equal(erased.length, 1, 'the erasure process erased the late response before the reply');
+  t.notMatch(await wholeStore(services), /STORED-LATE/, 'its answers are gone from the event store');
+  t.equal(await services.readModels.count('responses', { widget_id: widget }), 0, 'and from the read models when the 404 is sent');
+
+  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/polls/${pollId}`, headers: biz.headers });
+  const vote = await app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } });
+  t.match(vote.json(), D3(404, 'poll_not_found'));
+  t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0, 'the late vote is erased before its 404');
+});
+
 t.test('an erasure that outlasts the wait answers 202 and finishes in the background', async (t) => {
   const { app, services } = await testApp(t, { erasureWaitMs: 20 });
   const biz = await owner(services);
