@@ -107,8 +107,12 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<number> {
   }
 }
 
+/** BENCH_CPU_PROF=<dir>: each server the bench starts writes a CPU profile of its run there (node --cpu-prof) as it stops. */
+const PROFILE = process.env.BENCH_CPU_PROF;
+
 function start(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [join(ROOT, script)], { env: { ...tsx, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const profile = PROFILE && script === 'src/main.ts' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : [];
+  return spawn(process.execPath, [...profile, join(ROOT, script)], { env: { ...tsx, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 const randomAddress = () => `10.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}`;

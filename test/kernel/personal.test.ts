@@ -270,3 +270,45 @@ t.test('a key looked up is used again for a while; an erasure here drops it at o
   await copy.open(stored);
   t.same(lookups, [2, 2], 'with no freshness, every open looks its keys up');
 });
+
+t.test('no two sealed events share a nonce, across many seals, one and several at a time, and each opens', async (t) => {
+  const { store } = open(t);
+  // 400 seals of one event and 40 of ten: far more nonces than one draw of random bytes holds.
+  const written: string[] = [];
+  for (let i = 0; i < 400; i++) {
+    written.push(`ONE-${i}`);
+    await store.append(`response-one${i}`, [response(`one${i}`, `ONE-${i}`)], 'no_stream');
+  }
+  for (let i = 0; i < 40; i++) {
+    const lot = Array.from({ length: 10 }, (_, j) => `lot${i}-${j}`);
+    written.push(...lot.map((id) => `LOT-${id}`));
+    await store.appendToStreams(lot.map((id) => ({ streamId: `response-${id}`, events: [response(id, `LOT-${id}`)], expected: 'no_stream' as const })));
+  }
+  const raw = await store.readFeed({ limit: 10_000 });
+  const nonces = raw.map((record) => sealedOf(JSON.parse(record.data))!.iv);
+  t.equal(nonces.length, 800);
+  t.equal(new Set(nonces).size, 800, 'every nonce differs');
+  const read = await store.readAll({ limit: 10_000 });
+  t.same(
+    read.map((event) => (event.data.answers as { comment: string }).comment),
+    written,
+    'and every event opens to what was written',
+  );
+});
+
+t.test('an event read back at once opens as written; a box altered under the same nonce is refused as any altered box is', async (t) => {
+  const dir = tempDir(t);
+  const keys = openSqliteSubjectKeys(dir);
+  t.teardown(() => keys.close());
+  const codec = new PersonalCodec(personalData, keys, SECRET);
+  const event = response('r-late', 'JUST-SENT');
+  const [sealed] = await codec.seal([event]);
+  const stored = (data: unknown) => ({ id: 'e1', streamId: 'response-r-late', revision: 0n, position: 1n, type: sealed!.type, data: data as never, metadata: sealed!.metadata, recordedAt: 'now' });
+  const [opened] = await codec.open([stored(sealed!.data)]);
+  t.same(opened?.data, event.data, 'read back at once, it is the event as written');
+  const envelope = sealedOf(sealed!.data)!;
+  const box = Buffer.from(envelope.box, 'base64');
+  box[0] = box[0]! ^ 1;
+  const altered = { ...sealed!.data, [SEALED]: { ...envelope, box: box.toString('base64') } };
+  await t.rejects(codec.open([stored(altered)]), 'the altered box does not open, though its nonce is one sealed lately');
+});
