@@ -43,7 +43,8 @@ export type Condition =
   | { any: Condition[] };
 const groupsOf = (inner: z.ZodType<Condition>): z.ZodType<Condition> =>
   z.union([ConditionLeaf, z.strictObject({ all: z.array(inner).min(1).max(20) }), z.strictObject({ any: z.array(inner).min(1).max(20) })]);
-export const Condition: z.ZodType<Condition> = groupsOf(groupsOf(groupsOf(ConditionLeaf)));
+/** Named in the API document: one component, which every question's `show_if` and every rule refers to. */
+export const Condition: z.ZodType<Condition> = groupsOf(groupsOf(groupsOf(ConditionLeaf))).register(z.globalRegistry, { id: 'Condition' });
 
 const base = {
   id: QuestionId,
@@ -148,24 +149,35 @@ export const SeverityQuestion = z.strictObject({ ...base, type: z.literal('sever
 /** D7: forms only; its answer is a boolean and the response keeps a consent record. */
 export const ConsentQuestion = z.strictObject({ ...base, type: z.literal('consent'), text: said(5000) });
 
+/**
+ * Each type as the API document names it: one component of its own, which
+ * every operation that takes or answers questions refers to, rather than
+ * a copy of every type in each (the document was 8 MB, and /docs took 13 s
+ * to show on a phone).
+ */
+const named = <T extends z.ZodType>(schema: T, id: string): T => {
+  z.globalRegistry.add(schema, { id });
+  return schema;
+};
+
 const widgetQuestionTypes = [
-  StarRatingQuestion,
-  NpsQuestion,
-  LongTextQuestion,
-  ShortTextQuestion,
-  EmailQuestion,
-  PhoneQuestion,
-  UrlQuestion,
-  NumberQuestion,
-  DateQuestion,
-  SingleChoiceQuestion,
-  MultipleChoiceQuestion,
-  OpinionScaleQuestion,
-  YesNoQuestion,
-  RankingQuestion,
-  MatrixQuestion,
-  StatementQuestion,
-  SeverityQuestion,
+  named(StarRatingQuestion, 'StarRatingQuestion'),
+  named(NpsQuestion, 'NpsQuestion'),
+  named(LongTextQuestion, 'LongTextQuestion'),
+  named(ShortTextQuestion, 'ShortTextQuestion'),
+  named(EmailQuestion, 'EmailQuestion'),
+  named(PhoneQuestion, 'PhoneQuestion'),
+  named(UrlQuestion, 'UrlQuestion'),
+  named(NumberQuestion, 'NumberQuestion'),
+  named(DateQuestion, 'DateQuestion'),
+  named(SingleChoiceQuestion, 'SingleChoiceQuestion'),
+  named(MultipleChoiceQuestion, 'MultipleChoiceQuestion'),
+  named(OpinionScaleQuestion, 'OpinionScaleQuestion'),
+  named(YesNoQuestion, 'YesNoQuestion'),
+  named(RankingQuestion, 'RankingQuestion'),
+  named(MatrixQuestion, 'MatrixQuestion'),
+  named(StatementQuestion, 'StatementQuestion'),
+  named(SeverityQuestion, 'SeverityQuestion'),
 ] as const;
 
 /** Every question type a form takes; widgets of type `custom` take all but `consent`. */
@@ -175,7 +187,7 @@ const uniqueIds = (questions: Array<{ id: string }>) => unique(questions);
 
 export const WidgetQuestion = z.discriminatedUnion('type', widgetQuestionTypes);
 export const WidgetQuestions = z.array(WidgetQuestion).max(50).refine(uniqueIds, 'question ids must be unique');
-export const FormQuestion = z.discriminatedUnion('type', [...widgetQuestionTypes, ConsentQuestion]);
+export const FormQuestion = z.discriminatedUnion('type', [...widgetQuestionTypes, named(ConsentQuestion, 'ConsentQuestion')]);
 export const FormQuestions = z.array(FormQuestion).max(200).refine(uniqueIds, 'question ids must be unique');
 
 export type FormQuestion = z.infer<typeof FormQuestion>;

@@ -77,7 +77,8 @@ const ConditionLeaf = z.object({
 });
 type StoredCondition = z.infer<typeof ConditionLeaf> | { all: StoredCondition[] } | { any: StoredCondition[] };
 const groupsOf = (inner: z.ZodType<StoredCondition>): z.ZodType<StoredCondition> => z.union([ConditionLeaf, z.object({ all: z.array(inner) }), z.object({ any: z.array(inner) })]);
-export const StoredCondition = groupsOf(groupsOf(groupsOf(ConditionLeaf)));
+/** Named in the API document (as the views of stored objects show it): one component rather than a copy in every question. */
+export const StoredCondition = groupsOf(groupsOf(groupsOf(ConditionLeaf))).register(z.globalRegistry, { id: 'StoredCondition' });
 
 /** Version 7 of the form events (6 of the widget events): a question may hold `show_if`. */
 export const conditionalQuestion = { ...question, show_if: StoredCondition.optional() };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { RouteOptions } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { ADDRESSES, SERVICE, LICENSE } from './about.js';
 import type { Context } from '../kernel/context.js';
 import type { App } from './instance.js';
@@ -99,6 +99,35 @@ export function serversOf(publicBaseUrl: string | undefined): Array<{ url: strin
 }
 
 /**
+ * The document with only the schema components it refers to: a schema
+ * named once (a question type, a condition) becomes a component in both
+ * directions, as a request takes it and as a reply gives it, and most are
+ * used in one direction only.
+ */
+function withUsedSchemas<D extends object>(document: D): D {
+  const { paths, components } = document as { paths?: unknown; components?: { schemas?: Record<string, unknown> } };
+  const schemas = components?.schemas;
+  if (!schemas) return document;
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        if (key === '$ref' && typeof child === 'string' && child.startsWith('#/components/schemas/')) {
+          const name = child.slice('#/components/schemas/'.length);
+          if (!used.has(name)) {
+            used.add(name);
+            visit(schemas[name]);
+          }
+        } else visit(child);
+      }
+    }
+  };
+  visit(paths);
+  return { ...document, components: { ...components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) } };
+}
+
+/**
  * OpenAPI 3.1 from the routes' own zod schemas (the same ones that validate
  * requests and replies), served at GET /api/openapi.json, with an interactive
  * reference at /docs and the written one at /docs/api.md. Every operation
@@ -141,6 +170,7 @@ export async function registerOpenApi(app: App, services: Context): Promise<void
       if (route.config?.optionalKey) return { ...output, schema: { ...output.schema, security: [{}, { apiKey: [] }] } };
       return output;
     },
+    transformObject: (document) => withUsedSchemas(jsonSchemaTransformObject(document)),
   });
   await app.register(swaggerUi, {
     routePrefix: ADDRESSES.docs,

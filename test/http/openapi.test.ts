@@ -12,6 +12,7 @@ import { VoteBody } from '../../src/polls/votes.js';
 import { BulkDeleteBody } from '../../src/submissions/erasure-routes.js';
 import { SubmitBodyOf } from '../../src/submissions/routes.js';
 import { CreateWidgetBody, UpdateWidgetBody } from '../../src/widgets/schemas.js';
+import { QUESTION_TYPES } from '../../src/embeddables/questions.js';
 import { manualClock, owner, testApp } from '../support/app.js';
 import { testServices } from '../support/services.js';
 
@@ -55,6 +56,24 @@ t.test('the OpenAPI document is valid 3.1 and holds every route the server regis
   t.notOk(document.paths['/api/widgets/{id}/submit'].post.security, 'submissions take no key');
   t.ok(document.paths['/api/widgets'].post.requestBody, 'request bodies come from the zod schemas');
   t.equal(document.components.securitySchemes.apiKey.scheme, 'bearer');
+});
+
+t.test('each question type and the condition are one named component, which the operations refer to; none is left unused', async (t) => {
+  const { app } = await testApp(t);
+  const served = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).body;
+  const document = JSON.parse(served);
+  const schemas = document.components.schemas as Record<string, unknown>;
+  for (const type of QUESTION_TYPES) {
+    const name = `${type.split('_').map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}QuestionInput`;
+    t.ok(schemas[name], `${name} is a component`);
+    t.equal(served.split(`"$ref":"#/components/schemas/${name}"`).length - 1 >= 1, true, `and referred to`);
+  }
+  t.ok(schemas.ConditionInput && schemas.StoredCondition, 'the condition, as requests take it and as stored objects show it');
+  const body = JSON.stringify(document.paths['/api/forms'].post.requestBody);
+  t.match(body, '"$ref":"#/components/schemas/ConsentQuestionInput"', 'a form\'s body names its question types rather than spell them out');
+  const referred = new Set([...served.matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]));
+  t.same(Object.keys(schemas).filter((name) => !referred.has(name)), [], 'no component is unused');
+  t.ok(served.length < 600_000, `the document is ${Math.round(served.length / 1000)} kB (1.4 MB when every operation spelled out each type)`);
 });
 
 // CommonJS packages: their exports are properties of the default one.
