@@ -196,12 +196,12 @@ if (!existsSync(CHROMIUM)) {
       t.equal(await tab.getByLabel('Embed code').inputValue(), expected, 'and it stays on the page to select by hand');
 
       // Publish and unpublish.
-      await tab.getByRole('button', { name: 'Publish' }).click();
+      await tab.getByRole('button', { name: 'Publish', exact: true }).click();
       await tab.getByRole('button', { name: 'Unpublish' }).waitFor();
       t.equal((await stored(`/api/widgets/${widgetId}`)).published, true, 'published');
       t.match(await tab.getByRole('status').first().textContent(), /Published/);
       await tab.getByRole('button', { name: 'Unpublish' }).click();
-      await tab.getByRole('button', { name: 'Publish' }).waitFor();
+      await tab.getByRole('button', { name: 'Publish', exact: true }).waitFor();
       t.equal((await stored(`/api/widgets/${widgetId}`)).published, false, 'unpublished');
       await close();
     });
