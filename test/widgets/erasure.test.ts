@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { App } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
 import { owner, publishedWidget, testApp, tokenFor, type Owner } from '../support/app.js';
@@ -97,16 +97,22 @@ t.test('deleting a widget erases every response it had', async (t) => {
   t.same(await snapshotReadModels(services), before, 'rebuild agrees');
 });
 
-t.test('a submission or a vote racing its parent\'s deletion is refused at its append: nothing of it is stored, nothing is left to erase', async (t) => {
+/**
+ * A published widget and poll of a Business owner, with tokens, on a store
+ * whose appends of a response or a vote first run the deletion given to
+ * `deletingFirst`: the deletion runs to its end between the answer's
+ * checks and its append. `atomic: false` gives the store KurrentDB's
+ * semantics (appends not atomic across streams, so carrying no condition).
+ */
+async function racingDeletion(t: Test, { atomic = true } = {}) {
   const { app, services } = await testApp(t);
+  if (!atomic) Object.defineProperty(services.events, 'atomicAcrossStreams', { value: false });
   const biz = await owner(services);
   const widget = await publishedWidget(app, biz);
   const pollId = (await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Which?', options: [{ text: 'LATE-OPTION' }, { text: 'B' }] } })).json().id;
   await app.inject({ method: 'PUT', url: `/api/polls/${pollId}`, headers: biz.headers, payload: { published: true } });
   const option = (await app.inject({ method: 'GET', url: `/api/polls/${pollId}` })).json().options[0].id;
   const tokens = { widget: await tokenFor(app, 'widgets', widget), poll: await tokenFor(app, 'polls', pollId) };
-
-  // The deletion runs to its end between the submission's checks and its append.
   const events = services.events as { appendToStreams: Services['events']['appendToStreams'] };
   const appendToStreams = services.events.appendToStreams.bind(services.events);
   let deleteFirst: (() => Promise<unknown>) | undefined;
@@ -118,17 +124,27 @@ t.test('a submission or a vote racing its parent\'s deletion is refused at its a
     }
     return appendToStreams(parts);
   };
+  /** Answers `answer()`, having armed the deletion of `object` to run before its append. */
+  const deletingFirst = <T>(object: string, answer: () => Promise<T>): Promise<T> => {
+    deleteFirst = () => app.inject({ method: 'DELETE', url: object, headers: biz.headers });
+    return answer();
+  };
+  return { app, services, widget, pollId, option, tokens, deletingFirst, ran: () => deleteFirst === undefined };
+}
 
-  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/widgets/${widget}`, headers: biz.headers });
-  const late = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'LATE-ANSWER' }, _token: tokens.widget } });
+t.test('a submission or a vote racing its parent\'s deletion is refused at its append: nothing of it is stored, nothing is left to erase', async (t) => {
+  const { app, services, widget, pollId, option, tokens, deletingFirst, ran } = await racingDeletion(t);
+
+  const late = await deletingFirst(`/api/widgets/${widget}`, () =>
+    app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'LATE-ANSWER' }, _token: tokens.widget } }),
+  );
   t.match(late.json(), D3(404, 'widget_not_found'), 'the submitter learns the widget is gone');
-  t.equal(deleteFirst, undefined, 'the deletion ran in between');
+  t.ok(ran(), 'the deletion ran in between');
   t.equal((await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponseSubmitted').length, 0, 'the store refused the response: its append held the condition that the widget was as decided');
 
-  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/polls/${pollId}`, headers: biz.headers });
-  const vote = await app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } });
+  const vote = await deletingFirst(`/api/polls/${pollId}`, () => app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } }));
   t.match(vote.json(), D3(404, 'poll_not_found'));
-  t.equal(deleteFirst, undefined, 'that deletion ran in between too');
+  t.ok(ran(), 'that deletion ran in between too');
 
   const store = await wholeStore(services);
   t.notMatch(store, /LATE-ANSWER/, 'the late response left the event store');
@@ -140,38 +156,20 @@ t.test('a submission or a vote racing its parent\'s deletion is refused at its a
 });
 
 t.test('where appends are not atomic across streams, a submission or vote stored after its parent\'s deletion is erased before its 404', async (t) => {
-  const { app, services } = await testApp(t);
   // KurrentDB's semantics: the append carries no condition on the object's stream, so it lands.
-  Object.defineProperty(services.events, 'atomicAcrossStreams', { value: false });
-  const biz = await owner(services);
-  const widget = await publishedWidget(app, biz);
-  const pollId = (await app.inject({ method: 'POST', url: '/api/polls', headers: biz.headers, payload: { question: 'Which?', options: [{ text: 'A' }, { text: 'B' }] } })).json().id;
-  await app.inject({ method: 'PUT', url: `/api/polls/${pollId}`, headers: biz.headers, payload: { published: true } });
-  const option = (await app.inject({ method: 'GET', url: `/api/polls/${pollId}` })).json().options[0].id;
-  const tokens = { widget: await tokenFor(app, 'widgets', widget), poll: await tokenFor(app, 'polls', pollId) };
-  const events = services.events as { appendToStreams: Services['events']['appendToStreams'] };
-  const appendToStreams = services.events.appendToStreams.bind(services.events);
-  let deleteFirst: (() => Promise<unknown>) | undefined;
-  events.appendToStreams = async (parts) => {
-    const run = deleteFirst;
-    if (run && parts.some((part) => part.events.some((e) => e.type === 'ResponseSubmitted' || e.type === 'VoteCast'))) {
-      deleteFirst = undefined;
-      await run();
-    }
-    return appendToStreams(parts);
-  };
+  const { app, services, widget, pollId, option, tokens, deletingFirst, ran } = await racingDeletion(t, { atomic: false });
 
-  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/widgets/${widget}`, headers: biz.headers });
-  const late = await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'STORED-LATE' }, _token: tokens.widget } });
+  const late = await deletingFirst(`/api/widgets/${widget}`, () =>
+    app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'STORED-LATE' }, _token: tokens.widget } }),
+  );
   t.match(late.json(), D3(404, 'widget_not_found'));
-  t.equal(deleteFirst, undefined, 'the deletion ran in between');
+  t.ok(ran(), 'the deletion ran in between');
   const erased = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponsesErased' && e.streamId.startsWith('erasure-late-'));
   t.equal(erased.length, 1, 'the erasure process erased the late response before the reply');
   t.notMatch(await wholeStore(services), /STORED-LATE/, 'its answers are gone from the event store');
   t.equal(await services.readModels.count('responses', { widget_id: widget }), 0, 'and from the read models when the 404 is sent');
 
-  deleteFirst = () => app.inject({ method: 'DELETE', url: `/api/polls/${pollId}`, headers: biz.headers });
-  const vote = await app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } });
+  const vote = await deletingFirst(`/api/polls/${pollId}`, () => app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } }));
   t.match(vote.json(), D3(404, 'poll_not_found'));
   t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0, 'the late vote is erased before its 404');
 });
