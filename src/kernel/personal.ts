@@ -77,12 +77,28 @@ function encrypt(key: Buffer, plain: Buffer, aad: string, iv: Buffer): { iv: Buf
   return { iv, box };
 }
 
+/**
+ * A box that does not open under its subject's key: the key was derived
+ * under another SECRET than the one the content was sealed under (the
+ * likeliest cause: SECRET changed), or the stored text was altered.
+ */
+export class SealedUnreadable extends Error {
+  constructor(readonly subject: string) {
+    super(`the personal content sealed under ${subject} does not open: SECRET is not the one it was sealed under, or the stored text was altered`);
+  }
+}
+
 /** The plain text of a box (its tag after it), as a string: the one form every reader parses. */
 function decrypt(key: Buffer, iv: Buffer, box: Buffer, aad: string): string {
   const decipher = createDecipheriv('aes-256-gcm', key, iv);
   decipher.setAAD(Buffer.from(aad));
   decipher.setAuthTag(box.subarray(box.length - TAG_BYTES));
-  return decipher.update(box.subarray(0, box.length - TAG_BYTES), undefined, 'utf8') + decipher.final('utf8');
+  try {
+    return decipher.update(box.subarray(0, box.length - TAG_BYTES), undefined, 'utf8') + decipher.final('utf8');
+  } catch {
+    // OpenSSL says only "unable to authenticate data".
+    throw new SealedUnreadable(aad);
+  }
 }
 
 /** The key every subject key is derived under: HKDF-SHA-256 of SECRET, for this use only, derived once per codec. */

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { admin, freePort, json } from '../support/processes.js';
 import { tempDir } from '../support/services.js';
+import { publishedWidget } from '../support/app.js';
+import { live, submit } from '../seals/support.js';
 
 t.test('create-account, create-key, list-keys, set-plan, revoke-key', async (t) => {
   const env = { DATA_DIR: tempDir(t) };
@@ -123,4 +125,18 @@ t.test('scavenge: with KurrentDB, a node that cannot be reached is exit 1 in one
   const tls = await admin(['scavenge', '--threads', '2'], { ...env, EVENTSTORE_URL: `kurrentdb://127.0.0.1:${port}` });
   t.equal(tls.code, 1);
   t.match(tls.stderr, new RegExp(`^admin: KurrentDB node 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED[^\\n]*\\n$`), 'over TLS, without a user, the same');
+});
+
+t.test('rebuild under another SECRET than the store was sealed under: one line that says so and exit 1; under its own it rebuilds', async (t) => {
+  const dir = tempDir(t);
+  const { app, who, close } = await live(t, dir, { SECRET: 'the-secret-it-was-sealed-under-0123456789' });
+  const widget = await publishedWidget(app, who);
+  const { id } = await submit(app, widget);
+  await close();
+  const run = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'another-secret-altogether-0123456789abcdef' });
+  t.equal(run.code, 1);
+  t.equal(run.stderr, `admin: the personal content sealed under ${id} does not open: SECRET is not the one it was sealed under, or the stored text was altered\n`);
+  t.equal(run.stdout, '');
+  const again = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'the-secret-it-was-sealed-under-0123456789' });
+  t.equal(again.code, 0, 'under its own SECRET the same store rebuilds');
 });
