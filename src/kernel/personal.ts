@@ -109,8 +109,9 @@ const SALT_BYTES = 32;
 
 /** Keys derived, kept per process; bounded, as a rebuild meets a million subjects once each. */
 const DERIVED_KEPT = 10_000;
-/** At most this many texts sealed lately are kept, each for about this long (see PersonalCodec.lately). */
+/** At most this many texts sealed lately are kept, of this many characters in all, each for about this long (see PersonalCodec.lately). */
 const LATELY_KEPT = 4_096;
+const LATELY_CHARACTERS = 16 * 1024 * 1024;
 const LATELY_MS = 2_000;
 
 /**
@@ -132,7 +133,7 @@ export interface Resealed {
   data: string;
 }
 
-/** Bytes drawn from the CSPRNG at a time for nonces and salts. */
+/** Bytes drawn from the CSPRNG at a time for nonces. */
 const DRAWN_AT_ONCE = 4096;
 
 /**
@@ -140,6 +141,8 @@ const DRAWN_AT_ONCE = 4096;
  * CSPRNG costs far more than its bytes (a nonce drawn alone was 3.5 % of a
  * submission's CPU). Each slice is handed out once, and a new pool is drawn
  * rather than the old one refilled, so no slice handed out ever changes.
+ * For nonces only, which are stored in the clear: a salt kept as a slice
+ * would keep its neighbours' salts in memory with it, erased ones among them.
  */
 function randomSource(): (size: number) => Buffer {
   let pool = Buffer.alloc(0);
@@ -189,6 +192,7 @@ export class PersonalCodec {
    */
   private readonly lately = new Map<string, { subject: string; box: string; text: string; at: number }>();
   private latelySweep: NodeJS.Timeout | undefined;
+  private latelyCharacters = 0;
 
   constructor(
     declarations: readonly PersonalDeclaration[],
@@ -361,7 +365,7 @@ export class PersonalCodec {
    */
   reserve(subjects: readonly string[]): Promise<void> {
     const written = (async () => {
-      const drawn = this.random(SALT_BYTES * subjects.length);
+      const drawn = randomBytes(SALT_BYTES * subjects.length);
       const salts = await this.add(new Map(subjects.map((subject, i) => [subject, drawn.subarray(SALT_BYTES * i, SALT_BYTES * (i + 1))])));
       const at = this.now();
       for (const subject of subjects) {
@@ -415,7 +419,11 @@ export class PersonalCodec {
       this.reserved.delete(subject);
     }
     const forgotten = new Set(subjects);
-    for (const [iv, { subject }] of this.lately) if (forgotten.has(subject)) this.lately.delete(iv);
+    for (const [iv, { subject, text }] of this.lately) {
+      if (!forgotten.has(subject)) continue;
+      this.lately.delete(iv);
+      this.latelyCharacters -= text.length;
+    }
     await this.keys.erase(subjects);
     // Again: a lookup under way as the keys were erased may have kept one.
     for (const subject of subjects) this.derived.delete(subject);
@@ -435,21 +443,30 @@ export class PersonalCodec {
     const text = JSON.stringify(personal);
     const { iv, box } = encrypt(key, Buffer.from(text), subject, nonce);
     const sealed = { key: subject, iv: iv.toString('base64'), box: box.toString('base64') } satisfies Sealed;
-    // Emptied when full rather than trimmed one by one, as `derived` is.
-    if (this.lately.size >= LATELY_KEPT) this.lately.clear();
-    this.lately.set(sealed.iv, { subject, box: sealed.box, text, at: this.now() });
-    this.latelySweep ??= setTimeout(() => this.sweepLately(), LATELY_MS).unref();
+    // Emptied when full rather than trimmed one by one, as `derived` is; a text too large for it is not kept.
+    if (text.length <= LATELY_CHARACTERS / 64) {
+      if (this.lately.size >= LATELY_KEPT || this.latelyCharacters + text.length > LATELY_CHARACTERS) this.forgetLately();
+      this.lately.set(sealed.iv, { subject, box: sealed.box, text, at: this.now() });
+      this.latelyCharacters += text.length;
+      this.latelySweep ??= setTimeout(() => this.sweepLately(), LATELY_MS).unref();
+    }
     stored[SEALED] = sealed;
     return stored;
+  }
+
+  private forgetLately(): void {
+    this.lately.clear();
+    this.latelyCharacters = 0;
   }
 
   /** Drops the texts sealed more than LATELY_MS ago (the oldest come first), and comes back while any is left. */
   private sweepLately(): void {
     this.latelySweep = undefined;
     const before = this.now() - LATELY_MS;
-    for (const [iv, { at }] of this.lately) {
+    for (const [iv, { at, text }] of this.lately) {
       if (at > before) break;
       this.lately.delete(iv);
+      this.latelyCharacters -= text.length;
     }
     if (this.lately.size > 0) this.latelySweep = setTimeout(() => this.sweepLately(), LATELY_MS).unref();
   }
@@ -521,7 +538,7 @@ export class PersonalCodec {
     if (create) {
       // A subject is new when its first event is sealed: its salt is stored (durably) before that event is appended.
       await this.releasing;
-      const drawn = this.random(SALT_BYTES * stale.length);
+      const drawn = randomBytes(SALT_BYTES * stale.length);
       salts = await this.add(new Map(stale.map((subject, i) => [subject, drawn.subarray(SALT_BYTES * i, SALT_BYTES * (i + 1))])));
     } else salts = await this.keys.find(stale);
     for (const subject of stale) {
