@@ -269,11 +269,15 @@ export async function stillThere<State, Event extends { type: string; data: unkn
 }
 
 /**
- * An answer recorded after its object's deletion (an append made without
- * the condition): the erasure process erases it with the rest. Waits, at
- * most `erasureWaitMs`, until that process has passed it and the read models
- * show what it recorded, so the 404 that follows leaves nothing readable.
+ * An answer whose object was found deleted after it was recorded (an append
+ * made without the condition): the erasure process erases it with the rest,
+ * as a late answer if it landed after the deletion, with the object's other
+ * answers if before. Waits, at most `erasureWaitMs`, until that process has
+ * passed both the answer and the deletion (the store's head, read after the
+ * deletion was seen) and the read models show what it recorded, so the 404
+ * that follows leaves nothing readable.
  */
 export async function awaitLateErasure(services: Pick<Context, 'reach' | 'erasureWaitMs' | 'commands' | 'events'>, answer: { position: bigint }): Promise<void> {
-  if (await services.reach.erasure(answer.position, services.erasureWaitMs)) await services.commands.awaitProjections(await services.events.headPosition());
+  const head = await services.events.headPosition();
+  if (await services.reach.erasure(head > answer.position ? head : answer.position, services.erasureWaitMs)) await services.commands.awaitProjections(await services.events.headPosition());
 }

@@ -101,10 +101,11 @@ t.test('deleting a widget erases every response it had', async (t) => {
  * A published widget and poll of a Business owner, with tokens, on a store
  * whose appends of a response or a vote first run the deletion given to
  * `deletingFirst`: the deletion runs to its end between the answer's
- * checks and its append. `atomic: false` gives the store KurrentDB's
- * semantics (appends not atomic across streams, so carrying no condition).
+ * checks and its append (with `after`, right after its append). `atomic:
+ * false` gives the store KurrentDB's semantics (appends not atomic across
+ * streams, so carrying no condition).
  */
-async function racingDeletion(t: Test, { atomic = true } = {}) {
+async function racingDeletion(t: Test, { atomic = true, after = false } = {}) {
   const { app, services } = await testApp(t);
   if (!atomic) Object.defineProperty(services.events, 'atomicAcrossStreams', { value: false });
   const biz = await owner(services);
@@ -116,13 +117,21 @@ async function racingDeletion(t: Test, { atomic = true } = {}) {
   const events = services.events as { appendToStreams: Services['events']['appendToStreams'] };
   const appendToStreams = services.events.appendToStreams.bind(services.events);
   let deleteFirst: (() => Promise<unknown>) | undefined;
+  let deleting: Promise<unknown> = Promise.resolve();
+  t.teardown(() => deleting);
   events.appendToStreams = async (parts) => {
     const run = deleteFirst;
-    if (run && parts.some((part) => part.events.some((e) => e.type === 'ResponseSubmitted' || e.type === 'VoteCast'))) {
-      deleteFirst = undefined;
+    if (!run || !parts.some((part) => part.events.some((e) => e.type === 'ResponseSubmitted' || e.type === 'VoteCast'))) return appendToStreams(parts);
+    deleteFirst = undefined;
+    if (!after) {
       await run();
+      return appendToStreams(parts);
     }
-    return appendToStreams(parts);
+    // The deletion is recorded right after the append, and its erasure left to run on: the DELETE's reply, which waits for it, is not awaited here.
+    const appended = await appendToStreams(parts);
+    deleting = run();
+    while ((await services.events.headPosition()) <= appended.position) await new Promise((resolve) => setTimeout(resolve, 1));
+    return appended;
   };
   /** Answers `answer()`, having armed the deletion of `object` to run before its append. */
   const deletingFirst = <T>(object: string, answer: () => Promise<T>): Promise<T> => {
@@ -172,6 +181,22 @@ t.test('where appends are not atomic across streams, a submission or vote stored
   const vote = await deletingFirst(`/api/polls/${pollId}`, () => app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } }));
   t.match(vote.json(), D3(404, 'poll_not_found'));
   t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0, 'the late vote is erased before its 404');
+});
+
+t.test('where appends are not atomic across streams, an answer stored just before its parent\'s deletion is erased with the rest before its 404', async (t) => {
+  const { app, services, widget, pollId, option, tokens, deletingFirst, ran } = await racingDeletion(t, { atomic: false, after: true });
+
+  const late = await deletingFirst(`/api/widgets/${widget}`, () =>
+    app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'STORED-FIRST' }, _token: tokens.widget } }),
+  );
+  t.match(late.json(), D3(404, 'widget_not_found'));
+  t.ok(ran(), 'the deletion ran right after the append');
+  t.notMatch(await wholeStore(services), /STORED-FIRST/, 'its answers are gone from the event store when the 404 is sent');
+  t.equal(await services.readModels.count('responses', { widget_id: widget }), 0, 'and from the read models');
+
+  const vote = await deletingFirst(`/api/polls/${pollId}`, () => app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } }));
+  t.match(vote.json(), D3(404, 'poll_not_found'));
+  t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0, 'the vote too');
 });
 
 t.test('an erasure that outlasts the wait answers 202 and finishes in the background', async (t) => {
