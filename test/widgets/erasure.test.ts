@@ -164,40 +164,27 @@ t.test('a submission or a vote racing its parent\'s deletion is refused at its a
   t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0);
 });
 
-t.test('where appends are not atomic across streams, a submission or vote stored after its parent\'s deletion is erased before its 404', async (t) => {
-  // KurrentDB's semantics: the append carries no condition on the object's stream, so it lands.
-  const { app, services, widget, pollId, option, tokens, deletingFirst, ran } = await racingDeletion(t, { atomic: false });
+for (const after of [false, true]) {
+  const when = after ? 'just before its parent\'s deletion is erased with the rest' : 'after its parent\'s deletion is erased as a late answer';
+  t.test(`where appends are not atomic across streams, a submission or vote stored ${when} before its 404`, async (t) => {
+    // KurrentDB's semantics: the append carries no condition on the object's stream, so it lands.
+    const { app, services, widget, pollId, option, tokens, deletingFirst, ran } = await racingDeletion(t, { atomic: false, after });
 
-  const late = await deletingFirst(`/api/widgets/${widget}`, () =>
-    app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'STORED-LATE' }, _token: tokens.widget } }),
-  );
-  t.match(late.json(), D3(404, 'widget_not_found'));
-  t.ok(ran(), 'the deletion ran in between');
-  const erased = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponsesErased' && e.streamId.startsWith('erasure-late-'));
-  t.equal(erased.length, 1, 'the erasure process erased the late response before the reply');
-  t.notMatch(await wholeStore(services), /STORED-LATE/, 'its answers are gone from the event store');
-  t.equal(await services.readModels.count('responses', { widget_id: widget }), 0, 'and from the read models when the 404 is sent');
+    const late = await deletingFirst(`/api/widgets/${widget}`, () =>
+      app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'STORED-ANSWER' }, _token: tokens.widget } }),
+    );
+    t.match(late.json(), D3(404, 'widget_not_found'));
+    t.ok(ran(), after ? 'the deletion was recorded right after the append' : 'the deletion ran in between');
+    const erased = (await services.events.readAll({ after: 0n, limit: 1_000_000 })).filter((e) => e.type === 'ResponsesErased' && e.streamId.startsWith('erasure-late-'));
+    t.equal(erased.length, after ? 0 : 1, after ? 'erased with the widget\'s answers' : 'the erasure process erased the late response');
+    t.notMatch(await wholeStore(services), /STORED-ANSWER/, 'its answers are gone from the event store when the 404 is sent');
+    t.equal(await services.readModels.count('responses', { widget_id: widget }), 0, 'and from the read models');
 
-  const vote = await deletingFirst(`/api/polls/${pollId}`, () => app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } }));
-  t.match(vote.json(), D3(404, 'poll_not_found'));
-  t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0, 'the late vote is erased before its 404');
-});
-
-t.test('where appends are not atomic across streams, an answer stored just before its parent\'s deletion is erased with the rest before its 404', async (t) => {
-  const { app, services, widget, pollId, option, tokens, deletingFirst, ran } = await racingDeletion(t, { atomic: false, after: true });
-
-  const late = await deletingFirst(`/api/widgets/${widget}`, () =>
-    app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 1, comment: 'STORED-FIRST' }, _token: tokens.widget } }),
-  );
-  t.match(late.json(), D3(404, 'widget_not_found'));
-  t.ok(ran(), 'the deletion ran right after the append');
-  t.notMatch(await wholeStore(services), /STORED-FIRST/, 'its answers are gone from the event store when the 404 is sent');
-  t.equal(await services.readModels.count('responses', { widget_id: widget }), 0, 'and from the read models');
-
-  const vote = await deletingFirst(`/api/polls/${pollId}`, () => app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } }));
-  t.match(vote.json(), D3(404, 'poll_not_found'));
-  t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0, 'the vote too');
-});
+    const vote = await deletingFirst(`/api/polls/${pollId}`, () => app.inject({ method: 'POST', url: `/api/polls/${pollId}/vote`, payload: { option_ids: [option], _token: tokens.poll } }));
+    t.match(vote.json(), D3(404, 'poll_not_found'));
+    t.equal(await services.readModels.count('poll_voters', { poll_id: pollId }), 0, 'the vote is erased before its 404 too');
+  });
+}
 
 t.test('an erasure that outlasts the wait answers 202 and finishes in the background', async (t) => {
   const { app, services } = await testApp(t, { erasureWaitMs: 20 });
