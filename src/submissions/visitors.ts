@@ -278,6 +278,7 @@ export async function stillThere<State, Event extends { type: string; data: unkn
  * that follows leaves nothing readable.
  */
 export async function awaitLateErasure(services: Pick<Context, 'reach' | 'erasureWaitMs' | 'commands' | 'events'>, answer: { position: bigint }): Promise<void> {
+  // Read after the answer was stored and the deletion seen: at or past both.
   const head = await services.events.headPosition();
-  if (await services.reach.erasure(head > answer.position ? head : answer.position, services.erasureWaitMs)) await services.commands.awaitProjections(await services.events.headPosition());
+  if (await services.reach.erasure(head, services.erasureWaitMs)) await services.commands.awaitProjections(await services.events.headPosition());
 }
