@@ -144,7 +144,7 @@ const DRAWN_AT_ONCE = 4096;
  * For nonces only, which are stored in the clear: a salt kept as a slice
  * would keep its neighbours' salts in memory with it, erased ones among them.
  */
-function randomSource(): (size: number) => Buffer {
+function nonceSource(): (size: number) => Buffer {
   let pool = Buffer.alloc(0);
   let next = 0;
   return (size) => {
@@ -178,7 +178,7 @@ export class PersonalCodec {
   private readonly reserving = new Map<string, Promise<void>>();
   /** Reserved keys being deleted (`release`): an add waits for it, so that it cannot meet a salt as it is deleted. */
   private releasing: Promise<void> = Promise.resolve();
-  private readonly random = randomSource();
+  private readonly nonces = nonceSource();
   /**
    * The personal fields' text of the events sealed here lately, by nonce,
    * with the box it made: each submission is read back at once by several
@@ -231,7 +231,7 @@ export class PersonalCodec {
     }
     if (subjects.size === 0) return events;
     const keys = await this.keysFor([...subjects], true);
-    const ivs = this.random(IV_BYTES * events.length);
+    const ivs = this.nonces(IV_BYTES * events.length);
     let at = 0;
     return events.map((event) => {
       const declaration = this.byType.get(event.type);
@@ -306,7 +306,7 @@ export class PersonalCodec {
     }
     if (plain.length === 0) return [];
     const keys = await this.keysFor([...new Set(plain.map(({ data, declaration }) => String(data[declaration.subject])))], true);
-    const ivs = this.random(IV_BYTES * plain.length);
+    const ivs = this.nonces(IV_BYTES * plain.length);
     return plain.map(({ record, data, declaration }, at) => {
       const subject = String(data[declaration.subject]);
       const { iv, box } = encrypt(keys.get(subject)!, Buffer.from(record.data), subject, ivs.subarray(IV_BYTES * at, IV_BYTES * (at + 1)));
