@@ -155,30 +155,31 @@ export const ConsentQuestion = z.strictObject({ ...base, type: z.literal('consen
  * a copy of every type in each (the document was 8 MB, and /docs took 13 s
  * to show on a phone).
  */
-const named = <T extends z.ZodType>(schema: T, id: string): T => {
-  z.globalRegistry.add(schema, { id });
-  return schema;
-};
 
 const widgetQuestionTypes = [
-  named(StarRatingQuestion, 'StarRatingQuestion'),
-  named(NpsQuestion, 'NpsQuestion'),
-  named(LongTextQuestion, 'LongTextQuestion'),
-  named(ShortTextQuestion, 'ShortTextQuestion'),
-  named(EmailQuestion, 'EmailQuestion'),
-  named(PhoneQuestion, 'PhoneQuestion'),
-  named(UrlQuestion, 'UrlQuestion'),
-  named(NumberQuestion, 'NumberQuestion'),
-  named(DateQuestion, 'DateQuestion'),
-  named(SingleChoiceQuestion, 'SingleChoiceQuestion'),
-  named(MultipleChoiceQuestion, 'MultipleChoiceQuestion'),
-  named(OpinionScaleQuestion, 'OpinionScaleQuestion'),
-  named(YesNoQuestion, 'YesNoQuestion'),
-  named(RankingQuestion, 'RankingQuestion'),
-  named(MatrixQuestion, 'MatrixQuestion'),
-  named(StatementQuestion, 'StatementQuestion'),
-  named(SeverityQuestion, 'SeverityQuestion'),
+  StarRatingQuestion,
+  NpsQuestion,
+  LongTextQuestion,
+  ShortTextQuestion,
+  EmailQuestion,
+  PhoneQuestion,
+  UrlQuestion,
+  NumberQuestion,
+  DateQuestion,
+  SingleChoiceQuestion,
+  MultipleChoiceQuestion,
+  OpinionScaleQuestion,
+  YesNoQuestion,
+  RankingQuestion,
+  MatrixQuestion,
+  StatementQuestion,
+  SeverityQuestion,
 ] as const;
+for (const schema of [...widgetQuestionTypes, ConsentQuestion]) {
+  // `star_rating` is StarRatingQuestion.
+  const name = schema.shape.type.value.replace(/(?:^|_)(\w)/g, (_: string, letter: string) => letter.toUpperCase());
+  z.globalRegistry.add(schema, { id: `${name}Question` });
+}
 
 /** Every question type a form takes; widgets of type `custom` take all but `consent`. */
 export const QUESTION_TYPES = [...widgetQuestionTypes.map((schema) => schema.shape.type.value), 'consent'] as const;
@@ -187,7 +188,7 @@ const uniqueIds = (questions: Array<{ id: string }>) => unique(questions);
 
 export const WidgetQuestion = z.discriminatedUnion('type', widgetQuestionTypes);
 export const WidgetQuestions = z.array(WidgetQuestion).max(50).refine(uniqueIds, 'question ids must be unique');
-export const FormQuestion = z.discriminatedUnion('type', [...widgetQuestionTypes, named(ConsentQuestion, 'ConsentQuestion')]);
+export const FormQuestion = z.discriminatedUnion('type', [...widgetQuestionTypes, ConsentQuestion]);
 export const FormQuestions = z.array(FormQuestion).max(200).refine(uniqueIds, 'question ids must be unique');
 
 export type FormQuestion = z.infer<typeof FormQuestion>;
