@@ -113,9 +113,20 @@ if (!existsSync(CHROMIUM)) {
     t.same(removed.translations ?? {}, {}, 'the language removed');
     // A poll: its question and options, by option id.
     const poll = (await (await fetch(`${address}/api/polls`, { method: 'POST', headers: auth, body: JSON.stringify({ question: 'Tea or coffee?', options: [{ text: 'Tea' }, { text: 'Coffee' }] }) })).json()) as { id: string; options: Array<{ id: string }> };
+    // The editor draws itself again when the session's plan limits arrive: held
+    // back here until the language is picked, the pick must survive that.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let sessions = 0;
+    await tab.route('**/api/session', async (route) => { if (++sessions === 2) await held; await route.continue(); });
     await tab.goto(`${address}/test-editor?kind=poll&id=${poll.id}`);
     await tab.locator('body[data-mounted="yes"]').waitFor();
     await tab.getByLabel('Language to add').selectOption('fr');
+    await tab.evaluate(() => { (globalThis as any).picker = document.getElementById('ed-new-language'); });
+    release();
+    await tab.waitForFunction(() => document.getElementById('ed-new-language') !== (globalThis as any).picker);
+    t.equal(await tab.getByLabel('Language to add').inputValue(), 'fr', 'the picked language kept when the editor draws itself again');
+    await tab.unroute('**/api/session');
     await tab.getByRole('button', { name: 'Add language' }).click();
     await tab.getByLabel('Question (French)').fill('Thé ou café ?');
     await tab.getByLabel('Option 1 (French)').fill('Thé');

@@ -251,6 +251,8 @@ export function mountEditor(container, options) {
   let ready = false;
   let queued = false;
   let busy = false;
+  // The language picked to add survives a render (the session's plan limits arrive after the first one).
+  let languageToAdd = null;
   // Questions and choices not saved yet: their ids follow their titles and labels until then (or until a key is typed by hand).
   // Ids name answers in responses and downloads, where `yes` for a choice now labelled `A friend` would mislead; a saved id never changes.
   const following = new WeakSet();
@@ -839,8 +841,10 @@ export function mountEditor(container, options) {
     }
     const free = LANGUAGE_NAMES.filter(([c]) => c !== draft.language && !codes.includes(c));
     if (free.length) {
-      const pick = h('select', { id: 'ed-new-language', 'aria-label': 'Language to add' }, free.map(([value, name]) => h('option', { value, text: name })));
+      const pick = h('select', { id: 'ed-new-language', 'aria-label': 'Language to add', onchange: (e) => { languageToAdd = e.target.value; } }, free.map(([value, name]) => h('option', { value, text: name })));
+      if (free.some(([c]) => c === languageToAdd)) pick.value = languageToAdd;
       parts.push(h('div', { class: 'editor-row' }, [pick, button('Add language', () => {
+        languageToAdd = null;
         draft.translations[pick.value] = {};
         previewLanguages();
         render(idOf(`translations.${pick.value}.${(texts[0] || [['title']])[0].join('.')}`));
