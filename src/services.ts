@@ -222,7 +222,14 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     throw error;
   }
   try {
-    events = new PersonalEventStore(storedEvents, new PersonalCodec(personalData, await openSubjectKeys(config, readOnly), secret, readOnly ? { freshMs: 0 } : {}));
+    const codec = new PersonalCodec(personalData, await openSubjectKeys(config, readOnly), secret, readOnly ? { freshMs: 0 } : {});
+    try {
+      await codec.checkSecret({ readonly: readOnly !== undefined });
+    } catch (error) {
+      await codec.keys.close();
+      throw error;
+    }
+    events = new PersonalEventStore(storedEvents, codec);
   } catch (error) {
     await Promise.allSettled([storedEvents.close(), readModels.close()]);
     throw error;

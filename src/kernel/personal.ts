@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FeedRecord, JsonObject, NewEvent, StoredEvent } from '../infra/event-store/port.js';
 import { groupedAdds } from '../infra/subject-keys/grouped.js';
 import type { SubjectKeyStore } from '../infra/subject-keys/port.js';
@@ -104,6 +104,23 @@ function decrypt(key: Buffer, iv: Buffer, box: Buffer, aad: string): string {
 /** The key every subject key is derived under: HKDF-SHA-256 of SECRET, for this use only, derived once per codec. */
 export const rootKey = (secret: string): Buffer => Buffer.from(hkdfSync('sha256', secret, 'feedback-service', 'subject-keys', KEY_BYTES));
 
+/** The subject the key store keeps its check of SECRET under: no response or vote id looks like it. */
+export const SECRET_CHECK = 'secret-check';
+
+/** What the key store keeps to recognise SECRET: derived from it for this use only, so it tells nothing of SECRET or of any key. */
+const secretCheckOf = (secret: string): Buffer => Buffer.from(hkdfSync('sha256', secret, 'feedback-service', SECRET_CHECK, KEY_BYTES));
+
+/**
+ * SECRET is not the one the key store's keys were made under: every
+ * response and vote would read as unreadable, and new ones would be sealed
+ * under keys no other instance opens. Refused where the stores are opened.
+ */
+export class WrongSecret extends Error {
+  constructor() {
+    super('SECRET is not the one this store\'s keys were made under (the key store keeps a check of it): no response or vote could be read. Start with the SECRET the store was made with');
+  }
+}
+
 /** A subject's salt: what the key store keeps for it. */
 const SALT_BYTES = 32;
 
@@ -193,6 +210,9 @@ export class PersonalCodec {
   private readonly lately = new Map<string, { subject: string; box: string; text: string; at: number }>();
   private latelySweep: NodeJS.Timeout | undefined;
   private latelyCharacters = 0;
+  private readonly secretCheck: Buffer;
+  /** A store sealed before it kept a check of SECRET: the check is kept once a sealed event opens under this one. */
+  private checkPending = false;
 
   constructor(
     declarations: readonly PersonalDeclaration[],
@@ -214,7 +234,43 @@ export class PersonalCodec {
     this.byType = new Map(declarations.map((d) => [d.type, d]));
     this.personalFields = new Set(declarations.flatMap((d) => d.fields));
     this.root = rootKey(secret);
+    this.secretCheck = secretCheckOf(secret);
     this.add = groupedAdds(keys);
+  }
+
+  /**
+   * Refuses (WrongSecret) a SECRET other than the one the key store's keys
+   * were made under. A store without a check gets one: at once when it
+   * keeps no key yet, otherwise when the first sealed event opens under
+   * this SECRET (a store sealed before checks were kept must not learn a
+   * wrong one). A read-only store is only compared with.
+   */
+  async checkSecret(options: { readonly?: boolean } = {}): Promise<void> {
+    const kept = (await this.keys.find([SECRET_CHECK])).get(SECRET_CHECK);
+    if (kept) {
+      if (!this.isSecretCheck(kept)) throw new WrongSecret();
+      return;
+    }
+    if (options.readonly) return;
+    if (await this.keys.holdsOther(SECRET_CHECK)) {
+      this.checkPending = true;
+      return;
+    }
+    // Another instance starting at the same moment under another SECRET: the first write wins, and the other is refused.
+    const stored = (await this.keys.add(new Map([[SECRET_CHECK, this.secretCheck]]))).get(SECRET_CHECK);
+    if (!stored || !this.isSecretCheck(stored)) throw new WrongSecret();
+  }
+
+  private isSecretCheck(kept: Buffer): boolean {
+    return kept.length === this.secretCheck.length && timingSafeEqual(kept, this.secretCheck);
+  }
+
+  /** After a sealed event opened: a store that keeps no check of SECRET keeps this one's (see checkSecret). */
+  private opened(): void {
+    if (!this.checkPending) return;
+    this.checkPending = false;
+    // Not awaited: a failed write leaves the store as it was, and the next start tries again.
+    this.keys.add(new Map([[SECRET_CHECK, this.secretCheck]])).catch(() => undefined);
   }
 
   /** Whether events of this type carry personal fields. */
@@ -254,7 +310,7 @@ export class PersonalCodec {
     }
     if (subjects.size === 0) return events;
     const keys = await this.keysFor([...subjects], false);
-    return events.map((event) => {
+    const opened = events.map((event) => {
       const sealed = this.byType.has(event.type) ? sealedOf(event.data) : undefined;
       if (!sealed) return event;
       const key = keys.get(sealed.key);
@@ -267,6 +323,8 @@ export class PersonalCodec {
       }
       return { ...rest, data: this.openData(event.data, sealed, key, this.byType.get(event.type)!.order), sealed };
     });
+    if (keys.size > 0) this.opened();
+    return opened;
   }
 
   /**

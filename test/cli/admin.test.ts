@@ -1,4 +1,8 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
+import { KEYS_FILE } from '../../src/infra/subject-keys/port.js';
+import { SECRET_CHECK, WrongSecret } from '../../src/kernel/personal.js';
 import { admin, freePort, json } from '../support/processes.js';
 import { tempDir } from '../support/services.js';
 import { publishedWidget } from '../support/app.js';
@@ -127,16 +131,34 @@ t.test('scavenge: with KurrentDB, a node that cannot be reached is exit 1 in one
   t.match(tls.stderr, new RegExp(`^admin: KurrentDB node 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED[^\\n]*\\n$`), 'over TLS, without a user, the same');
 });
 
-t.test('rebuild under another SECRET than the store was sealed under: one line that says so and exit 1; under its own it rebuilds', async (t) => {
+t.test('under another SECRET than the store was made under: the server and the CLI refuse as they open it; under its own it rebuilds', async (t) => {
   const dir = tempDir(t);
   const { app, who, close } = await live(t, dir, { SECRET: 'the-secret-it-was-sealed-under-0123456789' });
-  const widget = await publishedWidget(app, who);
-  const { id } = await submit(app, widget);
+  await submit(app, await publishedWidget(app, who));
   await close();
+  await t.rejects(live(t, dir, { SECRET: 'another-secret-altogether-0123456789abcdef' }), new WrongSecret(), 'the server does not start');
+  const run = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'another-secret-altogether-0123456789abcdef' });
+  t.equal(run.code, 1);
+  t.equal(run.stderr, `admin: could not open the stores: ${new WrongSecret().message}\n`, 'the CLI says why in one line');
+  t.equal(run.stdout, '');
+  const again = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'the-secret-it-was-sealed-under-0123456789' });
+  t.equal(again.code, 0, 'under its own SECRET the same store rebuilds');
+});
+
+t.test('a store sealed before it kept a check of SECRET: another SECRET stops at the first sealed event in one line, exit 1; its own rebuilds and from then on the check refuses another', async (t) => {
+  const dir = tempDir(t);
+  const { app, who, close } = await live(t, dir, { SECRET: 'the-secret-it-was-sealed-under-0123456789' });
+  const { id } = await submit(app, await publishedWidget(app, who));
+  await close();
+  const keys = new Database(join(dir, KEYS_FILE));
+  keys.prepare('DELETE FROM subject_keys WHERE subject = ?').run(SECRET_CHECK);
+  keys.close();
   const run = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'another-secret-altogether-0123456789abcdef' });
   t.equal(run.code, 1);
   t.equal(run.stderr, `admin: the personal content sealed under ${id} does not open: SECRET is not the one it was sealed under, or the stored text was altered\n`);
   t.equal(run.stdout, '');
   const again = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'the-secret-it-was-sealed-under-0123456789' });
   t.equal(again.code, 0, 'under its own SECRET the same store rebuilds');
+  const later = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'another-secret-altogether-0123456789abcdef' });
+  t.equal(later.stderr, `admin: could not open the stores: ${new WrongSecret().message}\n`, 'the rebuild kept the check: another SECRET is refused as the stores open');
 });

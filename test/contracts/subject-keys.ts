@@ -18,6 +18,19 @@ export function subjectKeyContract(t: Test, open: () => Promise<SubjectKeyStore>
     await store.erase([]);
   });
 
+  t.test('subject keys: holdsOther answers whether a key other than the one named is kept', async (t) => {
+    const store = await open();
+    t.teardown(() => store.close());
+    const tag = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const [only, other] = [`only-${tag}`, `other-${tag}`];
+    // A shared server's collection may hold other tests' keys: only the embedded one starts empty.
+    if (store.kind === 'sqlite') t.equal(await store.holdsOther(only), false, 'an empty store holds none');
+    await store.add(new Map([[only, Buffer.from('k')]]));
+    if (store.kind === 'sqlite') t.equal(await store.holdsOther(only), false, 'the one named alone is not another');
+    await store.add(new Map([[other, Buffer.from('k')]]));
+    t.equal(await store.holdsOther(only), true, 'another subject\'s key is');
+  });
+
   t.test('subject keys: a batch stored ahead in one add, then its unused part erased, as the ids made ahead use them', async (t) => {
     const store = await open();
     t.teardown(() => store.close());

@@ -12,7 +12,7 @@ import { DATABASE_FILE } from '../../src/infra/sqlite.js';
 import { KEYS_FILE, type SubjectKeyStore } from '../../src/infra/subject-keys/port.js';
 import { openSqliteSubjectKeys } from '../../src/infra/subject-keys/sqlite.js';
 import { openSubjectKeysAt } from '../../src/infra/subject-keys/open.js';
-import { KEY_FRESH_MS, personal, PersonalCodec, SEALED, SealedUnreadable, sealedOf } from '../../src/kernel/personal.js';
+import { KEY_FRESH_MS, personal, PersonalCodec, SEALED, SealedUnreadable, SECRET_CHECK, sealedOf, WrongSecret } from '../../src/kernel/personal.js';
 import { PersonalEventStore } from '../../src/kernel/personal-store.js';
 import { ResponseSubmitted } from '../../src/submissions/events.js';
 import { VoteCast } from '../../src/polls/events.js';
@@ -313,4 +313,42 @@ t.test('an event read back at once opens as written; a box altered under the sam
   box[0] = box[0]! ^ 1;
   const altered = { ...sealed!.data, [SEALED]: { ...envelope, box: box.toString('base64') } };
   await t.rejects(codec.open([stored(altered)]), new SealedUnreadable('r-late'), 'the altered box does not open, though its nonce is one sealed lately');
+});
+
+const OTHER_SECRET = 'another-secret-of-at-least-thirty-two-characters';
+
+t.test('SECRET is checked against the key store: a new store keeps a check, another SECRET is refused, a read-only copy only compares', async (t) => {
+  const dir = tempDir(t);
+  const keys = openSqliteSubjectKeys(dir);
+  t.teardown(() => keys.close());
+  await new PersonalCodec(personalData, keys, SECRET).checkSecret();
+  t.ok((await keys.find([SECRET_CHECK])).has(SECRET_CHECK), 'a store that keeps no key keeps a check at its first start');
+  await t.resolves(new PersonalCodec(personalData, keys, SECRET).checkSecret(), 'the same SECRET again passes');
+  await t.rejects(new PersonalCodec(personalData, keys, OTHER_SECRET).checkSecret(), new WrongSecret(), 'another SECRET is refused');
+  const copy = openSqliteSubjectKeys(dir, { readonly: true });
+  t.teardown(() => copy.close());
+  await t.rejects(new PersonalCodec(personalData, copy, OTHER_SECRET).checkSecret({ readonly: true }), new WrongSecret(), 'a read-only copy refuses it too');
+  const empty = openSqliteSubjectKeys(tempDir(t));
+  t.teardown(() => empty.close());
+  await new PersonalCodec(personalData, empty, SECRET).checkSecret({ readonly: true });
+  t.same(await empty.find([SECRET_CHECK]), new Map(), 'a read-only open writes no check');
+});
+
+t.test('a store sealed before it kept a check: the check is kept once a sealed event opens under SECRET, never under another', async (t) => {
+  const { store, dir } = open(t);
+  await store.append('response-r1', [response('r1', 'BEFORE-CHECKS')], 'no_stream');
+  const [raw] = await openSqliteEventStore(dir).readAll({ limit: 10 });
+  const keys = openSqliteSubjectKeys(dir);
+  t.teardown(() => keys.close());
+  const wrong = new PersonalCodec(personalData, keys, OTHER_SECRET);
+  await t.resolves(wrong.checkSecret(), 'with keys and no check, a start cannot tell yet');
+  await t.rejects(wrong.open([raw!]), new SealedUnreadable('r1'), 'its first sealed event does not open');
+  t.same(await keys.find([SECRET_CHECK]), new Map(), 'and no check is kept under the wrong SECRET');
+  const right = new PersonalCodec(personalData, keys, SECRET);
+  await right.checkSecret();
+  const [opened] = await right.open([raw!]);
+  t.equal((opened!.data.answers as { comment: string }).comment, 'BEFORE-CHECKS');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.ok((await keys.find([SECRET_CHECK])).has(SECRET_CHECK), 'once one opened, the check is kept');
+  await t.rejects(new PersonalCodec(personalData, keys, OTHER_SECRET).checkSecret(), new WrongSecret(), 'and another SECRET is refused at once');
 });

@@ -25,6 +25,7 @@ function counting(inner: SubjectKeyStore, failAdds?: () => Error | undefined) {
   const store: SubjectKeyStore = {
     kind: inner.kind,
     find: (subjects) => inner.find(subjects),
+    holdsOther: (subject) => inner.holdsOther(subject),
     close: () => inner.close(),
     add: async (keys) => {
       adds.push(keys.size);

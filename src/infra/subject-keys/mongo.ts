@@ -40,6 +40,9 @@ export async function openMongoSubjectKeys(url: string, timeoutMs?: number): Pro
   return {
     kind: 'mongodb',
     find,
+    async holdsOther(subject) {
+      return (await keys.findOne({ _id: { $ne: subject } }, { projection: { _id: 1 } })) !== null;
+    },
     async add(given) {
       if (given.size === 0) return new Map();
       try {

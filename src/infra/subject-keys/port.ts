@@ -17,6 +17,8 @@ export interface SubjectKeyStore {
    * stored first (the first write wins, so a subject never has two keys). One call is one write: on the embedded store, one durable commit.
    */
   add(keys: ReadonlyMap<string, Buffer>): Promise<Map<string, Buffer>>;
+  /** Whether it keeps the key of any subject other than this one. */
+  holdsOther(subject: string): Promise<boolean>;
   /** Deletes the subjects' keys for good; a subject without one is left as it is. */
   erase(subjects: readonly string[]): Promise<void>;
   close(): Promise<void>;

@@ -20,7 +20,7 @@ const CHUNK = 500;
 export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boolean; path?: string; busyTimeoutMs?: number } = {}): SubjectKeyStore {
   const path = options.path ?? join(dataDir, KEYS_FILE);
   // A read-only copy whose origin never made its key file: no key to find.
-  if (options.readonly && !existsSync(path)) return { kind: 'sqlite', find: async () => new Map(), add: () => Promise.reject(new Error('the subject keys are open read-only')), erase: () => Promise.reject(new Error('the subject keys are open read-only')), close: async () => undefined };
+  if (options.readonly && !existsSync(path)) return { kind: 'sqlite', find: async () => new Map(), holdsOther: async () => false, add: () => Promise.reject(new Error('the subject keys are open read-only')), erase: () => Promise.reject(new Error('the subject keys are open read-only')), close: async () => undefined };
   if (!options.readonly) mkdirSync(dataDir, { recursive: true });
   const db = new Database(path, options.readonly ? { readonly: true, fileMustExist: true } : {});
   db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? DEFAULT_WAIT_MS)}`);
@@ -66,6 +66,10 @@ export function openSqliteSubjectKeys(dataDir: string, options: { readonly?: boo
       // A read-only copy's origin may not have made the file yet: nothing to find.
       if (options.readonly && !db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'subject_keys'").get()) return new Map();
       return find(subjects);
+    },
+    async holdsOther(subject) {
+      if (options.readonly && !db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'subject_keys'").get()) return false;
+      return db.prepare('SELECT 1 FROM subject_keys WHERE subject <> ? LIMIT 1').get(subject) !== undefined;
     },
     async add(keys) {
       if (!insert) throw new Error('the subject keys are open read-only');
