@@ -122,9 +122,9 @@ if (!existsSync(CHROMIUM)) {
     await tab.goto(`${address}/test-editor?kind=poll&id=${poll.id}`);
     await tab.locator('body[data-mounted="yes"]').waitFor();
     await tab.getByLabel('Language to add').selectOption('fr');
-    await tab.evaluate("globalThis.picker = document.getElementById('ed-new-language')");
+    await tab.evaluate(() => { const page = globalThis as any; page.picker = page.document.getElementById('ed-new-language'); });
     release();
-    await tab.waitForFunction("document.getElementById('ed-new-language') !== globalThis.picker");
+    await tab.waitForFunction(() => { const page = globalThis as any; return page.document.getElementById('ed-new-language') !== page.picker; });
     t.equal(await tab.getByLabel('Language to add').inputValue(), 'fr', 'the picked language kept when the editor draws itself again');
     await tab.unroute('**/api/session');
     await tab.getByRole('button', { name: 'Add language' }).click();
