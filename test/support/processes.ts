@@ -1,6 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -31,6 +33,89 @@ export const built = (dir: string): Programs => ({
   tsx: false,
   cwd: dir,
 });
+
+/**
+ * The sources built once (`npm run build -- <dir> --no-check`, laid out as
+ * the image holds them) and reused while none changes: what the tests'
+ * servers and CLI processes run unless a test names other programs. A
+ * server started from TypeScript through tsx cost about 5 CPU seconds and
+ * one from the build about 2.8, and the suite starts some fifty; `npm
+ * start` from the sources is tested on its own (quick-start, server). The
+ * build is made by the first test process that asks, under a lock the
+ * others wait on, in a directory of its own per checkout.
+ */
+export function compiledSources(): Programs {
+  if (compiled) return compiled;
+  const dir = join(tmpdir(), `feedback-service-tests-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`);
+  const stampFile = join(dir, 'built-from');
+  const lock = join(dir, 'building');
+  const sources = newestSource();
+  mkdirSync(dir, { recursive: true });
+  const current = () => existsSync(stampFile) && Number(readFileSync(stampFile, 'utf8')) >= sources;
+  for (;;) {
+    if (current()) break;
+    if (takeLock(lock)) {
+      try {
+        rmSync(join(dir, 'dist'), { recursive: true, force: true });
+        execFileSync(process.execPath, [join(ROOT, 'scripts/build.js'), join(dir, 'dist'), '--no-check'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+        copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+        if (!existsSync(join(dir, 'node_modules'))) symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'), 'dir');
+        // The sources as they were before the build: one changed during it is built again next time.
+        writeFileSync(stampFile, String(sources));
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
+      break;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+  }
+  compiled = { server: join(dir, 'dist/src/main.js'), admin: join(dir, 'dist/src/cli/admin.js'), tsx: false };
+  return compiled;
+}
+let compiled: Programs | undefined;
+
+/** The newest modification time of what a build reads, in milliseconds. */
+function newestSource(): number {
+  let newest = 0;
+  const visit = (path: string) => {
+    const stat = statSync(path);
+    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+    else newest = Math.max(newest, stat.mtimeMs);
+  };
+  for (const path of ['src', 'projections', 'docs/api.md', 'scripts/build.js', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) {
+    if (existsSync(join(ROOT, path))) visit(join(ROOT, path));
+  }
+  return newest;
+}
+
+/** Takes the build's lock (a directory, made atomically), or answers false while another live process holds it. */
+function takeLock(lock: string): boolean {
+  try {
+    mkdirSync(lock);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+    } catch {
+      // Just made: its pid follows.
+    }
+    // A build that died leaves its lock: the next process takes it over.
+    if (Number.isInteger(holder) && holder > 0 && !alive(holder)) rmSync(lock, { recursive: true, force: true });
+    return false;
+  }
+  writeFileSync(join(lock, 'pid'), String(process.pid));
+  return true;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /**
  * Children run TypeScript with tsx, as `npm start` does, and report no
@@ -75,12 +160,12 @@ export async function admin(args: string[], env: Record<string, string>, program
 }
 
 /** Runs the admin CLI as its own process, as `npm run admin` does, with the given environment. */
-export function adminProcess(args: string[], env: Record<string, string>, programs = SOURCES): Promise<Run> {
+export function adminProcess(args: string[], env: Record<string, string>, programs = compiledSources()): Promise<Run> {
   return startAdmin(args, env, programs).finished;
 }
 
 /** Starts the admin CLI and answers its process (to pause and resume it) and its end. */
-export function startAdmin(args: string[], env: Record<string, string>, programs = SOURCES): { child: ChildProcess; finished: Promise<Run> } {
+export function startAdmin(args: string[], env: Record<string, string>, programs = compiledSources()): { child: ChildProcess; finished: Promise<Run> } {
   const child = spawn(process.execPath, [programs.admin, ...args], {
     env: childEnv(env, programs.tsx),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -130,8 +215,8 @@ export interface Server {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; stderr: string }>;
 }
 
-/** Starts the server (as `npm start` does, unless told otherwise) and waits until it answers /healthz. */
-export async function startServer(env: Record<string, string>, programs = SOURCES): Promise<Server> {
+/** Starts the server (the sources built, unless told otherwise: see compiledSources) and waits until it answers /healthz. */
+export async function startServer(env: Record<string, string>, programs = compiledSources()): Promise<Server> {
   for (let tries = 1; ; tries++) {
     try {
       return await startServerOn(await freePort(), env, programs);
@@ -222,7 +307,7 @@ async function startServerOn(port: number, env: Record<string, string>, programs
 /** Starts the server with a configuration it must refuse. */
 export function startFailing(env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [`${ROOT}src/main.ts`], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiledSources().server], { env: childEnv(env, false), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
