@@ -63,5 +63,5 @@ t.test('every response and vote answered has its key in keys.db as its reply arr
   const file = new Database(join(dir, KEYS_FILE), { readonly: true });
   const subjects = (file.prepare('SELECT subject FROM subject_keys').all() as Array<{ subject: string }>).map((row) => row.subject).sort();
   file.close();
-  t.same(subjects, [...durable, ...votes].sort(), 'stopped, keys.db holds the keys of what was stored, and no other');
+  t.same(subjects, [...durable, ...votes, 'secret-check'].sort(), 'stopped, keys.db holds the keys of what was stored and the check of SECRET, and no other');
 });
