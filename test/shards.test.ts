@@ -1,20 +1,37 @@
 /**
- * The in-process tier runs in shards (test/support/shards.ts): a file left
- * out of every shard would never run in `npm test`, and one in two would run
- * twice.
+ * Both tiers run in shards (test/support/shards.ts): a file left out of
+ * every shard would never run in `npm test`, and one in two would run twice.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
-import { filesOfShard, SHARDS, shardedFiles, STANDALONE } from './support/shards.js';
+import { filesOfShard, shardedFiles, shardFile, SHARDS, STANDALONE, type Tier } from './support/shards.js';
 
-t.test('every in-process test file is in exactly one shard, and each shard has its file', async (t) => {
-  const files = shardedFiles();
-  t.ok(files.length > 100, `the in-process files are found (${files.length})`);
-  t.ok(files.includes('shards.test.ts'), 'this file among them');
-  const placed = Array.from({ length: SHARDS }, (_, index) => filesOfShard(index + 1)).flat();
-  t.same([...placed].sort(), files, 'each file once');
-  const shardFiles = readdirSync(new URL('./shards/', import.meta.url)).sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
-  t.same(shardFiles, Array.from({ length: SHARDS }, (_, index) => `${index + 1}.test.ts`), `test/shards holds the ${SHARDS} shards and nothing else`);
+const tiers: Array<{ tier: Tier; example: string; least: number }> = [
+  { tier: 'in-process', example: 'shards.test.ts', least: 100 },
+  { tier: 'system', example: 'server.system.test.ts', least: 30 },
+];
+
+for (const { tier, example, least } of tiers) {
+  t.test(`every ${tier} test file is in exactly one shard`, async (t) => {
+    const files = shardedFiles(tier);
+    t.ok(files.length > least, `the ${tier} files are found (${files.length})`);
+    t.ok(files.includes(example), `${example} among them`);
+    t.notOk(files.some((file) => (tier === 'system') !== file.endsWith('.system.test.ts')), 'and no file of the other tier');
+    const placed = Array.from({ length: SHARDS[tier] }, (_, index) => filesOfShard(tier, index + 1)).flat();
+    t.same([...placed].sort(), files, 'each file once');
+  });
+}
+
+t.test('test/shards holds each shard of both tiers and nothing else', async (t) => {
+  const expected = (Object.keys(SHARDS) as Tier[]).flatMap((tier) => Array.from({ length: SHARDS[tier] }, (_, index) => shardFile(tier, index + 1)));
+  t.same(readdirSync(new URL('./shards/', import.meta.url)).sort(), expected.sort());
+});
+
+t.test("the system tier's shards start before the in-process tier's (the test runner starts files in the order of their names)", async (t) => {
+  const last = shardFile('system', SHARDS.system);
+  const names = (Object.keys(SHARDS) as Tier[]).flatMap((tier) => Array.from({ length: SHARDS[tier] }, (_, index) => shardFile(tier, index + 1)));
+  const sorted = names.map((name) => `test/shards/${name}`).sort((a, b) => a.localeCompare(b, 'en'));
+  t.ok(sorted.slice(0, SHARDS.system).every((name) => name.endsWith('.system.test.ts')), `the first ${SHARDS.system} are the system shards, up to ${last}`);
 });
 
 t.test('the files that run alone are included one by one in .taprc, and exist', async (t) => {

@@ -117,7 +117,7 @@ async function axe(tab: Page): Promise<string[]> {
 }
 
 if (!existsSync(CHROMIUM)) {
-  t.plan(1, `browser part skipped: no Chromium at ${CHROMIUM}`);
+  t.skip(`browser part skipped: no Chromium at ${CHROMIUM}`, () => {});
 } else {
   t.test('the object page in Chromium: a member chooses a digest, an admin sets Slack; the unsubscribe page', async (t) => {
     mkdirSync(SHOTS, { recursive: true });

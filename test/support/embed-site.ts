@@ -4,7 +4,7 @@
  * host site on another origin whose pages paste the embed's script tag.
  */
 import { createServer } from 'node:http';
-import type { Test } from 'tap';
+import tap, { type Test } from 'tap';
 import { chromium, type Browser } from 'playwright-core';
 import { buildApp, type App } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
@@ -101,7 +101,26 @@ export async function embedSite(t: Test, setup: (make: Make, context: SetupConte
   };
 }
 
+/**
+ * The browser of this process: launched by the first test that asks and
+ * shared by the rest (a system shard runs several files in turn, and
+ * launching Chromium costs about 2.6 CPU seconds). Each test gets the same
+ * browser and, when it ends, the contexts and pages it opened are closed;
+ * the browser itself closes when the process's last test has ended, or is
+ * launched again after a crash.
+ */
 export async function launch(t: Test): Promise<Browser> {
+  shared ??= launchShared();
+  const browser = await shared;
+  const before = new Set(browser.contexts());
+  t.teardown(async () => {
+    for (const context of browser.contexts()) if (!before.has(context)) await context.close().catch(() => undefined);
+  });
+  return browser;
+}
+let shared: Promise<Browser> | undefined;
+
+async function launchShared(): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -112,7 +131,9 @@ export async function launch(t: Test): Promise<Browser> {
       '--disable-site-isolation-trials', '--renderer-process-limit=4',
     ],
   });
-  t.teardown(() => browser.close());
+  browser.on('disconnected', () => (shared = undefined));
+  // The root test ends once every test of the process has, and only then.
+  tap.teardown(() => browser.close());
   // Playwright's 30 s for a click or a wait is sized for a quiet machine; beside
   // another test file on two cores an editor's field can take longer to show.
   const newContext = browser.newContext.bind(browser);

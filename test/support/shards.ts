@@ -1,14 +1,19 @@
 /**
- * The in-process tier runs in a few processes instead of one a file. Each
- * test file costs its process about 2.5 CPU seconds before its first test
- * (node, the test runner, its coverage and the TypeScript loader, the
- * service's modules), more than most files' tests take: on two cores that
- * was half of the tier's time. A shard imports its share of the files one
- * after the other, so their tests run in the order of the files, each file's
- * in its own order, on the test runner's one root; every file still runs
- * alone too (`npx tap test/<file>`). Files that must stay alone (a top-level
- * plan, a contract against a server) are named in STANDALONE and run as
- * their own processes.
+ * Both tiers run in a few processes instead of one a file. Each test file
+ * costs its process about 2.5 CPU seconds before its first test (node, the
+ * test runner, its coverage and the TypeScript loader, the service's
+ * modules), and a system file that drives a browser about as much again to
+ * launch Chromium: more than most files' tests take. A shard imports its
+ * share of the files one after the other, so their tests run in the order of
+ * the files, each file's in its own order, on the test runner's one root, and
+ * the system files of one shard share one browser (embed-site.ts); every
+ * file still runs alone too (`npx tap test/<file>`). Files that must stay
+ * alone (a top-level plan, a contract against a server) are named in
+ * STANDALONE and run as their own processes.
+ *
+ * The system tier's shards are named to sort before the in-process tier's:
+ * the test runner starts files in the order of their names, and the longer
+ * ones started first leave the shorter ones to fill both cores at the end.
  */
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -16,25 +21,35 @@ import { pathToFileURL } from 'node:url';
 
 const TEST = new URL('../', import.meta.url).pathname;
 
-/** How many shards there are: test/shards/1.test.ts … SHARDS.test.ts. */
-export const SHARDS = 8;
+/** The in-process tier (`*.test.ts`) or the system tier (`*.system.test.ts`: processes, browsers, servers). */
+export type Tier = 'in-process' | 'system';
+
+/** How many shards each tier has: test/shards/<name>-1 … -<count>. */
+export const SHARDS: Readonly<Record<Tier, number>> = { 'in-process': 8, system: 10 };
+
+const NAMES: Readonly<Record<Tier, string>> = { 'in-process': 'in-process', system: 'browsers-and-processes' };
+
+/** The file name of a tier's shard `number` (1-based), in test/shards/. */
+export const shardFile = (tier: Tier, number: number): string => (tier === 'system' ? `${NAMES.system}-${number}.system.test.ts` : `${NAMES['in-process']}-${number}.test.ts`);
 
 /**
- * In-process files that run as their own process (`.taprc` includes each):
- * the contracts against real servers, whose skip at the top level plans the
+ * Files that run as their own process (`.taprc` includes each): the
+ * contracts against real servers, whose skip at the top level plans the
  * whole process.
  */
 export const STANDALONE = ['event-store.kurrentdb.test.ts', 'read-models.mongodb.test.ts'];
 
-/** Every in-process test file a shard runs, relative to test/, in a stable order. */
-export function shardedFiles(): string[] {
+const tierOf = (name: string): Tier => (name.endsWith('.system.test.ts') ? 'system' : 'in-process');
+
+/** Every test file a tier's shards run, relative to test/, in a stable order. */
+export function shardedFiles(tier: Tier): string[] {
   const found: string[] = [];
   const visit = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
         if (entry.name !== 'shards' && entry.name !== 'support' && entry.name !== 'fixtures') visit(path);
-      } else if (entry.name.endsWith('.test.ts') && !entry.name.endsWith('.system.test.ts') && !STANDALONE.includes(relative(TEST, path))) {
+      } else if (entry.name.endsWith('.test.ts') && tierOf(entry.name) === tier && !STANDALONE.includes(relative(TEST, path))) {
         found.push(relative(TEST, path));
       }
     }
@@ -43,13 +58,16 @@ export function shardedFiles(): string[] {
   return found.sort();
 }
 
-/** The files of shard `number` (1-based): every SHARDS-th file of the sorted list. */
-export function filesOfShard(number: number): string[] {
-  return shardedFiles().filter((_, index) => index % SHARDS === number - 1);
+/** The files of a tier's shard `number` (1-based): every n-th file of the sorted list. */
+export function filesOfShard(tier: Tier, number: number): string[] {
+  return shardedFiles(tier).filter((_, index) => index % SHARDS[tier] === number - 1);
 }
 
-/** Imports the files of the shard whose file is `shardUrl` (test/shards/<n>.test.ts). */
+/** Imports the files of the shard whose file is `shardUrl` (test/shards/<name>-<n>…). */
 export async function runShard(shardUrl: string): Promise<void> {
-  const number = Number(/\/(\d+)\.test\.ts$/.exec(shardUrl)?.[1]);
-  for (const file of filesOfShard(number)) await import(pathToFileURL(join(TEST, file)).href);
+  const name = shardUrl.slice(shardUrl.lastIndexOf('/') + 1);
+  const tier = tierOf(name);
+  const number = Number(/-(\d+)\.(?:system\.)?test\.ts$/.exec(name)?.[1]);
+  if (name !== shardFile(tier, number)) throw new Error(`${name} is not a shard's file`);
+  for (const file of filesOfShard(tier, number)) await import(pathToFileURL(join(TEST, file)).href);
 }

@@ -1,0 +1,4 @@
+// Shard 5 of the system tier: see test/support/shards.ts.
+import { runShard } from '../support/shards.js';
+
+await runShard(import.meta.url);
