@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { madeFrom, newestSource, releaseLock, stampMade, takeLock } from '../../scripts/made-once.js';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,77 +46,42 @@ export const built = (dir: string): Programs => ({
  * others wait on, in a directory of its own per checkout.
  */
 export function compiledSources(): Programs {
-  if (compiled) return compiled;
+  const dir = compiledBuild();
+  return { server: join(dir, 'dist/src/main.js'), admin: join(dir, 'dist/src/cli/admin.js'), tsx: false };
+}
+
+/** The directory of that build: `dist/` made by `npm run build`, with package.json and node_modules beside it. */
+export function compiledBuild(): string {
+  if (builtDir) return builtDir;
   const dir = join(tmpdir(), `feedback-service-tests-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`);
-  const stampFile = join(dir, 'built-from');
+  const stamp = join(dir, 'built-from');
   const lock = join(dir, 'building');
-  const sources = newestSource();
+  const sources = newestSource(ROOT, BUILD_READS);
   mkdirSync(dir, { recursive: true });
-  const current = () => existsSync(stampFile) && Number(readFileSync(stampFile, 'utf8')) >= sources;
   for (;;) {
-    if (current()) break;
+    if (madeFrom(stamp) >= sources) break;
     if (takeLock(lock)) {
       try {
         rmSync(join(dir, 'dist'), { recursive: true, force: true });
         execFileSync(process.execPath, [join(ROOT, 'scripts/build.js'), join(dir, 'dist'), '--no-check'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
         copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
         if (!existsSync(join(dir, 'node_modules'))) symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'), 'dir');
-        // The sources as they were before the build: one changed during it is built again next time.
-        writeFileSync(stampFile, String(sources));
+        stampMade(stamp, sources);
       } finally {
-        rmSync(lock, { recursive: true, force: true });
+        releaseLock(lock);
       }
       break;
     }
+    // Synchronous, as the callers are: another process is building.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
   }
-  compiled = { server: join(dir, 'dist/src/main.js'), admin: join(dir, 'dist/src/cli/admin.js'), tsx: false };
-  return compiled;
+  builtDir = dir;
+  return dir;
 }
-let compiled: Programs | undefined;
+let builtDir: string | undefined;
 
-/** The newest modification time of what a build reads, in milliseconds. */
-function newestSource(): number {
-  let newest = 0;
-  const visit = (path: string) => {
-    const stat = statSync(path);
-    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-    else newest = Math.max(newest, stat.mtimeMs);
-  };
-  for (const path of ['src', 'projections', 'docs/api.md', 'scripts/build.js', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) {
-    if (existsSync(join(ROOT, path))) visit(join(ROOT, path));
-  }
-  return newest;
-}
-
-/** Takes the build's lock (a directory, made atomically), or answers false while another live process holds it. */
-function takeLock(lock: string): boolean {
-  try {
-    mkdirSync(lock);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    let holder = NaN;
-    try {
-      holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-    } catch {
-      // Just made: its pid follows.
-    }
-    // A build that died leaves its lock: the next process takes it over.
-    if (Number.isInteger(holder) && holder > 0 && !alive(holder)) rmSync(lock, { recursive: true, force: true });
-    return false;
-  }
-  writeFileSync(join(lock, 'pid'), String(process.pid));
-  return true;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** What a build reads: a change to any of them makes the next test build again. */
+const BUILD_READS = ['src', 'projections', 'docs/api.md', 'scripts/build.js', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 /**
  * Children run TypeScript with tsx, as `npm start` does, and report no
