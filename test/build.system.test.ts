@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Script } from 'node:vm';
 import t from 'tap';
 import { testApp } from './support/app.js';
-import { admin, built, childEnv, json, startServer } from './support/processes.js';
+import { admin, built, childEnv, compiledBuild, json, startServer } from './support/processes.js';
 import { tempDir } from './support/services.js';
 
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -26,12 +26,6 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
   });
 }
 
-/**
- * `npm run build` into `dir`, never into the dist/ a developer may be running;
- * without its type check, which `npm test` runs beside the suite already.
- */
-const build = (dir: string) => run('npm', ['run', '--silent', 'build', '--', join(dir, 'dist'), '--no-check'], ROOT);
-
 /** The typed call the README shows, as it is there: the indented block that starts by importing openapi-fetch. */
 function readmeTypedCall(): string {
   const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
@@ -46,14 +40,11 @@ function readmeTypedCall(): string {
 }
 
 t.test('the built output is the product: plain node serves the same API, the embed script with its evaluator, and the CLI', async (t) => {
-  const dir = tempDir(t, 'build');
-  const result = await build(dir);
-  t.equal(result.code, 0, `the build succeeds ${result.output}`);
-  // The image's layout: package.json (it declares ESM), the dependencies and dist/; no sources.
-  copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-  symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'), 'dir');
-
-  const env = { DATA_DIR: join(dir, 'data') };
+  // `npm run build -- <dir>/dist --no-check` as the system tier makes it once for its servers (its type check
+  // runs beside the suite), in the image's layout: package.json (it declares ESM), the dependencies and dist/; no sources.
+  const dir = compiledBuild();
+  const work = tempDir(t, 'build');
+  const env = { DATA_DIR: join(work, 'data') };
   const server = await startServer(env, built(dir));
   t.teardown(() => server.stop('SIGKILL'));
 
@@ -102,7 +93,9 @@ t.test('the built output is the product: plain node serves the same API, the emb
 
   // The published client: the served document and its types are in the build; the README's typed call compiles against them and runs.
   t.same(JSON.parse(readFileSync(join(dir, 'dist/client/openapi.json'), 'utf8')), (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json(), 'the build holds the document a server serves');
-  copyFileSync(join(dir, 'dist/client/api.d.ts'), join(dir, 'api.d.ts'));
+  // The client's project: the published types, and the dependencies it imports.
+  copyFileSync(join(dir, 'dist/client/api.d.ts'), join(work, 'api.d.ts'));
+  symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(work, 'node_modules'), 'dir');
   const example = readmeTypedCall().replace('wgt_01JD3Q5V8K2M4N6P8R0S2T4V6Z', id);
   // Calls the types refuse, so a loose type (any) would fail the check: each expected error must occur.
   const refused = [
@@ -111,11 +104,11 @@ t.test('the built output is the product: plain node serves the same API, the emb
     "// @ts-expect-error: a response has no `score` of its own\ndata.responses[0]?.score;",
     "// @ts-expect-error: a new form needs a title\nawait api.POST('/api/forms', { body: { questions: [] } });",
   ];
-  writeFileSync(join(dir, 'typed-call.mts'), `${example}\nconst id = '${id}';\n${refused.join('\n')}\n`);
+  writeFileSync(join(work, 'typed-call.mts'), `${example}\nconst id = '${id}';\n${refused.join('\n')}\n`);
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const checked = await run(process.execPath, [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--types', 'node', 'typed-call.mts'], dir);
+  const checked = await run(process.execPath, [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--types', 'node', 'typed-call.mts'], work);
   t.equal(checked.code, 0, `the README's typed call type-checks against the built types ${checked.output}`);
-  const ran = await run(process.execPath, ['--import', 'tsx', 'typed-call.mts'], dir, { FEEDBACK_URL: server.url, FEEDBACK_API_KEY: opened.api_key });
+  const ran = await run(process.execPath, ['--import', 'tsx', 'typed-call.mts'], work, { FEEDBACK_URL: server.url, FEEDBACK_API_KEY: opened.api_key });
   t.equal(ran.code, 0, ran.output);
   t.match(ran.output, /score: 9/, 'and reads the response through the API');
 
