@@ -27,10 +27,14 @@ export type Tier = 'in-process' | 'system';
 /** How many shards each tier has: test/shards/<name>-1 … -<count>. */
 export const SHARDS: Readonly<Record<Tier, number>> = { 'in-process': 8, system: 10 };
 
-const NAMES: Readonly<Record<Tier, string>> = { 'in-process': 'in-process', system: 'browsers-and-processes' };
+const NAMES: Readonly<Record<Tier, string>> = { 'in-process': 'in-process-', system: 'browsers-and-processes-' };
+const SUFFIXES: Readonly<Record<Tier, string>> = { 'in-process': '.test.ts', system: '.system.test.ts' };
 
 /** The file name of a tier's shard `number` (1-based), in test/shards/. */
-export const shardFile = (tier: Tier, number: number): string => (tier === 'system' ? `${NAMES.system}-${number}.system.test.ts` : `${NAMES['in-process']}-${number}.test.ts`);
+export const shardFile = (tier: Tier, number: number): string => `${NAMES[tier]}${number}${SUFFIXES[tier]}`;
+
+/** The file names of every shard of both tiers, the system tier's first. */
+export const shardFiles = (): string[] => (['system', 'in-process'] as const).flatMap((tier) => Array.from({ length: SHARDS[tier] }, (_, index) => shardFile(tier, index + 1)));
 
 /**
  * Files that run as their own process (`.taprc` includes each): the
