@@ -52,8 +52,8 @@ export const FormView = z.object({
   closed: z.boolean(),
   version: z.number().int(),
   settings: stored.settings.optional(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  created_at: z.string().optional().describe('To the owner only, as `settings`'),
+  updated_at: z.string().optional().describe('To the owner only, as `settings`'),
 });
 
 /** A form as GET shows it: to its owner with its settings. */
@@ -78,9 +78,7 @@ export const formView = (doc: FormDoc, owner: boolean, now: Date): z.output<type
   published: doc.published,
   closed: isClosed(doc, now),
   version: doc.version,
-  created_at: doc.created_at,
-  updated_at: doc.updated_at,
-  ...(owner ? { settings: shownSettings(doc.settings) } : {}),
+  ...(owner ? { settings: shownSettings(doc.settings), created_at: doc.created_at, updated_at: doc.updated_at } : {}),
 });
 
 /** Forms: a plugin the app registers with its services. */

@@ -37,8 +37,8 @@ export const PollView = z.object({
   published: z.boolean(),
   closed: z.boolean(),
   settings: stored.settings.optional(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  created_at: z.string().optional().describe('To the owner only, as `settings`'),
+  updated_at: z.string().optional().describe('To the owner only, as `settings`'),
 });
 
 /**
@@ -69,9 +69,7 @@ export const pollView = (doc: PollDoc, owner: boolean, now: Date): z.output<type
   translations: doc.translations ?? {},
   published: doc.published,
   closed: isClosed(doc, now),
-  created_at: doc.created_at,
-  updated_at: doc.updated_at,
-  ...(owner ? { settings: shownSettings(doc.settings) } : {}),
+  ...(owner ? { settings: shownSettings(doc.settings), created_at: doc.created_at, updated_at: doc.updated_at } : {}),
 });
 
 /** A poll's results: the count of each of its options now. */

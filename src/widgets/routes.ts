@@ -49,8 +49,8 @@ export const WidgetView = z.object({
   published: z.boolean(),
   closed: z.boolean(),
   settings: stored.settings.optional(),
-  created_at: z.string().optional(),
-  updated_at: z.string().optional(),
+  created_at: z.string().optional().describe('To the owner only, as `settings`'),
+  updated_at: z.string().optional().describe('To the owner only, as `settings`'),
 });
 
 /** A widget as GET shows it: to its owner with its settings and timestamps. */

@@ -48,6 +48,8 @@ t.test('forms: create, list, get, update with versions, publish, delete', async 
   const anonymous = (await get()).json();
   t.match(anonymous, { id, published: true, version: 2 });
   t.notOk('settings' in anonymous);
+  t.notOk('created_at' in anonymous || 'updated_at' in anonymous, 'nor the timestamps, as for a widget');
+  t.match((await get(biz.headers)).json(), { created_at: String, updated_at: String }, 'which the owner sees');
   t.match((await put({ questions: [] })).json(), D3(400, 'validation_error'), 'a published form keeps a question');
   t.match((await put({ questions: [CONSENT, { ...CONSENT, id: 'again' }] })).json(), D3(400, 'validation_error'), 'one consent question at most');
   t.match((await put({ title: 'Mine now' }, other)).json(), D3(404, 'form_not_found'));

@@ -52,6 +52,8 @@ t.test('polls: create, list, get, update, delete', async (t) => {
   t.equal(now.options[0].id, options[1].id, 'an option sent with its id keeps it');
   t.equal(now.options[1].text, 'Quince');
   t.notOk('settings' in now);
+  t.notOk('created_at' in now || 'updated_at' in now, 'nor the timestamps, as for a widget');
+  t.match((await app.inject({ method: 'GET', url: `/api/polls/${id}`, headers: biz.headers })).json(), { created_at: String, updated_at: String }, 'which the owner sees');
   t.match((await put({ options: [{ id: 'opt_forged', text: 'X' }, { text: 'Y' }] })).json(), { ...D3(400, 'validation_error'), details: [{ path: 'body.options.0.id' }] });
   t.match((await put({ options: [{ text: 'Only one' }] })).json(), D3(400, 'validation_error'));
   t.match((await put({ question: 'Mine' }, other)).json(), D3(404, 'poll_not_found'));
