@@ -4,9 +4,9 @@ import { WEBHOOKS, type WebhookDoc } from '../../projections/webhooks.js';
 import { createKey, keyPage, revokeKey } from '../accounts/commands.js';
 import { DEFAULT_SCOPES, Scope, type Plan } from '../accounts/plans.js';
 import { deleteEmbeddable, type Author } from '../embeddables/commands.js';
-import { notFound, Params } from '../embeddables/kinds.js';
+import { ID, notFound, Params } from '../embeddables/kinds.js';
 import { FORM, POLL, WIDGET, findEmbeddable, ownEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
-import { ErasurePending } from '../erasure/outcome.js';
+import { ErasurePending, requestErasure } from '../erasure/outcome.js';
 import { AppError } from '../kernel/errors.js';
 import { createForm, deleteForm, updateForm } from '../forms/commands.js';
 import { FormListItem, FormView, formView } from '../forms/routes.js';
@@ -125,6 +125,9 @@ export const SessionView = z.object({
   }),
 });
 
+const ResponseParams = Params.extend({ response_id: z.string().regex(ID, 'must be an id') });
+const ResponseErased = z.object({ success: z.literal(true), deleted: z.number().int(), erasure_id: z.string() });
+
 const author = (request: { id: string }, session: DashboardSession): Author => ({ accountId: session.accountId, actor: session.sessionId, requestId: request.id });
 
 /**
@@ -152,6 +155,19 @@ export function apiRoutes(app: App, services: Context): void {
       const doc = await ownEmbeddable(services, what, request.params.id, sessionOf(request).accountId);
       return listResponses(services, doc.id, request.query);
     });
+    // D18: editors delete responses. The same erasure as DELETE /api/responses, asked by the member's session.
+    app.delete(
+      `/dashboard/api/${path}/:id/responses/:response_id`,
+      { onRequest: session, schema: { ...hide, params: ResponseParams, response: { 200: ResponseErased, 202: ErasurePending.extend({ erasure_id: z.string() }) } } },
+      async (request, reply) => {
+        const { accountId, sessionId } = sessionOf(request);
+        const doc = await ownEmbeddable(services, what, request.params.id, accountId);
+        const ids = [request.params.response_id];
+        const { erasureId, done, erased } = await requestErasure(services, { accountId, parent: what.kind, parentId: doc.id, ids, keyId: null, actor: sessionId, requestId: request.id });
+        if (!done) return reply.code(202).send({ success: true as const, pending: true as const, erasure_id: erasureId });
+        return { success: true as const, deleted: erased, erasure_id: erasureId };
+      },
+    );
   }
 
   app.get('/dashboard/api/polls/:id/results', { onRequest: session, schema: { ...hide, params: Params, response: { 200: Results } } }, async (request) => {

@@ -2,6 +2,33 @@ import { z } from 'zod';
 import type { Context } from '../kernel/context.js';
 import type { Parent } from './state.js';
 
+/**
+ * Records a request to erase responses (or votes) of one parent, which the
+ * caller has checked is the account's, and waits for the erasure process
+ * as `awaitErasure` does. `keyId` names the API key that asked, null for a
+ * dashboard member (whose session is the metadata's actor).
+ */
+export async function requestErasure(
+  services: Context,
+  request: { accountId: string; parent: Parent; parentId: string; ids: string[]; keyId: string | null; actor: string; requestId: string },
+): Promise<{ erasureId: string; done: boolean; erased: number }> {
+  const erasureId = services.ids('ers');
+  const now = services.clock().toISOString();
+  const stream = erasureStream.requested(erasureId);
+  const { accountId, parent, parentId, ids, keyId, actor, requestId } = request;
+  const { position } = await services.events.append(
+    stream,
+    [
+      services.catalog.serialize(
+        { type: 'ErasureRequested', data: { erasure_id: erasureId, account_id: accountId, parent, parent_id: parentId, response_ids: ids, key_id: keyId, requested_at: now } },
+        { occurred_at: now, actor, request_id: requestId },
+      ),
+    ],
+    'no_stream',
+  );
+  return { erasureId, ...(await awaitErasure(services, stream, position)) };
+}
+
 /** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
 export const erasureStream = {
   requested: (erasureId: string) => `erasure-${erasureId}`,

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
-import { awaitErasure, erasureStream, ErasurePending } from '../erasure/outcome.js';
+import { ErasurePending, requestErasure } from '../erasure/outcome.js';
 
 const Id = z.string().regex(ID, 'must be an id');
 
@@ -51,20 +51,7 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ services: Context }> = async
           ? (['form', body.formId] as const)
           : (['poll', body.pollId!] as const);
       await ownEmbeddable(services, EMBEDDABLES[parent], parentId, accountId);
-      const erasureId = services.ids('ers');
-      const now = services.clock().toISOString();
-      const stream = erasureStream.requested(erasureId);
-      const { position } = await services.events.append(
-        stream,
-        [
-          services.catalog.serialize(
-            { type: 'ErasureRequested', data: { erasure_id: erasureId, account_id: accountId, parent, parent_id: parentId, response_ids: body.ids, key_id: keyId, requested_at: now } },
-            { occurred_at: now, actor: keyId, request_id: request.id },
-          ),
-        ],
-        'no_stream',
-      );
-      const { done, erased } = await awaitErasure(services, stream, position);
+      const { erasureId, done, erased } = await requestErasure(services, { accountId, parent, parentId, ids: body.ids, keyId, actor: keyId, requestId: request.id });
       if (!done) return reply.code(202).send({ success: true as const, pending: true as const, erasure_id: erasureId });
       return { success: true as const, deleted: erased, erasure_id: erasureId };
     },

@@ -114,6 +114,30 @@ t.test('responses, poll results, keys and webhooks of the signed-in account', as
   t.strictSame((await me.get('/dashboard/api/webhooks')).json(), { endpoints: [] });
 });
 
+t.test('an editor deletes a response from the dashboard: erased as DELETE /api/responses erases it, the session named', async (t) => {
+  const { app, services } = await testApp(t, { clock: manualClock() });
+  const alice = await owner(services, 'free');
+  const me = as(app, await signIn(app, services, alice.accountId));
+  const form = (await me.post('/dashboard/api/forms', { title: 'Q', questions: [{ id: 'q', type: 'short_text', title: 'Q' }] })).json().id as string;
+  await me.put(`/dashboard/api/forms/${form}`, { published: true });
+  const ids: string[] = [];
+  for (const answer of ['keep me', 'erase me']) {
+    const sent = await app.inject({ method: 'POST', url: `/api/forms/${form}/submit`, payload: { answers: { q: answer }, _token: await tokenFor(app, 'forms', form) } });
+    ids.push(sent.json().id as string);
+  }
+  const erased = await me.delete(`/dashboard/api/forms/${form}/responses/${ids[1]}`);
+  t.equal(erased.statusCode, 200, erased.body);
+  t.match(erased.json(), { success: true, deleted: 1, erasure_id: /^ers_/ });
+  const left = (await me.get(`/dashboard/api/forms/${form}/responses`)).json();
+  t.same(left.responses.map((r: { id: string }) => r.id), [ids[0]], 'the list no longer holds it');
+  t.match((await me.get(`/dashboard/api/forms/${form}/summary`)).json(), { total: 1 }, 'nor the summary');
+  t.same(await services.events.readStream(`response-${ids[1]}`), [], 'its stream is gone');
+  const requested = (await services.events.readStream(`erasure-${erased.json().erasure_id}`))[0]!;
+  t.match(requested, { type: 'ErasureRequested', data: { parent: 'form', parent_id: form, response_ids: [ids[1]], key_id: null }, metadata: { actor: /^ses_/ } }, 'recorded as asked by the session');
+  t.match((await me.delete(`/dashboard/api/forms/${form}/responses/${ids[1]}`)).json(), { success: true, deleted: 0 }, 'again: nothing left to erase');
+  t.match((await me.delete(`/dashboard/api/forms/${form}/responses/${'x'.repeat(65)}`)).json(), D3(400, 'validation_error'), 'an id that cannot be one');
+});
+
 t.test('another account\'s objects, responses and keys never appear or change through a session (404)', async (t) => {
   const { app, services } = await testApp(t, { clock: manualClock() });
   const alice = await owner(services, 'business');
@@ -124,7 +148,7 @@ t.test('another account\'s objects, responses and keys never appear or change th
   await mine.put(`/dashboard/api/widgets/${widget}`, { published: true });
   const form = (await mine.post('/dashboard/api/forms', { title: 'Alice form' })).json().id as string;
   const poll = (await mine.post('/dashboard/api/polls', { question: 'Alice?', options: [{ text: 'A' }, { text: 'B' }] })).json().id as string;
-  await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 3 }, _token: await tokenFor(app, 'widgets', widget) } });
+  const answered = (await app.inject({ method: 'POST', url: `/api/widgets/${widget}/submit`, payload: { answers: { rating: 3 }, _token: await tokenFor(app, 'widgets', widget) } })).json().id as string;
   const key = (await mine.post('/dashboard/api/keys', { name: 'Alice key', scopes: ['forms:read'] })).json().key_id as string;
   const before = await snapshotReadModels(services);
 
@@ -137,6 +161,7 @@ t.test('another account\'s objects, responses and keys never appear or change th
     ['unpublish widget', theirs.put(`/dashboard/api/widgets/${widget}`, { published: false }), 'widget_not_found'],
     ['DELETE widget', theirs.delete(`/dashboard/api/widgets/${widget}`), 'widget_not_found'],
     ['widget responses', theirs.get(`/dashboard/api/widgets/${widget}/responses`), 'widget_not_found'],
+    ['DELETE widget response', theirs.delete(`/dashboard/api/widgets/${widget}/responses/${answered}`), 'widget_not_found'],
     ['GET form', theirs.get(`/dashboard/api/forms/${form}`), 'form_not_found'],
     ['PUT form', theirs.put(`/dashboard/api/forms/${form}`, { published: true }), 'form_not_found'],
     ['DELETE form', theirs.delete(`/dashboard/api/forms/${form}`), 'form_not_found'],

@@ -437,6 +437,36 @@ if (!existsSync(CHROMIUM)) {
       t.equal(await tab.evaluate(`fetch('/dashboard/api/polls/${poll.id}').then((r) => r.status)`), 404, 'deleted');
     });
 
+    t.test('delete a response by keyboard at 390 px: confirmed, gone from the table and the summary, the focus kept', async (t) => {
+      await tab.setViewportSize({ width: 390, height: 844 });
+      await tab.goto(`${server.url}/dashboard/widgets/${widgetId}`);
+      await settled(tab);
+      const row = tab.getByRole('row', { name: /Paying took two clicks/ });
+      await row.waitFor();
+      const remove = row.getByRole('button', { name: /^Delete the response of / });
+      await remove.focus();
+      await tab.keyboard.press('Enter');
+      const dialog = tab.getByRole('dialog', { name: 'Delete this response?' });
+      await dialog.waitFor();
+      await tab.screenshot({ path: `${SHOTS}response-delete-390.png` });
+      t.same(await axe(tab), [], 'axe: the confirmation at 390 px');
+      t.equal(await tab.evaluate('document.activeElement.textContent'), 'Cancel', 'the safe choice has the focus');
+      await tab.keyboard.press('Tab');
+      await tab.keyboard.press('Enter');
+      await dialog.waitFor({ state: 'detached' });
+      await tab.getByText('No responses yet').waitFor();
+      t.pass('the table no longer holds it');
+      await tab.waitForFunction(() => (globalThis as any).document.querySelector('.summary-area .stat-value')?.textContent === '0');
+      t.pass('the summary counts none');
+      t.equal(await tab.evaluate('document.activeElement.id'), 'responses-title', 'the focus stays in the list, on its heading');
+      await tab.waitForFunction(() => (globalThis as any).document.getElementById('announcer').textContent === 'Response deleted');
+      t.pass('the deletion is announced');
+      await tab.screenshot({ path: `${SHOTS}response-deleted-390.png`, fullPage: true });
+      const left = (await tab.evaluate(`fetch('/dashboard/api/widgets/${widgetId}/responses').then((r) => r.json())`)) as { responses: unknown[] };
+      t.same(left.responses, [], 'none on the server either');
+      await tab.setViewportSize({ width: 1280, height: 800 });
+    });
+
     t.test('sign out: the session ends and the pages send to the signed-out page', async (t) => {
       await tab.getByRole('button', { name: 'Sign out' }).click();
       await tab.waitForURL(`${server.url}/dashboard/signed-out`);

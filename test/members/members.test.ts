@@ -121,6 +121,11 @@ t.test('invitation, acceptance, roles: a viewer cannot change anything; the last
   const twice = await app.inject({ method: 'POST', url: '/dashboard/invitations/accept', headers: { ...same, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ t: token }).toString() });
   t.equal(twice.statusCode, 401, 'an invitation is accepted once');
 
+  // A response of the owner's form: a viewer may read it but not delete it.
+  const form = (await app.inject({ method: 'POST', url: '/dashboard/api/forms', headers: owner.writes, payload: { title: 'F', questions: [{ id: 'q', type: 'short_text', title: 'Q' }] } })).json().id as string;
+  await app.inject({ method: 'PUT', url: `/dashboard/api/forms/${form}`, headers: owner.writes, payload: { published: true } });
+  const embedToken = (await app.inject({ method: 'GET', url: `/api/forms/${form}/token` })).json().token as string;
+  const response = (await app.inject({ method: 'POST', url: `/api/forms/${form}/submit`, payload: { answers: { q: 'hello' }, _token: embedToken } })).json().id as string;
   // A viewer reads, and every change is 403 forbidden, changing nothing.
   t.equal((await app.inject({ method: 'GET', url: '/dashboard/api/widgets', headers: { cookie } })).statusCode, 200);
   const before = await services.events.headPosition();
@@ -130,6 +135,7 @@ t.test('invitation, acceptance, roles: a viewer cannot change anything; the last
     ['POST', '/dashboard/api/keys', { name: 'k' }],
     ['POST', '/dashboard/api/members/invitations', { email: 'x@example.com', role: 'viewer' }],
     ['PUT', `/dashboard/api/members/${viewerSession.member.id}`, { role: 'owner' }],
+    ['DELETE', `/dashboard/api/forms/${form}/responses/${response}`, undefined],
   ] as const) {
     const refused = await app.inject({ method, url, headers: viewer, payload });
     t.equal(refused.statusCode, 403, `${method} ${url}`);
@@ -146,6 +152,7 @@ t.test('invitation, acceptance, roles: a viewer cannot change anything; the last
   t.equal((await app.inject({ method: 'PUT', url: `/dashboard/api/members/${vid}`, headers: owner.writes, payload: { role: 'editor' } })).statusCode, 200);
   t.equal((await app.inject({ method: 'POST', url: '/dashboard/api/forms', headers: viewer, payload: { title: 'Made by an editor' } })).statusCode, 201, 'an editor creates');
   t.equal((await app.inject({ method: 'POST', url: '/dashboard/api/keys', headers: viewer, payload: { name: 'k' } })).statusCode, 403, 'an editor makes no keys');
+  t.match((await app.inject({ method: 'DELETE', url: `/dashboard/api/forms/${form}/responses/${response}`, headers: viewer })).json(), { success: true, deleted: 1 }, 'an editor deletes a response');
 
   const lonely = await app.inject({ method: 'POST', url: '/dashboard/api/members/leave', headers: owner.writes });
   t.equal(lonely.statusCode, 409, 'the last owner cannot leave');

@@ -98,18 +98,21 @@ export async function render(container, { params, navigate, isCurrent, session }
   }
 
   const summaryArea = h('div', { class: 'summary-area' }, h('div', { class: 'card summary-loading' }, h('p', { class: 'muted' }, 'Loading the summary…')));
-  const responsesArea = kind === 'polls' ? h('div') : responsesCard(kind, id, object);
+  const insights = h('div', { class: 'insights', hidden: true });
+  const loadSummary = async () => {
+    const [summary, results] = await Promise.all([
+      api(`/${kind}/${id}/summary`).catch((error) => error),
+      kind === 'polls' ? api(`/polls/${id}/results`).catch((error) => error) : null,
+    ]);
+    if (isCurrent()) renderSummary(summaryArea, insights, kind, summary, results);
+  };
+  // A deleted response leaves the summary and charts too.
+  const responsesArea = kind === 'polls' ? h('div') : responsesCard(kind, id, object, session, loadSummary);
   const dropOffArea = kind === 'forms' && object.settings?.keep_partial ? dropOffCard(id, object, isCurrent) : null;
 
-  const insights = h('div', { class: 'insights', hidden: true });
   clear(container, header, status, h('div', { class: 'grid-2-1 object-top' }, summaryArea, embedCard), insights, ...(dropOffArea ? [dropOffArea] : []), responsesArea, notificationsCard(kind, id, session));
 
-  const [summary, results] = await Promise.all([
-    api(`/${kind}/${id}/summary`).catch((error) => error),
-    kind === 'polls' ? api(`/polls/${id}/results`).catch((error) => error) : null,
-  ]);
-  if (!isCurrent()) return;
-  renderSummary(summaryArea, insights, kind, summary, results);
+  await loadSummary();
 }
 
 /** The hosted page: its link to copy and open, and a QR code of it to print or download. */
@@ -388,7 +391,7 @@ function answerCell(value) {
   );
 }
 
-function responsesCard(kind, id, object) {
+function responsesCard(kind, id, object, session, changed) {
   const search = new URLSearchParams(location.search);
   // A form that keeps unfinished responses lists them on request: complete ones by default, as the API does.
   const partials = kind === 'forms' && Boolean(object.settings?.keep_partial);
@@ -444,6 +447,12 @@ function responsesCard(kind, id, object) {
     }
     body.removeAttribute('aria-busy');
     const responses = list.responses ?? [];
+    // Past the last page (its last response deleted, or an old link): the last page there is.
+    const pages = list.pagination?.totalPages ?? 0;
+    if (responses.length === 0 && pages > 0 && state.page > pages) {
+      state.page = pages;
+      return load();
+    }
     if (responses.length === 0) {
       clear(body, emptyState(state.since || state.until ? 'No responses in these days' : 'No responses yet', state.since || state.until ? 'Try a wider range of days.' : object.published ? 'Answers show up here as soon as visitors send them.' : 'Publish it and paste the snippet on your site to start collecting.'));
       return;
@@ -460,6 +469,8 @@ function responsesCard(kind, id, object) {
       { label: 'Device', cell: (response) => formatAnswer(response.metadata?.device) },
       { label: 'Browser', cell: (response) => formatAnswer(response.metadata?.browser) },
       { label: 'Country', cell: (response) => formatAnswer(response.metadata?.country) },
+      // Editors and above delete a response for good (the server checks the role too).
+      ...(session.role === 'viewer' ? [] : [{ label: 'Actions', cell: (response) => deleteResponseButton(response) }]),
     ];
     clear(
       body,
@@ -467,12 +478,39 @@ function responsesCard(kind, id, object) {
       pager(list.pagination, (next) => { state.page = next; load(); }, 'Response pages'),
     );
   }
+  function deleteResponseButton(response) {
+    const when = dateTime(response.submitted_at);
+    const button = h('button', { type: 'button', class: 'btn btn-danger-ghost btn-small', 'aria-label': `Delete the response of ${when}` }, 'Delete');
+    button.addEventListener('click', async () => {
+      const confirmed = await confirmDialog({
+        title: 'Delete this response?',
+        body: `The response of ${when}, its answers and what was recorded with it are erased for good, from downloads, summaries and the event history alike.`,
+        confirm: 'Delete response',
+      });
+      if (!confirmed) return button.focus();
+      button.disabled = true;
+      try {
+        const reply = await api(`/${kind}/${id}/responses/${encodeURIComponent(response.id)}`, { method: 'DELETE' });
+        announce(reply?.pending ? 'Response deleted; it is still being erased' : 'Response deleted');
+        await load();
+        // The button went with its row: the list keeps the focus.
+        (body.querySelector('.table-wrap') ?? title).focus();
+        changed();
+      } catch (error) {
+        button.disabled = false;
+        clear(body, notice(errorMessage(error), 'danger'));
+      }
+    });
+    return button;
+  }
+
+  const title = h('h2', { id: 'responses-title', tabindex: '-1' }, 'Responses');
   load();
 
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'responses-title' },
-    h('div', { class: 'card-header' }, h('h2', { id: 'responses-title' }, 'Responses'), h('div', { class: 'downloads', role: 'group', 'aria-label': 'Downloads' }, csv, ndjson)),
+    h('div', { class: 'card-header' }, title, h('div', { class: 'downloads', role: 'group', 'aria-label': 'Downloads' }, csv, ndjson)),
     form,
     body,
   );
