@@ -59,7 +59,7 @@ export function publicRead<D extends EmbeddableDoc, S extends z.ZodType>(
         summary: view.summary ?? `Get a ${what.kind} (public when published)`,
         description:
           view.description ??
-          `Anyone reads a published ${what.kind}, as an embed does. Without \`Authorization\` an unpublished one is 403 \`${CODES[what.kind].notPublished}\`; with the owner's key (\`forms:read\`) the reply also holds its \`settings\`, and another account's key is answered 404.`,
+          `Anyone reads a published ${what.kind}, as an embed does. Without \`Authorization\` an unpublished one is 403 \`${CODES[what.kind].notPublished}\`; with the owner's key (\`forms:read\`) the reply also holds its \`settings\` and timestamps; another account's key reads a published one as anyone does, and is answered 404 for an unpublished one.`,
         params: ParamsOf[what.kind],
         response: { 200: schema },
       },
