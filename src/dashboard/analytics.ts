@@ -75,16 +75,27 @@ export type AccountAnalytics = z.infer<typeof AccountAnalytics>;
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 const rate = (part: number, whole: number): number | null => (whole === 0 ? null : Math.round((part / whole) * 10_000) / 10_000);
 
+/** The first and last day a range may name: times are kept from 1970 on, and four-digit years keep days comparable as text. */
+const FIRST_DAY = '1970-01-01';
+const LAST_DAY = '9999-12-31';
+
 /** The range asked for (or the last 30 days), and the one as long just before it. */
 export function ranges(query: AnalyticsQuery, now: Date): { range: { from: string; to: string }; previous_range: { from: string; to: string }; days: number } {
+  const refuse = (field: 'from' | 'to', message: string): never => {
+    throw new AppError('validation_error', `${field} ${message}`, [{ path: `querystring.${field}`, message }]);
+  };
   const to = query.to ?? dayOf(now.getTime());
   const toMs = Date.parse(`${to}T00:00:00Z`);
+  if (Number.isNaN(toMs) || dayOf(toMs) !== to) refuse('to', 'must be a calendar day');
+  if (to < FIRST_DAY || to > LAST_DAY) refuse('to', `must be a day from ${FIRST_DAY} to ${LAST_DAY}`);
   const fromMs = query.from !== undefined ? Date.parse(`${query.from}T00:00:00Z`) : toMs - (DEFAULT_DAYS - 1) * DAY_MS;
-  if (Number.isNaN(toMs) || Number.isNaN(fromMs) || dayOf(toMs) !== to || (query.from !== undefined && dayOf(fromMs) !== query.from)) throw new AppError('validation_error', 'from and to must be calendar days');
-  if (fromMs > toMs) throw new AppError('validation_error', 'from must not be after to');
+  if (query.from !== undefined && (Number.isNaN(fromMs) || dayOf(fromMs) !== query.from)) refuse('from', 'must be a calendar day');
+  const from = dayOf(fromMs);
+  if (from < FIRST_DAY || from > LAST_DAY) refuse('from', `must be a day from ${FIRST_DAY} to ${LAST_DAY}`);
+  if (fromMs > toMs) refuse('from', 'must not be after to');
   const days = (toMs - fromMs) / DAY_MS + 1;
-  if (days > MAX_DAYS) throw new AppError('validation_error', `a range covers at most ${MAX_DAYS} days`);
-  return { range: { from: dayOf(fromMs), to }, previous_range: { from: dayOf(fromMs - days * DAY_MS), to: dayOf(fromMs - DAY_MS) }, days };
+  if (days > MAX_DAYS) refuse('from', `must be at most ${MAX_DAYS} days before to (the range includes both)`);
+  return { range: { from, to }, previous_range: { from: dayOf(fromMs - days * DAY_MS), to: dayOf(fromMs - DAY_MS) }, days };
 }
 
 function funnel(displays: number, starts: number, responses: number): z.infer<typeof Funnel> {
@@ -213,7 +224,9 @@ function dropOff(form: Record<string, unknown>, stopped: Map<string, number>, se
 
 function trends(questions: StoredQuestion[], scores: Map<string, Map<string, Map<number, number>>>, range: { from: string; to: string }): ObjectAnalytics['trends'] {
   const weeks: string[] = [];
-  for (let week = weekOf(range.from); week <= range.to; week = dayOf(Date.parse(`${week}T00:00:00Z`) + 7 * DAY_MS)) weeks.push(week);
+  // By the clock, not by the days' text: a week past year 9999 is no day of four digits.
+  const end = Date.parse(`${range.to}T00:00:00Z`);
+  for (let week = Date.parse(`${weekOf(range.from)}T00:00:00Z`); week <= end; week += 7 * DAY_MS) weeks.push(dayOf(week));
   return questions
     .filter((q) => q.type === 'nps' || q.type === 'star_rating' || q.type === 'opinion_scale')
     .map((question) => {

@@ -156,7 +156,13 @@ t.test('ranges: the last 30 days by default, the previous period as long, bad ra
   t.strictSame(ranges({ from: '2026-03-01', to: '2026-03-07' }, now).previous_range, { from: '2026-02-22', to: '2026-02-28' });
   t.throws(() => ranges({ from: '2026-03-08', to: '2026-03-07' }, now), { code: 'validation_error' });
   t.throws(() => ranges({ from: '2026-02-30' }, now), { code: 'validation_error' });
-  t.throws(() => ranges({ from: '2024-01-01', to: '2026-01-01' }, now), { code: 'validation_error' });
+  t.throws(() => ranges({ from: '2024-01-01', to: '2026-01-01' }, now), { code: 'validation_error', details: [{ path: 'querystring.from' }] });
+  t.throws(() => ranges({ to: '2026-02-30' }, now), { code: 'validation_error', details: [{ path: 'querystring.to' }] }, 'the field named');
+  for (const [from, to] of [[undefined, '0000-01-05'], ['1969-12-31', '1970-01-05']] as const) {
+    t.throws(() => ranges({ ...(from ? { from } : {}), to }, now), { code: 'validation_error' }, `${from ?? 'the default'} to ${to}: outside 1970 to 9999`);
+  }
+  const last = ranges({ from: '9999-01-01', to: '9999-12-31' }, now);
+  t.strictSame(last.range, { from: '9999-01-01', to: '9999-12-31' }, 'the last year there is');
   t.equal(median([]), null);
   t.equal(median([3, 1, 2]), 2);
   t.equal(median([4, 1, 2, 3]), 3, 'the mean of the middle two, rounded');
@@ -180,6 +186,12 @@ t.test('the overview ranks objects by completion rate; a poll’s votes are its 
   const theirs = await signIn(app, services, other.accountId);
   t.match((await app.inject({ method: 'GET', url: `/dashboard/api/polls/${poll.id}/analytics`, headers: { cookie: theirs.cookie } })).json(), { statusCode: 404, code: 'poll_not_found' });
   t.match((await app.inject({ method: 'GET', url: `/dashboard/api/analytics?from=2026-13-01`, headers: { cookie } })).json(), { statusCode: 400, code: 'validation_error' });
+  // Weeks past year 9999 are no days of four digits: counting them must end (it once never did, holding the server).
+  const lastYear = await app.inject({ method: 'GET', url: `/dashboard/api/polls/${poll.id}/analytics?from=9999-01-01&to=9999-12-31`, headers: { cookie } });
+  t.equal(lastYear.statusCode, 200);
+  t.equal(lastYear.json().per_day.length, 365);
+  t.equal((await app.inject({ method: 'GET', url: `/dashboard/api/polls/${poll.id}/analytics?from=9999-12-01&to=9999-12-31`, headers: { cookie } })).statusCode, 200, 'its last month');
+  t.match((await app.inject({ method: 'GET', url: `/dashboard/api/polls/${poll.id}/analytics?from=9999-12-01&to=10000-01-01`, headers: { cookie } })).json(), { statusCode: 400, code: 'validation_error' });
 });
 
 t.test('drop-off per page equals a recomputation from the visits, after an erasure and after a rebuild', async (t) => {
