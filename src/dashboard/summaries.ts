@@ -190,7 +190,9 @@ async function questionSummary(store: ReadModelStore, scope: string, question: S
       values.sort((a, b) => (a.value as number) - (b.value as number));
       const n = answered(values);
       const sum = values.reduce((s, c) => s + (c.value as number) * c.count, 0);
-      return { ...base, answered: n, number: { average: average(sum, n), distribution: values.map((c) => ({ value: c.value, count: c.count })) } };
+      // A number question takes any finite number: near the largest ones the sum (or its hundredths) overflows, so their mean is taken share by share.
+      const mean = Number.isFinite(sum * 100) ? average(sum, n) : n === 0 ? null : values.reduce((m, c) => m + ((c.value as number) / n) * c.count, 0);
+      return { ...base, answered: n, number: { average: mean, distribution: values.map((c) => ({ value: c.value, count: c.count })) } };
     }
     case 'date': {
       const days = (await kept('answer', question.id)).filter((c) => typeof c.value === 'string');

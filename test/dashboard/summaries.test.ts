@@ -223,3 +223,22 @@ t.test("a question's figures leave out answers it would not take as it is now; t
   const listed = (await app.inject({ method: 'GET', url: `/api/widgets/${widget}/responses`, headers: biz.headers })).json();
   t.same(listed.responses.map((r: { answers: { r: number } }) => r.answers.r).sort(), [1, 5, 5]);
 });
+
+t.test('a number question: the average of the largest numbers it takes is finite, never a failed summary', async (t) => {
+  const { app, services } = await testApp(t);
+  const biz = await owner(services);
+  const form = (await app.inject({ method: 'POST', url: '/api/forms', headers: biz.headers, payload: { title: 'Amounts', questions: [{ id: 'amount', type: 'number', title: 'Amount' }] } })).json().id as string;
+  await app.inject({ method: 'PUT', url: `/api/forms/${form}`, headers: biz.headers, payload: { published: true } });
+  const { cookie } = await signIn(app, services, biz.accountId);
+  const summary = async () => app.inject({ method: 'GET', url: `/dashboard/api/forms/${form}/summary`, headers: { cookie } });
+  const answers = [1.7e308, 1.7e308, -1e307, 2];
+  for (const [i, amount] of answers.entries()) {
+    const sent = await app.inject({ method: 'POST', url: `/api/forms/${form}/submit`, headers: { 'x-forwarded-for': `10.0.1.${i + 1}` }, payload: { answers: { amount }, _token: await tokenFor(app, 'forms', form) } });
+    t.equal(sent.statusCode, 200, sent.body);
+    const reply = await summary();
+    t.equal(reply.statusCode, 200, `after ${amount}: ${reply.statusCode === 200 ? 'summarised' : reply.body}`);
+  }
+  const average = (await summary()).json().questions[0].number.average as number;
+  const expected = answers.reduce((m, a) => m + a / answers.length, 0);
+  t.ok(Number.isFinite(average) && Math.abs(average - expected) / expected < 1e-12, `${average} is the mean (${expected})`);
+});

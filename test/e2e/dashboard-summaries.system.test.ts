@@ -114,6 +114,11 @@ if (!existsSync(CHROMIUM)) {
     t.equal(spend.length, 10, 'a number of many values: ten bins');
     t.equal(spend.reduce((sum, [, count]) => sum + Number(count), 0), 24, 'the bins hold every answer');
     t.strictSame(spend[0], ['0–86.25', '3'], 'the first bin: from the least value, a tenth of the range');
+    const extreme = (await tab.evaluate(
+      "import('/dashboard/assets/charts.js').then((m) => m.histogram(Array.from({ length: 20 }, (_, i) => ({ value: (i - 10) * 1.7e307, count: 1 }))).concat(m.histogram([{ value: -1.7e308, count: 1 }, ...Array.from({ length: 18 }, (_, i) => ({ value: i, count: 1 })), { value: 1.7e308, count: 1 }])))",
+    )) as Array<{ label: string; count: number }>;
+    t.ok(extreme.every((bin) => !/∞|NaN/.test(bin.label)), 'the largest numbers a question takes make bins of finite bounds');
+    t.equal(extreme.slice(10).reduce((sum, bin) => sum + bin.count, 0), 20, 'each answer in one bin, from -1.7e308 to 1.7e308');
     t.strictSame(
       await figures(tab, 'Rank what matters most'),
       [of('order').ranking.map((r: any) => [r.label, r.average_rank.toFixed(2)])],

@@ -249,9 +249,11 @@ export function histogram(distribution) {
   if (distribution.length <= BINS * 1.2) return distribution.map((item) => ({ label: number(item.value), count: item.count }));
   const least = distribution[0].value;
   const greatest = distribution.at(-1).value;
-  const width = (greatest - least) / BINS;
-  const bins = Array.from({ length: BINS }, (_, i) => ({ from: least + i * width, to: i === BINS - 1 ? greatest : least + (i + 1) * width, count: 0 }));
-  for (const item of distribution) bins[Math.min(BINS - 1, Math.floor((item.value - least) / width))].count += item.count;
-  const round = (value) => number(Math.round(value * 100) / 100);
+  // In tenths of each end: the largest numbers a question takes would overflow their difference.
+  const width = greatest / BINS - least / BINS;
+  const at = (i) => (i === BINS ? greatest : least * (1 - i / BINS) + greatest * (i / BINS));
+  const bins = Array.from({ length: BINS }, (_, i) => ({ from: at(i), to: at(i + 1), count: 0 }));
+  for (const item of distribution) bins[Math.min(BINS - 1, Math.floor(((item.value / BINS - least / BINS) / width) * BINS))].count += item.count;
+  const round = (value) => number(Math.abs(value) < 1e15 ? Math.round(value * 100) / 100 : value);
   return bins.map((bin) => ({ label: `${round(bin.from)}–${round(bin.to)}`, count: bin.count }));
 }
