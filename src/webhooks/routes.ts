@@ -253,7 +253,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
         tags: ['webhooks'],
         operationId: 'replayWebhookEvents',
         summary: 'Deliver again every matching event recorded since a time',
-        description: `Read from the event history: every event of the subscribed types recorded from \`since\` until now is queued again, after what is queued already, and sent with its original \`webhook-id\`. Erased responses are not in the history any more and are not sent. The history is read from the last seal recorded an hour or more before \`since\` (from the start when there is none). \`since\` may reach back ${REPLAY_WINDOW_DAYS} days at most (400 \`validation_error\` beyond). One replay per endpoint is queued or running at a time (409 \`replay_pending\` meanwhile), and an account may ask for ${REPLAY_QUOTA} replays in any 24 hours, all its endpoints together (429 \`replay_quota_exceeded\` beyond).`,
+        description: `Read from the event history: every event of the subscribed types recorded from \`since\` until now is queued again, after what is queued already, and sent with its original \`webhook-id\`. Erased responses are not in the history any more and are not sent. The history is read from the last seal recorded an hour or more before \`since\` (from the start when there is none). \`since\` may reach back ${REPLAY_WINDOW_DAYS} days at most, and not past the request (400 \`validation_error\` otherwise). One replay per endpoint is queued or running at a time (409 \`replay_pending\` meanwhile), and an account may ask for ${REPLAY_QUOTA} replays in any 24 hours, all its endpoints together (429 \`replay_quota_exceeded\` beyond).`,
         params: Params,
         body: ReplayBody,
         response: { 202: ReplayAccepted },
@@ -265,6 +265,10 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ services: Context & { webhoo
       const oldest = new Date(at.getTime() - REPLAY_WINDOW_DAYS * DAY_MS);
       if (Date.parse(request.body.since) < oldest.getTime()) {
         throw new AppError('validation_error', 'The replay reaches too far back', [{ path: 'body.since', message: `must be within the last ${REPLAY_WINDOW_DAYS} days (from ${oldest.toISOString()})` }]);
+      }
+      // Nothing is recorded after now: such a replay would send nothing and still count against the quota.
+      if (Date.parse(request.body.since) > at.getTime()) {
+        throw new AppError('validation_error', 'The replay starts in the future', [{ path: 'body.since', message: `must not be after the request (${at.toISOString()})` }]);
       }
       await own(request.params.id, accountId);
       const range = { field: 'requested_at', gte: new Date(at.getTime() - DAY_MS).toISOString() };

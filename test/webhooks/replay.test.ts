@@ -191,7 +191,7 @@ t.test('an account may ask for 10 replays in any 24 hours, all its endpoints tog
   t.equal((await replay(app, biz, ids[9]!, since())).json().code, 'replay_quota_exceeded', 'the other nine still count');
 });
 
-t.test('since may reach back 30 days and no more', async (t) => {
+t.test('since may reach back 30 days and no more, and not past the request', async (t) => {
   const net = network();
   const clock = manualClock(new Date().toISOString());
   const { app, services } = await testApp(t, { clock, webhooks: { resolve: net.resolve, send: net.send } });
@@ -200,5 +200,7 @@ t.test('since may reach back 30 days and no more', async (t) => {
   const now = clock().getTime();
   const far = await replay(app, biz, id!, new Date(now - 30 * DAY - 1).toISOString());
   t.match(far.json(), { statusCode: 400, code: 'validation_error', details: [{ path: 'body.since', message: `must be within the last 30 days (from ${new Date(now - 30 * DAY).toISOString()})` }] });
+  const later = await replay(app, biz, id!, new Date(now + 1).toISOString());
+  t.match(later.json(), { statusCode: 400, code: 'validation_error', details: [{ path: 'body.since', message: `must not be after the request (${new Date(now).toISOString()})` }] }, 'nor a time to come');
   t.equal((await replay(app, biz, id!, new Date(now - 30 * DAY).toISOString())).statusCode, 202, '30 days exactly is taken');
 });
