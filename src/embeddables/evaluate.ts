@@ -68,6 +68,14 @@ export const OPERATORS: readonly Operator[] = ['equals', 'not_equals', 'contains
 const INVISIBLE = /^[\s\p{Cf}\u115F\u1160\u2800\u3164\uFFA0]*$/u;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
+/** A calendar day as `YYYY-MM-DD` that exists (no 2026-02-30): a date answer's, and a condition's on one. */
+export function isCalendarDay(value: unknown): value is string {
+  if (typeof value !== 'string' || !DAY.test(value)) return false;
+  const [y, m, d] = value.split('-').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const own = (record: object, key: string) => Object.prototype.hasOwnProperty.call(record, key);
 
@@ -248,7 +256,7 @@ function operatorProblem(question: LogicQuestion, op: Operator, value: unknown):
     case 'greater_than':
     case 'less_than':
       if (NUMERIC.has(type)) return typeof value === 'number' && Number.isFinite(value) ? undefined : `${op} on a ${type} question needs a number`;
-      if (type === 'date') return typeof value === 'string' && DAY.test(value) ? undefined : `${op} on a date question needs a day as YYYY-MM-DD`;
+      if (type === 'date') return isCalendarDay(value) ? undefined : `${op} on a date question needs a real calendar day as YYYY-MM-DD`;
       return `${op} applies to numbers, scales, ratings, NPS and dates, not to a ${type} question`;
     case 'contains':
       if (type === 'multiple_choice' || type === 'ranking') return typeof value === 'string' ? unknownChoice(value) : 'contains on a choice list needs a choice id';
@@ -258,7 +266,7 @@ function operatorProblem(question: LogicQuestion, op: Operator, value: unknown):
       // equals, not_equals
       if (NUMERIC.has(type)) return typeof value === 'number' ? undefined : `${op} on a ${type} question needs a number`;
       if (type === 'yes_no' || type === 'consent') return typeof value === 'boolean' ? undefined : `${op} on a ${type} question needs true or false`;
-      if (type === 'date') return typeof value === 'string' && DAY.test(value) ? undefined : `${op} on a date question needs a day as YYYY-MM-DD`;
+      if (type === 'date') return isCalendarDay(value) ? undefined : `${op} on a date question needs a real calendar day as YYYY-MM-DD`;
       if (type === 'multiple_choice' || type === 'ranking') {
         const items = Array.isArray(value) ? value : [value];
         if (!items.every((v) => typeof v === 'string')) return `${op} on a choice list needs a choice id or a list of them`;

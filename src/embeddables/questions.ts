@@ -4,7 +4,9 @@ import { createRequire } from 'node:module';
 import type { CountryCode } from 'libphonenumber-js/max';
 import { said, shows } from '../kernel/text.js';
 import type { ErrorDetail } from '../kernel/errors.js';
-import { OPERATORS, type Operator } from './evaluate.js';
+import { isCalendarDay, OPERATORS, type Operator } from './evaluate.js';
+
+export { isCalendarDay };
 
 // The metadata of every numbering plan is large: loaded on the first phone
 // question a process meets, not by every process that starts.
@@ -76,13 +78,6 @@ const Options = (min: number, max: number, what: string) =>
     .refine(unique, `${what} ids must be unique`);
 const Choices = Options(2, 50, 'choice');
 
-/** A calendar day as `YYYY-MM-DD` that exists (no 2026-02-30). */
-export function isCalendarDay(value: unknown): value is string {
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const [y, m, d] = value.split('-').map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(y, m - 1, d));
-  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
-}
 const Day = z.string().refine(isCalendarDay, 'must be a real calendar day as YYYY-MM-DD');
 
 export const StarRatingQuestion = z.strictObject({
