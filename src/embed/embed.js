@@ -314,7 +314,7 @@
     '.box .panel{box-shadow:0 10px 30px rgba(0,0,0,.25);width:min(380px,calc(var(--visible-width,100vw) - 32px));max-height:calc(100vh - 92px - var(--off));max-height:calc(100dvh - 92px - var(--off) - env(safe-area-inset-top) - env(safe-area-inset-bottom))}' +
     '.head{display:flex;align-items:flex-start;gap:4px;padding-block:8px 0;padding-inline:18px 4px}.head h2{flex:1;margin:10px 0 4px}' +
     '.body{overflow-y:auto;overscroll-behavior:contain;padding:0 18px 18px}.inline .body{padding-top:18px}' +
-    'h2{font-size:18px;line-height:1.3;margin:0 0 4px}h3{font-size:16px}p{margin:0 0 12px}' +
+    'h1,h2{font-size:18px;line-height:1.3;margin:0 0 4px}h3{font-size:16px}p{margin:0 0 12px}' +
     'button{font:inherit;color:inherit;cursor:pointer;border-radius:8px;border:1px solid var(--line);background:transparent;min-height:44px;padding:8px 14px}' +
     ':focus-visible,input:focus-visible+span{outline:3px solid var(--primary);outline-offset:2px}' +
     '.launcher{background:var(--primary);color:var(--on-primary);border:0;border-radius:24px;min-height:48px;min-width:48px;display:flex;gap:6px;align-items:center;justify-content:center;box-shadow:0 4px 14px rgba(0,0,0,.25)}' +
@@ -330,7 +330,7 @@
     '.scale input:checked+span{background:var(--primary);color:var(--on-primary);border-color:var(--primary)}' +
     '.scale input[aria-invalid=true]+span{border-color:var(--err)}' +
     '.stars span,.stars input:checked+span{border:0;background:none}.stars svg{fill:none;stroke:var(--fg)}.stars .lit svg{fill:var(--primary);stroke:var(--primary)}' +
-    '.ends{display:flex;justify-content:space-between;font-size:14px;margin-top:4px}' +
+    '.ends{display:flex;justify-content:space-between;gap:12px;font-size:14px;margin-top:4px}.ends span:last-child{text-align:end}' +
     '.check{display:flex;gap:10px;align-items:flex-start;min-height:44px;padding:10px 0;cursor:pointer}' +
     '.check input{width:24px;height:24px;margin:0;flex:none;accent-color:var(--primary)}' +
     '.desc{margin:0 0 8px;font-size:14px}.opts{display:flex;flex-direction:column}.row{border:0;padding:0;margin:0 0 8px;min-width:0}.row legend{padding:0;margin-bottom:4px}' +
@@ -338,7 +338,8 @@
     '.pills span{display:flex;align-items:center;justify-content:center;min-height:44px;padding:0 12px;border:1px solid var(--line);border-radius:8px}.pills input:checked+span{background:var(--primary);color:var(--on-primary);border-color:var(--primary)}' +
     '.rank{list-style:none;margin:0;padding:0}.rank li{display:flex;align-items:center;gap:6px;border:1px solid var(--line);border-radius:8px;padding:4px;padding-inline-start:12px;margin-bottom:6px;cursor:grab}.rank .grow{flex:1}.rank button{min-width:44px;padding:0}' +
     '.error{color:var(--err);font-size:14px;margin-top:4px}.error:empty{display:none}' +
-    '.hp{position:absolute;inset-inline-start:-9999px;width:1px;height:1px;overflow:hidden}' +
+    // Hidden in place (clipped), not moved off screen: moved, it widened the host page by 10,000 px when their directions differ.
+    '.hp{position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;overflow:hidden;clip-path:inset(50%);white-space:nowrap}' +
     '.bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin-top:4px}.bar span{display:block;height:100%;background:var(--primary)}' +
     '.nav{display:flex;gap:8px}.nav .primary{flex:1}.page{margin:12px 0}.page:focus{outline:0}' +
     '.obo .check span[data-key]::before{content:attr(data-key)/"";display:inline-block;min-width:24px;margin-inline-end:8px;border:1px solid var(--line);border-radius:4px;text-align:center;font-size:13px}' +
@@ -495,9 +496,10 @@
 
   /** A text-like input: its type, keyboard, autocomplete, and how its text becomes an answer. */
   var INPUTS = {
-    email: { type: 'email', autocomplete: 'email' },
-    phone: { type: 'tel', autocomplete: 'tel' },
-    url: { type: 'url', inputmode: 'url', placeholder: 'https://' },
+    // Addresses, numbers and links read left to right in every language (an Arabic page showed https:// as //:https).
+    email: { type: 'email', autocomplete: 'email', dir: 'ltr' },
+    phone: { type: 'tel', autocomplete: 'tel', dir: 'ltr' },
+    url: { type: 'url', inputmode: 'url', placeholder: 'https://', dir: 'ltr' },
     number: { type: 'number', inputmode: 'decimal', read: function (v) { return v === '' ? undefined : Number(v); } },
     date: { type: 'date' },
   };
@@ -553,7 +555,7 @@
       } else if (q.type === 'long_text') {
         control = h('textarea', { id: qid, rows: '3', maxlength: q.max_length || '10000' });
       } else {
-        control = h('input', { id: qid, type: kind.type || 'text', inputmode: kind.inputmode, placeholder: kind.placeholder, autocomplete: kind.autocomplete, maxlength: kind.type ? null : q.max_length || '10000', min: q.min, max: q.max, step: q.type === 'number' ? (q.integer ? '1' : 'any') : null });
+        control = h('input', { id: qid, type: kind.type || 'text', dir: kind.dir, inputmode: kind.inputmode, placeholder: kind.placeholder, autocomplete: kind.autocomplete, maxlength: kind.type ? null : q.max_length || '10000', min: q.min, max: q.max, step: q.type === 'number' ? (q.integer ? '1' : 'any') : null });
       }
       control.required = q.required;
       field = {
@@ -576,12 +578,12 @@
     return field;
   }
 
-  /** The declared hidden fields' values: the tag's `data-hidden-<name>` wins over the host page's `?<name>=`. */
+  /** The declared hidden fields' values: `data-hidden-<name>` on the container (or the tag that draws itself) wins over the host page's `?<name>=`. */
   function hiddenValues(object) {
     var out = {};
     var query = new URLSearchParams(location.search);
     (object.hidden_fields || []).forEach(function (name) {
-      var v = script.getAttribute('data-hidden-' + name);
+      var v = (container || script).getAttribute('data-hidden-' + name);
       if (v === null) v = query.get(name);
       if (v) out[name] = v.slice(0, 500);
     });
@@ -756,8 +758,37 @@
       pick.focus();
       pick.click();
     }
+    /**
+     * The server refused answers: each message at its question, and the
+     * visitor taken back to the first page (or question) that holds one, its
+     * answer focused. What names no question of the path is said under Send.
+     */
+    function refused(details, message) {
+      var unplaced = [];
+      var first = null;
+      (details || []).forEach(function (d) {
+        var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path; })[0];
+        if (field) {
+          field.show(serverMessage(field, d.message));
+          first = first || field;
+        } else unplaced.push(locale === 'en' ? d.path + ': ' + d.message : say('invalid'));
+      });
+      if (first && first.el.hidden) {
+        var back = -1;
+        for (var i = trail.length - 1; i >= 0 && back < 0; i--) if (FeedbackLogic.shownOn(object, trail[i], state().answers).indexOf(first.q.id) >= 0) back = i;
+        if (back >= 0) {
+          trail = trail.slice(0, back + 1);
+          at = first.q.id;
+          draw();
+        }
+      }
+      status.textContent = unplaced.length || !details ? unplaced.join('; ') || (locale === 'en' && message) || say('failed') : '';
+      focusFirstInvalid();
+    }
+    var sending = false;
     var form = h('form', { novalidate: true, class: single ? 'obo' : null, oninput: change, onchange: change, onkeydown: keys, onsubmit: function (event) {
       event.preventDefault();
+      if (sending) return;
       var s = state();
       var missing = false;
       status.textContent = '';
@@ -790,7 +821,9 @@
       // Only the answers on the walked path are sent: the server refuses any other.
       var answers = {};
       FeedbackLogic.walk(object, s.answers).questions.forEach(function (id) { if (id in s.answers) answers[id] = s.answers[id]; });
-      submit.disabled = true;
+      // Busy rather than disabled: a disabled button drops the focus, and the thank-you takes it from Send.
+      sending = true;
+      submit.setAttribute('aria-disabled', 'true');
       sent.then(function () {
         return send('/submit', {
           answers: answers,
@@ -801,19 +834,14 @@
           metadata: { pageUrl: location.href, pageTitle: document.title, fingerprint: fingerprint(), screenWidth: screen.width, screenHeight: screen.height, referrer: document.referrer || undefined },
         });
       }).then(function (r) {
-        submit.disabled = false;
+        sending = false;
+        submit.removeAttribute('aria-disabled');
         var end = ending || object;
         if (r.ok) return end.redirect_url ? redirectTo(end, answers, hidden) : done(ending);
-        var unplaced = [];
-        (r.body.details || []).forEach(function (d) {
-          var field = fields.filter(function (f) { return 'answers.' + f.q.id === d.path && !f.el.hidden; })[0];
-          if (field) field.show(serverMessage(field, d.message));
-          else unplaced.push(d.path + ': ' + d.message);
-        });
-        status.textContent = unplaced.length || !r.body.details ? unplaced.join('; ') || (locale === 'en' && r.body.message) || say('failed') : '';
-        focusFirstInvalid();
+        refused(r.body.details, r.body.message);
       }).catch(function () {
-        submit.disabled = false;
+        sending = false;
+        submit.removeAttribute('aria-disabled');
         status.textContent = say('offline');
       });
     } }, [bar, heading, live].concat(fields.map(function (f) { return f.el; }), [h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]), h('div', { class: 'nav' }, [back, submit]), status, note()]));
@@ -833,7 +861,8 @@
 
   var votes = function (n) { return say('votes', { n: n }); };
 
-  function showResults(panel, tally, focus) {
+  /** `back`: the results were asked for before voting, and the visitor may go back to the ballot. */
+  function showResults(panel, tally, focus, back) {
     // The server counts by id; the texts are the ones the visitor read.
     var texts = {};
     (reading.options || []).forEach(function (o) { texts[o.id] = o.text; });
@@ -843,32 +872,38 @@
       var bar = h('div', { class: 'bar', role: 'img', 'aria-label': percent(o.percentage) }, [h('span', {})]);
       bar.firstChild.style.width = o.percentage + '%';
       return h('div', { class: 'q' }, [h('div', { text: o.text + ' — ' + votes(o.votes) + ' (' + percent(o.percentage) + ')' }), bar]);
-    }), [note()]));
+    }), [back ? h('button', { type: 'button', class: 'link', text: say('back'), onclick: back }) : null, note()]));
     if (focus) title.focus();
   }
 
-  function results(panel, focus) {
+  function results(panel, focus, back) {
     return request(api + '/results').then(function (r) {
       if (!r.ok) return warn('results unavailable: ' + (r.body.message || r.status));
-      showResults(panel, r.body, focus);
+      showResults(panel, r.body, focus, back);
     });
   }
 
   /** A preview counts only the vote cast in it (or none), as the voter would see the poll's results after it. */
-  function previewResults(panel, poll, chosen) {
+  function previewResults(panel, poll, chosen, back) {
     showResults(panel, { question: poll.question, total_votes: chosen.length ? 1 : 0, options: poll.options.map(function (o, i) {
       var votes = chosen.indexOf(o.id || 'o' + i) < 0 ? 0 : 1;
       return { text: o.text, votes: votes, percentage: votes * 100 };
-    }) }, true);
+    }) }, true, back);
     return Promise.resolve();
   }
 
   function ballot(panel, poll) {
     var type = poll.allow_multiple ? 'checkbox' : 'radio';
     var inputs = poll.options.map(function (o, i) { return h('input', { type: type, name: 'option', value: o.id || 'o' + i, id: 'o' + i }); });
-    var status = h('div', { class: 'error', role: 'status' });
+    var status = h('div', { class: 'error', role: 'status', id: 'ballot-error' });
     var honeypot = h('input', { type: 'text', tabindex: '-1', autocomplete: 'off' });
     var vote = h('button', { type: 'submit', class: 'primary', text: say('vote') });
+    // Back from results asked for before voting: the ballot again, its first option focused.
+    var again = function () {
+      ballot(panel, poll);
+      var first = panel.querySelector('input[name=option]');
+      if (first) first.focus();
+    };
     var form = h('form', { novalidate: true, onsubmit: function (event) {
       event.preventDefault();
       var chosen = inputs.filter(function (i) { return i.checked; }).map(function (i) { return i.value; });
@@ -887,13 +922,14 @@
         status.textContent = say('offline');
       });
     } }, [
-      h('fieldset', { class: 'q' }, [h('legend', { class: 'label', text: poll.question })].concat(poll.options.map(function (o, i) {
+      // The error ("choose an option") is read with the options.
+      h('fieldset', { class: 'q', 'aria-describedby': 'ballot-error' }, [h('legend', { class: 'label', text: poll.question })].concat(poll.options.map(function (o, i) {
         return h('label', { class: 'check', for: 'o' + i }, [inputs[i], h('span', { text: o.text })]);
       }))),
       h('div', { class: 'hp', 'aria-hidden': 'true' }, [honeypot]),
       vote,
       status,
-      h('button', { type: 'button', class: 'link', text: say('see_results'), onclick: function () { (previewing ? previewResults(panel, poll, []) : results(panel, true)).catch(function () { status.textContent = say('offline'); }); } }),
+      h('button', { type: 'button', class: 'link', text: say('see_results'), onclick: function () { (previewing ? previewResults(panel, poll, [], again) : results(panel, true, again)).catch(function () { status.textContent = say('offline'); }); } }),
       note(),
     ]);
     fill(panel, [form]);
@@ -978,7 +1014,8 @@
           if (previewing) return;
           answered = true;
           remember('answered');
-          timer = setTimeout(function () { hide(false); }, THANKS_CLOSE_MS);
+          // Closed on its own only when the visitor is elsewhere: one reading the card (its focus inside) closes it.
+          timer = setTimeout(function () { if (!panel.contains(m.root.activeElement)) hide(false); }, THANKS_CLOSE_MS);
         });
       }
       panel.hidden = false;
@@ -1051,7 +1088,8 @@
       if (recall() === 'voted') results(body, false);
       else ballot(body, object);
     } else {
-      fill(body, [h('h2', { text: object.title })]);
+      // On the service's own page the form is the page: its title is the page's heading.
+      fill(body, [h(container && 'hosted' in container.dataset ? 'h1' : 'h2', { text: object.title })]);
       var content = h('div', {});
       body.appendChild(content);
       survey(content, object, shown.thanks);

@@ -47,6 +47,7 @@ function document(head: string, body: string, css: string, lang = 'en', dir = 'l
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/dashboard/assets/icon.svg" type="image/svg+xml">
 ${head}
 <style>${css}</style>
 </head>
