@@ -1014,8 +1014,7 @@
           if (previewing) return;
           answered = true;
           remember('answered');
-          // Closed on its own only when the visitor is elsewhere: one reading the card (its focus inside) closes it.
-          timer = setTimeout(function () { if (!panel.contains(m.root.activeElement)) hide(false); }, THANKS_CLOSE_MS);
+          timer = setTimeout(function () { hide(false); }, THANKS_CLOSE_MS);
         });
       }
       panel.hidden = false;
