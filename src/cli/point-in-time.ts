@@ -88,13 +88,26 @@ export async function rebuildAt(services: Services, values: { until: Date; out: 
   const started = performance.now();
   const existed = existsSync(target);
   makeEmptyDirectory(target);
+  // A copy left half-built would verify as a shorter history, and be served as one: nothing of it stays.
+  const remove = () => {
+    for (const entry of existed ? readdirSync(target) : []) rmSync(join(target, entry), { recursive: true, force: true });
+    if (!existed) rmSync(target, { recursive: true, force: true });
+  };
+  // Stopped by a signal (Ctrl-C), too; should even that fail (kill -9), the mark it keeps says the copy is unfinished.
+  const stopped = (signal: NodeJS.Signals) => {
+    remove();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', stopped);
+  process.once('SIGTERM', stopped);
   try {
     return await buildCopy(services, values, target, clock, started, out);
   } catch (error) {
-    // A copy left half-built would verify as a shorter history, and be served as one: nothing of it stays.
-    for (const entry of existed ? readdirSync(target) : []) rmSync(join(target, entry), { recursive: true, force: true });
-    if (!existed) rmSync(target, { recursive: true, force: true });
+    remove();
     throw error;
+  } finally {
+    process.off('SIGINT', stopped);
+    process.off('SIGTERM', stopped);
   }
 }
 
@@ -107,7 +120,7 @@ async function buildCopy(services: Services, values: { until: Date; out: string 
   if (source?.erased_after?.length) erasedAfter.set('', new Set(source.erased_after));
   const keys = subjectKeysAt(services.config, source);
   const keyStore = keys.kind === 'sqlite' ? { key_store: resolve(keys.path) } : {};
-  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString(), ...keyStore });
+  writePointInTime(target, { until: values.until.toISOString(), position: '0', events: 0, source: services.events.kind, built_at: clock().toISOString(), ...keyStore, building: true });
   // Tokens and keys of the copy are those of the original.
   if (!services.config.SECRET) writeFileSync(join(target, SECRET_FILE), loadOrCreateSecret(services.config.DATA_DIR), { flag: 'wx', mode: 0o600 });
 

@@ -33,6 +33,8 @@ export interface PointInTime {
   key_store?: string;
   /** The same ids in one list, as copies made before they were kept by object hold them. */
   erased_after?: string[];
+  /** Written first, gone once every event is copied: a copy whose making stopped keeps it, and is neither verified nor served. */
+  building?: true;
 }
 
 /** The submissions erased after the copy's moment: all of them, or those of one object. */
@@ -50,7 +52,19 @@ export class UnreadableMark extends Error {
   }
 }
 
-export function readPointInTime(dataDir: string): PointInTime | undefined {
+/** A copy whose making stopped before its events were all copied: a shorter history that must not pass for the whole. */
+export class UnfinishedCopy extends UnreadableMark {
+  constructor(path: string) {
+    super(path, 'the copy was stopped before all its events were copied');
+    this.message = `${dataDirOf(path)} holds a point-in-time copy whose making stopped before it was finished: remove it and run admin rebuild --until again`;
+    this.name = 'UnfinishedCopy';
+  }
+}
+
+const dataDirOf = (path: string) => path.slice(0, path.length - POINT_IN_TIME_FILE.length - 1);
+
+/** The mark of DATA_DIR, if any; `building`: also one whose copy is being made (its maker's own reads). */
+export function readPointInTime(dataDir: string, options: { building?: boolean } = {}): PointInTime | undefined {
   const path = join(dataDir, POINT_IN_TIME_FILE);
   if (!existsSync(path)) return undefined;
   let mark: unknown;
@@ -66,6 +80,7 @@ export function readPointInTime(dataDir: string): PointInTime | undefined {
   if (byObject !== undefined && (byObject === null || typeof byObject !== 'object' || Array.isArray(byObject) || !Object.values(byObject).every(ids))) {
     throw new UnreadableMark(path, '`erased_after_by_object` does not give a list of ids for each object');
   }
+  if ((mark as { building?: unknown }).building !== undefined && !options.building) throw new UnfinishedCopy(path);
   return mark as PointInTime;
 }
 

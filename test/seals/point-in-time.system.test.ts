@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { admin, startServer } from '../support/processes.js';
+import { admin, startAdmin, startServer } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/services.js';
 
@@ -20,4 +21,16 @@ t.test('a copy served says at start that it is a read-only copy, and of which mo
   const readyLine = () => server.log().split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => /^feedback service ready/.test(line.msg));
   t.ok(await eventually(() => readyLine() !== undefined));
   t.match(readyLine(), { msg: `feedback service ready at ${server.url}: a read-only copy as of ${until}, API docs ${server.url}/docs, OpenAPI ${server.url}/api/openapi.json, embed script ${server.url}/embed.js, dashboard ${server.url}/dashboard, health ${server.url}/healthz; mail: SMTP_URL is unset, so sign-in links and other mail are written to this log`, read_only_as_of: until });
+});
+
+t.test('rebuild --until stopped by Ctrl-C (SIGINT) leaves no copy behind', async (t) => {
+  const dir = await source(t);
+  const out = join(tempDir(t, 'interrupted'), 'store');
+  const { child, finished } = startAdmin(['rebuild', '--until', new Date().toISOString(), '--out', out], { DATA_DIR: dir });
+  // The copy's directory is made after the arguments are checked, and building its read models takes a second more.
+  t.ok(await eventually(() => existsSync(out), { everyMs: 5 }), 'the copy is under way');
+  child.kill('SIGINT');
+  const run = await finished;
+  t.equal(run.code, 130, run.stderr);
+  t.notOk(existsSync(out), 'and nothing of it stays');
 });

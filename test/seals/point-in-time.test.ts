@@ -347,3 +347,18 @@ t.test('a copy made while an erasure is recorded and not yet carried out holds n
     t.match(json(verified), { verified: true, erased: 1 });
   }
 });
+
+t.test('a copy whose making stopped (its mark still says so) is neither verified, read nor appended to', async (t) => {
+  const dir = await source(t);
+  const out = join(tempDir(t, 'stopped'), 'store');
+  t.equal((await admin(['rebuild', '--until', new Date().toISOString(), '--out', out], { DATA_DIR: dir })).code, 0);
+  // As kill -9 during the copy leaves it: the mark written first, never replaced.
+  const mark = JSON.parse(readFileSync(join(out, POINT_IN_TIME_FILE), 'utf8'));
+  t.notOk('building' in mark, 'a finished copy says nothing of building');
+  writeFileSync(join(out, POINT_IN_TIME_FILE), JSON.stringify({ ...mark, position: '0', events: 0, building: true }));
+  for (const command of [['verify'], ['events'], ['create-account', '--name', 'X', '--plan', 'free']]) {
+    const run = await admin(command, { DATA_DIR: out });
+    t.equal(run.code, 1, `${command[0]}: exit 1`);
+    t.match(run.stderr, /^admin: .*point-in-time copy whose making stopped before it was finished: remove it and run admin rebuild --until again\n$/, `${command[0]}: one line that says so`);
+  }
+});
