@@ -163,7 +163,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const stores = async () => {
     try {
       const { createLogger, openServices } = await import('../services.js');
-      services ??= await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, lines(err)) });
+      services ??= await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, lines(err)), reading: job.spec.history === 'reads' });
       return services;
     } catch (error) {
       throw new StoresUnavailable(`could not open the stores: ${(error as Error).message}`);
