@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { openAccount } from '../../src/accounts/commands.js';
@@ -78,4 +79,17 @@ t.test("login-link names the running server's address, which the CLI's environme
   t.equal((await server.stop('SIGTERM')).code, 0);
   const after = json(await admin(['login-link', '--account', opened.account_id], { DATA_DIR: dir, PORT: '4100' }));
   t.match(after.url, /^http:\/\/127\.0\.0\.1:4100\/dashboard\/login\?t=/, 'a server that stopped leaves no address: the configuration says where one would listen');
+});
+
+t.test('output that cannot be written (a full disk) is said in one line, exit 1, no stack', { skip: existsSync('/dev/full') ? false : 'no /dev/full here to stand for a full disk' }, async (t) => {
+  const dir = tempDir(t);
+  const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+    const child = spawn('bash', ['-c', `"${process.execPath}" "${LAUNCHED.admin}" create-account --name Full --plan free > /dev/full`], { env: childEnv({ DATA_DIR: dir }, false), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+  t.equal(run.code, 1);
+  t.equal(run.stderr.replace(/^admin: compiling the sources into dist\/ \(once after each change\)\n/, ''), 'admin: could not write the output (ENOSPC): the command ran, and what it printed is lost\n');
 });
