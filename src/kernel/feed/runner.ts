@@ -69,7 +69,13 @@ interface ReplayTiming {
 }
 
 /** Another process moved a checkpoint back (a new projection's reset, a rebuild's swap forced behind): the feed must be read again from there. */
-class FeedRewound extends Error {}
+/** A checkpoint moved back under the runner (another rebuild of the same read models): its batch no longer follows it. */
+class FeedRewound extends Error {
+  constructor() {
+    super('the read models were rebuilt under this one (another rebuild ran at the same time): run it again once that one is done');
+    this.name = 'FeedRewound';
+  }
+}
 
 const WRITE_ATTEMPTS = 10;
 /** Events to replay from which a rebuild prepares them on another thread: below, starting it costs more than it saves. */
