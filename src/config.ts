@@ -6,6 +6,12 @@ const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 const PORT_RANGE = 'must be a whole number from 1 to 65535';
+
+/** Where the service is reached: links are made by adding paths to it, so it holds no ?query or #fragment. */
+export const BaseUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  // Checked on what is a URL only: zod goes on to refinements after a failed check.
+  .refine((value) => !URL.canParse(value) || (!value.includes('?') && !value.includes('#')), 'must be an http(s) URL without ?query or #fragment: links are made by adding paths to it');
 const TIMEOUT_RANGE = 'must be a whole number of milliseconds from 10 to 5000';
 const STORE_TIMEOUT_RANGE = 'must be a whole number of milliseconds from 100 to 120000';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -56,7 +62,7 @@ export const ConfigSchema = z.object({
   SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   TRUST_PROXY: optional(TrustProxy),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
-  PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
+  PUBLIC_BASE_URL: optional(BaseUrl),
   ROLE: z.enum(['all', 'api', 'projector'], 'must be all, api or projector').default('all'),
   /** `off`: the projector of this process never seals the history by itself (`admin seal` still does). */
   SEALS: optional(z.enum(['on', 'off'], 'must be on or off')).default('on'),

@@ -47,6 +47,8 @@ t.test('a bad value is named in one line, and a credential in it is never echoed
     [{ SECRET: 'short' }, /^invalid configuration: SECRET must be at least 32 characters$/],
     [{ TRUST_PROXY: 'maybe' }, /^invalid configuration: TRUST_PROXY /],
     [{ PUBLIC_BASE_URL: 'not a url' }, /^invalid configuration: PUBLIC_BASE_URL /],
+    [{ PUBLIC_BASE_URL: 'https://feedback.example.com/?q=1' }, /^invalid configuration: PUBLIC_BASE_URL must be an http\(s\) URL without \?query or #fragment/],
+    [{ PUBLIC_BASE_URL: 'https://feedback.example.com/#top' }, /^invalid configuration: PUBLIC_BASE_URL must be an http\(s\) URL without \?query or #fragment/],
     [{ ROLE: 'worker' }, /^invalid configuration: ROLE /],
     [{ HOST: '300.1.1.1' }, /^invalid configuration: HOST must be an IP address or a host name \(got "300\.1\.1\.1"\)$/],
     [{ METRICS_TOKEN: 'short' }, /^invalid configuration: METRICS_TOKEN must be at least 16 characters$/],

@@ -9,7 +9,7 @@ import { checkpointKey } from '../kernel/feed/projection.js';
 import { projections } from '../../projections/index.js';
 import { haltMessage, haltView } from '../kernel/feed/halt.js';
 import { Plan, Scope, DEFAULT_SCOPES } from '../accounts/plans.js';
-import type { Config } from '../config.js';
+import { BaseUrl, type Config } from '../config.js';
 import { isoInstant } from '../kernel/instant.js';
 import { issueLoginLink } from '../dashboard/commands.js';
 import { addMember, listMembers, openAccountWithOwner } from '../members/commands.js';
@@ -222,7 +222,7 @@ export const JOBS: Record<CommandName, CommandSpec<z.ZodType>> = {
       { flags: '--account <id>', description: 'the account id (acc_…)' },
       { flags: '--base <url>', description: 'where the service is reached (default PUBLIC_BASE_URL, else where the server on DATA_DIR listens)' },
     ],
-    schema: z.object({ account: Id, base: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional() }),
+    schema: z.object({ account: Id, base: BaseUrl.optional() }),
     job: async (v, { config, stores, out }) => {
       // The server's own record of where it listens beats this process's HOST and PORT, which may not be the server's.
       const base = v.base ?? config.PUBLIC_BASE_URL ?? recordedAddress(config.DATA_DIR);

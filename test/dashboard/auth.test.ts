@@ -323,6 +323,10 @@ t.test('login-link as a real process; the session survives admin rebuild', async
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /no such account/);
   t.match((await admin(['login-link'], env)).stderr, /missing --account/);
+  for (const base of ['http://a.example/?q=1', 'http://a.example/#frag']) {
+    const refused = await admin(['login-link', '--account', opened.account_id, '--base', base], env);
+    t.match(refused, { code: 2, stdout: '', stderr: /^admin: --base must be an http\(s\) URL without \?query or #fragment/ }, `${base}: a link cannot be made under it`);
+  }
 
   const { app } = await testApp(t, { dataDir });
   const token = new URL(link.url).searchParams.get('t')!;
