@@ -107,8 +107,8 @@ export interface ServiceOptions {
   mail?: OutboxOptions & { mailer?: Mailer };
   /** How notifications gather responses and reach Slack (tests shorten and inject them). */
   notifications?: NotifierOptions;
-  /** The admin CLI runs a command that only reads the history: the key store learns no check of SECRET from it (it may run on a secret of its own). */
-  reading?: boolean;
+  /** SECRET is the admin CLI's own for one reading command (the store keeps none): the key store learns no check of it. */
+  oneRunSecret?: boolean;
 }
 
 /** The address links in mail point at: PUBLIC_BASE_URL, else where the server said it listens, else HOST and PORT. */
@@ -226,7 +226,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   try {
     const codec = new PersonalCodec(personalData, await openSubjectKeys(config, readOnly), secret, readOnly ? { freshMs: 0 } : {});
     try {
-      await codec.checkSecret({ readonly: readOnly !== undefined || options.reading === true });
+      await codec.checkSecret({ readonly: readOnly !== undefined || options.oneRunSecret === true });
     } catch (error) {
       await codec.keys.close();
       throw error;

@@ -49,7 +49,23 @@ function validate(name: CommandName, spec: CommandSpec<z.ZodType>, values: Recor
     const hint = spec.options.find((o) => o.flags.startsWith(`--${option} `))?.description;
     throw new UsageError(`missing --${option}${hint ? ` (${hint})` : ''}`);
   }
-  throw new UsageError(`--${option} ${issue.message}`);
+  throw new UsageError(`--${option} ${plainly(issue)}`);
+}
+
+/** An issue in the words of the other refusals: a schema's own message as it is, zod's defaults ("Too small: expected…") reworded. */
+function plainly(issue: z.core.$ZodIssue): string {
+  if (!/^(Invalid|Too small|Too big)/.test(issue.message)) return issue.message;
+  const unit = 'origin' in issue && issue.origin === 'string' ? ' characters' : '';
+  switch (issue.code) {
+    case 'invalid_type':
+      return `must be a ${issue.expected === 'int' ? 'whole number' : issue.expected}`;
+    case 'too_small':
+      return unit && Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${issue.minimum}${unit}`;
+    case 'too_big':
+      return `must be at most ${issue.maximum}${unit}`;
+    default:
+      return issue.message;
+  }
 }
 
 /** Commander's refusals, in this command's words. */
@@ -154,16 +170,19 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return 1;
   }
   // The embedded store only: a server's URL names a store that is there, and a point-in-time copy is embedded.
+  // A reading command on a store without its secret runs on one of its own (checkDataDir): nothing may keep it.
+  let oneRunSecret = false;
   if (!config.EVENTSTORE_URL) {
     const refused = await checkDataDir(job, config, err);
     if (typeof refused === 'number') return refused;
+    oneRunSecret = config.SECRET === undefined && refused.SECRET !== undefined;
     config = refused;
   }
   let services: Services | undefined;
   const stores = async () => {
     try {
       const { createLogger, openServices } = await import('../services.js');
-      services ??= await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, lines(err)), reading: job.spec.history === 'reads' });
+      services ??= await openServices(config, { logger: createLogger({ LOG_LEVEL: 'warn' }, lines(err)), oneRunSecret });
       return services;
     } catch (error) {
       throw new StoresUnavailable(`could not open the stores: ${(error as Error).message}`);
