@@ -123,6 +123,9 @@ async function parse(argv: string[], write: { out: (text: string) => void; err: 
     program.outputHelp({ error: true });
     throw new UsageError('');
   }
+  // Help for a command that is not there (`help bogus`, `creat-account --help`) is its refusal, with the suggestion.
+  const unknown = argv[0] === 'help' ? argv[1] : argv[0];
+  if (unknown !== undefined && !unknown.startsWith('-') && !isCommand(unknown) && (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h'))) argv = [unknown];
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {

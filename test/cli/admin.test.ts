@@ -49,6 +49,8 @@ t.test('bad arguments: a message on stderr, exit 2, nothing changed', async (t) 
     ['unknown option', ['create-account', '--name', 'X', '--plan', 'free', '--root'], /^admin: unknown option '--root' for create-account\n$/],
     ['mistyped option', ['events', '--aftr', '3'], /^admin: unknown option '--aftr' for events — did you mean '--after'\?\n$/],
     ['a page that is no number', ['encrypt-existing', '--page', 'abc'], /^admin: --page must be a number\n$/],
+    ['help for no command', ['help', 'bogus'], /^admin: unknown command 'bogus'\n$/],
+    ['help for a mistyped command', ['creat-account', '--help'], /^admin: unknown command 'creat-account' — did you mean 'create-account'\?\n$/],
     ['an empty stream', ['events', '--stream', ''], /^admin: --stream must not be empty\n$/],
     ['a stream too long', ['events', '--stream', 'x'.repeat(400)], /^admin: --stream must be at most 300 characters\n$/],
     ['stray argument', ['list-keys', '--account', opened.account_id, 'extra'], /argument/i],
