@@ -123,6 +123,14 @@ async function parse(argv: string[], write: { out: (text: string) => void; err: 
     program.outputHelp({ error: true });
     throw new UsageError('');
   }
+  // An option given twice would keep its last value without a word (`--plan free --plan pro`): which was meant is not ours to guess.
+  const given = new Set<string>();
+  for (const arg of argv.slice(1)) {
+    if (!arg.startsWith('--') || arg === '--') continue;
+    const flag = arg.split('=')[0]!;
+    if (given.has(flag)) throw new UsageError(`${flag} is given twice: give it once`);
+    given.add(flag);
+  }
   // Help for a command that is not there (`help bogus`, `creat-account --help`) is its refusal, with the suggestion.
   const unknown = argv[0] === 'help' ? argv[1] : argv[0];
   if (unknown !== undefined && !unknown.startsWith('-') && !isCommand(unknown) && (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h'))) argv = [unknown];

@@ -50,6 +50,8 @@ t.test('bad arguments: a message on stderr, exit 2, nothing changed', async (t) 
     ['mistyped option', ['events', '--aftr', '3'], /^admin: unknown option '--aftr' for events — did you mean '--after'\?\n$/],
     ['a page that is no number', ['encrypt-existing', '--page', 'abc'], /^admin: --page must be a number\n$/],
     ['help for no command', ['help', 'bogus'], /^admin: unknown command 'bogus'\n$/],
+    ['an option twice', ['create-account', '--name', 'X', '--plan', 'free', '--plan', 'pro'], /^admin: --plan is given twice: give it once\n$/],
+    ['an option twice, once with =', ['create-account', '--name=X', '--name', 'Y', '--plan', 'free'], /^admin: --name is given twice: give it once\n$/],
     ['help for a mistyped command', ['creat-account', '--help'], /^admin: unknown command 'creat-account' — did you mean 'create-account'\?\n$/],
     ['an empty stream', ['events', '--stream', ''], /^admin: --stream must not be empty\n$/],
     ['a stream too long', ['events', '--stream', 'x'.repeat(400)], /^admin: --stream must be at most 300 characters\n$/],
