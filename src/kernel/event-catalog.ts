@@ -213,7 +213,12 @@ export class EventCatalog<E extends { type: string; data: unknown } = { type: st
 
   private read(stored: StoredEvent): Recorded<E> | undefined {
     const definition = this.byType.get(stored.type);
-    if (!definition) return undefined;
+    if (!definition) {
+      // The store's own events (KurrentDB's `$metadata`, …) are not the service's business.
+      if (stored.type.startsWith('$')) return undefined;
+      // A type this version does not know was written by a newer one (as a version past the known is): never passed over.
+      throw new UnreadableEvent(stored, `its type ${stored.type} is not one this version of the service knows`);
+    }
     const metadata = readMetadata(stored);
     const from = metadata.data.schema_version;
     if (from > definition.version) throw new UnreadableEvent(stored, `it is version ${from}, and this service knows versions up to ${definition.version}`);

@@ -169,3 +169,16 @@ t.test('a store sealed before it kept a check of SECRET: another SECRET stops at
   const later = await admin(['rebuild'], { DATA_DIR: dir, SECRET: 'another-secret-altogether-0123456789abcdef' });
   t.equal(later.stderr, `admin: could not open the stores: ${new WrongSecret().message}\n`, 'the rebuild kept the check: another SECRET is refused as the stores open');
 });
+
+t.test('rebuild stops, exit 1, before an event of a type this version does not know (as a newer version wrote it), never passing over it', async (t) => {
+  const env = { DATA_DIR: tempDir(t) };
+  const opened = json(await admin(['create-account', '--name', 'Acme', '--plan', 'business'], env));
+  json(await admin(['set-plan', '--account', opened.account_id, '--plan', 'pro'], env));
+  // As a newer version would have written it: a type this one has never heard of.
+  const db = new Database(join(env.DATA_DIR, 'feedback.db'));
+  t.equal(db.prepare("UPDATE events SET type = 'AccountPlanFrobbed' WHERE type = 'AccountPlanChanged'").run().changes, 1);
+  db.close();
+  const rebuilt = await admin(['rebuild'], env);
+  t.equal(rebuilt.code, 1);
+  t.match(rebuilt.stderr, /AccountPlanFrobbed.*its type AccountPlanFrobbed is not one this version of the service knows/);
+});
