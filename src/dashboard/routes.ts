@@ -6,7 +6,7 @@ import { DEFAULT_SCOPES, Scope, type Plan } from '../accounts/plans.js';
 import { deleteEmbeddable, type Author } from '../embeddables/commands.js';
 import { ID, notFound, Params } from '../embeddables/kinds.js';
 import { FORM, POLL, WIDGET, findEmbeddable, ownEmbeddable, type Embeddable, type EmbeddableDoc } from '../embeddables/queries.js';
-import { ErasurePending, requestErasure } from '../erasure/outcome.js';
+import { ErasurePending, ErasureReplies, requestErasure } from '../erasure/outcome.js';
 import { AppError } from '../kernel/errors.js';
 import { createForm, deleteForm, updateForm } from '../forms/commands.js';
 import { FormListItem, FormView, formView } from '../forms/routes.js';
@@ -126,7 +126,6 @@ export const SessionView = z.object({
 });
 
 const ResponseParams = Params.extend({ response_id: z.string().regex(ID, 'must be an id') });
-const ResponseErased = z.object({ success: z.literal(true), deleted: z.number().int(), erasure_id: z.string() });
 
 const author = (request: { id: string }, session: DashboardSession): Author => ({ accountId: session.accountId, actor: session.sessionId, requestId: request.id });
 
@@ -158,14 +157,12 @@ export function apiRoutes(app: App, services: Context): void {
     // D18: editors delete responses. The same erasure as DELETE /api/responses, asked by the member's session.
     app.delete(
       `/dashboard/api/${path}/:id/responses/:response_id`,
-      { onRequest: session, schema: { ...hide, params: ResponseParams, response: { 200: ResponseErased, 202: ErasurePending.extend({ erasure_id: z.string() }) } } },
+      { onRequest: session, schema: { ...hide, params: ResponseParams, response: ErasureReplies } },
       async (request, reply) => {
         const { accountId, sessionId } = sessionOf(request);
         const doc = await ownEmbeddable(services, what, request.params.id, accountId);
-        const ids = [request.params.response_id];
-        const { erasureId, done, erased } = await requestErasure(services, { accountId, parent: what.kind, parentId: doc.id, ids, keyId: null, actor: sessionId, requestId: request.id });
-        if (!done) return reply.code(202).send({ success: true as const, pending: true as const, erasure_id: erasureId });
-        return { success: true as const, deleted: erased, erasure_id: erasureId };
+        const answer = await requestErasure(services, { accountId, parent: what.kind, parentId: doc.id, ids: [request.params.response_id], keyId: null, actor: sessionId, requestId: request.id });
+        return reply.code(answer.status).send(answer.body);
       },
     );
   }

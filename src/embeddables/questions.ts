@@ -6,8 +6,6 @@ import { said, shows } from '../kernel/text.js';
 import type { ErrorDetail } from '../kernel/errors.js';
 import { isCalendarDay, OPERATORS, type Operator } from './evaluate.js';
 
-export { isCalendarDay };
-
 // The metadata of every numbering plan is large: loaded on the first phone
 // question a process meets, not by every process that starts.
 let phoneNumbers: typeof import('libphonenumber-js/max') | undefined;

@@ -11,7 +11,7 @@ import type { Parent } from './state.js';
 export async function requestErasure(
   services: Context,
   request: { accountId: string; parent: Parent; parentId: string; ids: string[]; keyId: string | null; actor: string; requestId: string },
-): Promise<{ erasureId: string; done: boolean; erased: number }> {
+): Promise<ErasureAnswer> {
   const erasureId = services.ids('ers');
   const now = services.clock().toISOString();
   const stream = erasureStream.requested(erasureId);
@@ -26,7 +26,8 @@ export async function requestErasure(
     ],
     'no_stream',
   );
-  return { erasureId, ...(await awaitErasure(services, stream, position)) };
+  const { done, erased } = await awaitErasure(services, stream, position);
+  return done ? { status: 200, body: { success: true, deleted: erased, erasure_id: erasureId } } : { status: 202, body: { success: true, pending: true, erasure_id: erasureId } };
 }
 
 /** The stream an erasure is recorded in: a request's own, or one per deleted parent or late submission. */
@@ -61,3 +62,13 @@ export const ErasurePending = z.object({
   success: z.literal(true),
   pending: z.literal(true).describe('The erasure is recorded and finishes in the background, across restarts'),
 });
+
+const ErasureId = z.string().describe('Names the erasure in the audit history (stream `erasure-<erasure_id>`)');
+
+/** What a request to erase submissions answers, by status: done within the wait (the count erased), or still running. */
+export const ErasureReplies = {
+  200: z.object({ success: z.literal(true), deleted: z.number().int(), erasure_id: ErasureId }),
+  202: ErasurePending.extend({ erasure_id: ErasureId }),
+};
+
+export type ErasureAnswer = { status: 200; body: z.input<(typeof ErasureReplies)[200]> } | { status: 202; body: z.input<(typeof ErasureReplies)[202]> };

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { callerOf, requireKey } from '../http/auth.js';
 import type { Context } from '../kernel/context.js';
-import { ErasurePending, requestErasure } from '../erasure/outcome.js';
+import { ErasureReplies, requestErasure } from '../erasure/outcome.js';
 
 const Id = z.string().regex(ID, 'must be an id');
 
@@ -36,10 +36,7 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ services: Context }> = async
         description:
           'The erasure request is recorded first, then carried out by the erasure process. The reply waits for it (up to 10 s): 200 with the count erased, or 202 when it is still running; it finishes regardless, across restarts.',
         body: BulkDeleteBody,
-        response: {
-          200: z.object({ success: z.literal(true), deleted: z.number().int(), erasure_id: z.string().describe('Names the erasure in the audit history (stream `erasure-<erasure_id>`)') }),
-          202: ErasurePending.extend({ erasure_id: z.string() }),
-        },
+        response: ErasureReplies,
       },
     },
     async (request, reply) => {
@@ -51,9 +48,8 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ services: Context }> = async
           ? (['form', body.formId] as const)
           : (['poll', body.pollId!] as const);
       await ownEmbeddable(services, EMBEDDABLES[parent], parentId, accountId);
-      const { erasureId, done, erased } = await requestErasure(services, { accountId, parent, parentId, ids: body.ids, keyId, actor: keyId, requestId: request.id });
-      if (!done) return reply.code(202).send({ success: true as const, pending: true as const, erasure_id: erasureId });
-      return { success: true as const, deleted: erased, erasure_id: erasureId };
+      const answer = await requestErasure(services, { accountId, parent, parentId, ids: body.ids, keyId, actor: keyId, requestId: request.id });
+      return reply.code(answer.status).send(answer.body);
     },
   );
 };
