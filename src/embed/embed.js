@@ -775,7 +775,8 @@
       });
       if (first && first.el.hidden) {
         var back = -1;
-        for (var i = trail.length - 1; i >= 0 && back < 0; i--) if (FeedbackLogic.shownOn(object, trail[i], state().answers).indexOf(first.q.id) >= 0) back = i;
+        var given = state().answers;
+        for (var i = trail.length - 1; i >= 0 && back < 0; i--) if (FeedbackLogic.shownOn(object, trail[i], given).indexOf(first.q.id) >= 0) back = i;
         if (back >= 0) {
           trail = trail.slice(0, back + 1);
           at = first.q.id;
